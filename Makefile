@@ -1,0 +1,117 @@
+# buildtrace: a live symbolizing profiler on eBPF, keyed by build-id.
+#
+#   make          build ./buildtrace
+#   make check    install missing build dependencies, build, run every test
+#   make demo     install missing dependencies, build, profile the bundled demo workload
+#   make vmlinux  regenerate vmlinux/vmlinux.h from the running kernel's BTF
+
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ARCH     := x86
+
+BUILD    := build
+PKGS     := libbpf libelf libdw libdebuginfod libcap liblzma libzstd zlib
+# Evaluated when used, so that `make deps` works before the packages exist.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+            -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -lstdc++ $(EXTRA_LDLIBS)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Wall -Wno-unused-function
+
+SRCS     := $(wildcard src/*.c)
+OBJS     := $(SRCS:src/%.c=$(BUILD)/%.o)
+LIB_OBJS := $(filter-out $(BUILD)/main.o,$(OBJS))
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
+SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
+
+.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench
+
+all: buildtrace
+
+buildtrace: $(OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c include/bt_proto.h $(wildcard bpf/*.h) vmlinux/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
+	$(BPFTOOL) gen object $@ $@.tmp.o
+	@rm -f $@.tmp.o
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst .,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
+	mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
+
+# ---- tests --------------------------------------------------------------------------------
+# tests/unit/test_NAME.c links build/NAME.o unless tests/*.mk sets TEST_NAME_OBJS.
+# tests/priv/test_NAME.c are privileged tests and link every module.
+-include $(wildcard tests/*.mk)
+
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+PRIV_SRCS  := $(wildcard tests/priv/test_*.c)
+PRIV_BINS  := $(PRIV_SRCS:tests/priv/%.c=$(BUILD)/tests/%)
+TEST_CFLAGS = $(CFLAGS) -Itests $(shell pkg-config --cflags cmocka 2>/dev/null)
+TEST_LIBS   = $(shell pkg-config --libs cmocka 2>/dev/null) $(LDLIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%.o: tests/priv/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/testutil.o: tests/testutil.c tests/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+.SECONDEXPANSION:
+$(UNIT_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o \
+		$$(or $$(TEST_$$(patsubst test_%,%,$$*)_OBJS),$(BUILD)/$$(patsubst test_%,%,$$*).o)
+	$(CC) $(TEST_CFLAGS) -o $@ $^ $(TEST_LIBS)
+
+$(PRIV_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o $(LIB_OBJS)
+	$(CC) $(TEST_CFLAGS) -o $@ $^ $(TEST_LIBS)
+
+tests: buildtrace $(UNIT_BINS) $(PRIV_BINS) fixtures
+
+# tests/*.mk fragments add their fixture files to this double-colon rule.
+fixtures::
+
+deps:
+	@tools/deps.sh
+
+check: deps
+	$(MAKE) tests
+	tools/run-tests.sh $(UNIT_BINS) $(PRIV_BINS)
+
+check-unit: $(UNIT_BINS) fixtures
+	tools/run-tests.sh $(UNIT_BINS)
+
+demo: deps
+	$(MAKE) buildtrace
+	tools/demo.sh
+
+bench: deps
+	$(MAKE) buildtrace
+	tools/bench/run.sh
+
+clean:
+	rm -rf $(BUILD) buildtrace
+
+# Only the loader includes the generated skeletons.
+$(BUILD)/capture.o: | $(SKELS)
+
+-include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d)

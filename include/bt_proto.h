@@ -1,0 +1,152 @@
+/* bt_proto.h - the records the BPF programs write into the ring buffer, as userspace reads them.
+ * Shared by bpf/ and src/: fixed-width types only, every size pinned by _Static_assert. */
+#ifndef BT_PROTO_H
+#define BT_PROTO_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u8 .. __u64 */
+#else
+#include <linux/types.h>
+#endif
+
+#define BT_PROTO_VERSION 1
+
+#define BT_MAX_STACK 127        /* frames per stack, the kernel's perf_event_max_stack default */
+#define BT_BUILD_ID_MAX 20      /* what the kernel's BUILD_ID_SIZE_MAX allows */
+#define BT_PATH_MAX 256         /* path bytes carried in a record, NUL included */
+#define BT_COMM_LEN 16
+#define BT_MODNAME_LEN 56
+
+enum bt_rec_type {
+	BT_REC_SAMPLE = 1,  /* struct bt_rec_sample */
+	BT_REC_EXEC = 2,    /* struct bt_rec_exec */
+	BT_REC_FORK = 3,    /* struct bt_rec_fork */
+	BT_REC_EXIT = 4,    /* struct bt_rec_exit */
+	BT_REC_MMAP = 5,    /* struct bt_rec_mapping: an executable file mapping just made by mmap */
+	BT_REC_MUNMAP = 6,  /* struct bt_rec_munmap */
+	BT_REC_VMA = 7,     /* struct bt_rec_mapping: an executable file mapping read by the task_vma iterator */
+	BT_REC_MODULE = 8,  /* struct bt_rec_module */
+	BT_REC_TYPE_MAX = 9,
+};
+
+/* Every record starts with this; size is the whole record's size in bytes. */
+struct bt_rec_hdr {
+	__u16 type;
+	__u8 version;
+	__u8 pad;
+	__u32 size;
+	__u64 time_ns;  /* bpf_ktime_get_ns() */
+};
+
+/* Sample: kernel frames first (ips[0 .. kern_n)), then user frames (ips[kern_n .. kern_n+user_n)),
+ * each innermost first. A negative *_err is the -errno bpf_get_stack returned. */
+struct bt_rec_sample {
+	struct bt_rec_hdr hdr;
+	__u32 pid;      /* thread group id */
+	__u32 tid;
+	__u32 cpu;
+	__u16 kern_n;
+	__u16 user_n;
+	__s32 kern_err;
+	__s32 user_err;
+	char comm[BT_COMM_LEN];
+	__u64 ips[2 * BT_MAX_STACK];
+};
+
+struct bt_rec_exec {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 old_tid;  /* the thread that called execve */
+	char comm[BT_COMM_LEN];
+	char filename[BT_PATH_MAX];
+};
+
+struct bt_rec_fork {
+	struct bt_rec_hdr hdr;
+	__u32 parent_pid;
+	__u32 child_pid;
+	char comm[BT_COMM_LEN];
+};
+
+struct bt_rec_exit {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 pad;
+};
+
+struct bt_rec_munmap {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 pad;
+	__u64 start;
+	__u64 end;
+};
+
+/* build_id_status values */
+enum bt_bid_status {
+	BT_BID_OK = 0,
+	BT_BID_PENDING = 1,   /* not readable yet (pages not faulted in); a VMA record will follow */
+	BT_BID_NONE = 2,      /* an ELF file without a GNU build-id note */
+	BT_BID_NOT_ELF = 3,
+	BT_BID_FAULT = 4,     /* memory could not be read */
+};
+
+/* mapping flags */
+#define BT_MAP_F_DELETED 0x1   /* the file was unlinked (nlink == 0) */
+#define BT_MAP_F_SNAPSHOT 0x2  /* the record comes from an iterator run */
+
+struct bt_rec_mapping {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 flags;
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;      /* file offset of start, in bytes */
+	__u64 ino;
+	__u64 mtime_ns;
+	__u64 file_size;
+	__u32 dev;        /* new_encode_dev() form: (major << 20) | minor, as userspace makedev() differs */
+	__u8 build_id_status;
+	__u8 build_id_len;
+	__u16 path_len;   /* bytes in path, NUL included; 0 when unknown */
+	__u8 build_id[BT_BUILD_ID_MAX];
+	__u32 pad;
+	char path[BT_PATH_MAX];
+};
+
+struct bt_rec_module {
+	struct bt_rec_hdr hdr;
+	__u64 base;
+	__u64 size;
+	__u8 build_id_status;
+	__u8 build_id_len;
+	__u8 pad[6];
+	__u8 build_id[BT_BUILD_ID_MAX];
+	__u32 pad2;
+	char name[BT_MODNAME_LEN];
+};
+
+_Static_assert(sizeof(struct bt_rec_hdr) == 16, "bt_rec_hdr size");
+_Static_assert(sizeof(struct bt_rec_sample) == 16 + 40 + 16 * BT_MAX_STACK, "bt_rec_sample size");
+_Static_assert(sizeof(struct bt_rec_exec) == 16 + 8 + BT_COMM_LEN + BT_PATH_MAX, "bt_rec_exec size");
+_Static_assert(sizeof(struct bt_rec_fork) == 16 + 8 + BT_COMM_LEN, "bt_rec_fork size");
+_Static_assert(sizeof(struct bt_rec_exit) == 24, "bt_rec_exit size");
+_Static_assert(sizeof(struct bt_rec_munmap) == 40, "bt_rec_munmap size");
+_Static_assert(sizeof(struct bt_rec_mapping) == 16 + 8 + 48 + 8 + 20 + 4 + BT_PATH_MAX, "bt_rec_mapping size");
+_Static_assert(sizeof(struct bt_rec_module) == 16 + 16 + 8 + 20 + 4 + BT_MODNAME_LEN, "bt_rec_module size");
+
+/* Configuration the loader writes into the BPF object's read-only data before load. */
+#define BT_CFG_ALL 0x1          /* sample every process, not only the watched ones */
+#define BT_CFG_USER 0x2         /* collect user stacks */
+#define BT_CFG_KERNEL 0x4       /* collect kernel stacks */
+#define BT_CFG_FOLLOW_FORK 0x8  /* children of watched processes are watched too */
+
+/* Index of the per-CPU counters map (bt_counters) besides the per-type drop counts. */
+enum bt_counter {
+	BT_CNT_DROP_BASE = 0,              /* + enum bt_rec_type: ring buffer reservation failed */
+	BT_CNT_SAMPLES = BT_REC_TYPE_MAX,  /* samples taken for watched processes */
+	BT_CNT_BID_FAULT,                  /* build-id reads that failed in the iterator */
+	BT_CNT_MAX,
+};
+
+#endif

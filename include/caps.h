@@ -1,0 +1,18 @@
+/* caps.h - the capabilities buildtrace needs to load and attach BPF programs, checked before
+ * anything is loaded, and dropped once everything is attached. */
+#ifndef BT_CAPS_H
+#define BT_CAPS_H
+
+#include <stddef.h>
+
+/* 0 when the process can load and attach BPF programs (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN
+ * on kernels older than 5.8), else -EPERM with the missing capabilities named in msg, e.g.
+ * "missing capabilities: CAP_BPF, CAP_PERFMON". */
+int bt_caps_check(char *msg, size_t len);
+
+/* Drops every capability from the effective, permitted and inheritable sets except those in keep
+ * (a comma-separated list such as "cap_sys_ptrace,cap_dac_read_search", may be NULL or "").
+ * 0 or -errno. */
+int bt_caps_drop(const char *keep);
+
+#endif

@@ -1,0 +1,69 @@
+/* capture.h - the kernel side as userspace sees it: loads and attaches the BPF programs, feeds the
+ * watched-pid filter, runs the task_vma iterator that reads build-ids in the kernel, and hands every
+ * ring buffer record, in order, to a callback. */
+#ifndef BT_CAPTURE_H
+#define BT_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bt_proto.h"
+
+struct bt_capture;
+
+enum bt_log_level { BT_LOG_ERROR, BT_LOG_WARN, BT_LOG_INFO, BT_LOG_DEBUG };
+typedef void (*bt_log_fn)(void *ctx, enum bt_log_level level, const char *msg);
+
+/* Called once per record; rec->size bytes are valid and were checked against the record type.
+ * A non-zero return stops bt_capture_poll, which returns it. */
+typedef int (*bt_record_fn)(void *ctx, const struct bt_rec_hdr *rec);
+
+struct bt_capture_opts {
+	size_t sz;              /* sizeof(struct bt_capture_opts) */
+	const int *pids;        /* processes to watch (thread group ids) */
+	size_t npids;
+	bool all;               /* watch every process instead */
+	bool samples;           /* attach the cpu-clock sampler (false: mappings only) */
+	bool user_stacks;
+	bool kernel_stacks;
+	bool follow_forks;      /* children of watched processes are watched too */
+	unsigned freq_hz;       /* samples per second per CPU */
+	size_t ringbuf_bytes;   /* 0: default (16 MiB); rounded up to a power of two pages */
+	bt_record_fn on_record;
+	void *ctx;              /* passed to on_record and log */
+	bt_log_fn log;          /* what could not attach and why; may be NULL */
+};
+
+/* Loads and attaches everything, then takes the initial snapshot of the watched processes'
+ * executable mappings (BT_REC_VMA records, delivered by the first polls). Returns 0 or -errno;
+ * errbuf receives a message a user can act on. */
+int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
+		    char *errbuf, size_t errlen);
+
+/* Delivers pending records to on_record, waiting up to timeout_ms for the first one. Exec events
+ * and mmaps whose build-id could not be read at once cause an iterator run for that process, whose
+ * BT_REC_VMA records (with build-ids) follow. Returns records delivered, or -errno (-EINTR when a
+ * signal interrupted the wait), or on_record's non-zero return. */
+int bt_capture_poll(struct bt_capture *c, int timeout_ms);
+
+/* Runs the task_vma iterator for one process now (pid 0: every watched process, or all). */
+int bt_capture_snapshot(struct bt_capture *c, int pid);
+
+/* Adds a process to the watched set after open. */
+int bt_capture_watch(struct bt_capture *c, int pid);
+
+struct bt_capture_stats {
+	uint64_t drops[BT_REC_TYPE_MAX];  /* ring buffer reservations that failed, per record type */
+	uint64_t samples;                 /* samples taken in BPF for watched processes */
+	uint64_t bid_faults;              /* build-id reads that failed in the iterator */
+	uint64_t iter_runs;               /* iterator runs made */
+	unsigned cpus_attached;
+};
+int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
+
+/* The number of watched processes still alive (in the BPF filter); with opts.all, -1. */
+int bt_capture_watched_alive(struct bt_capture *c);
+
+void bt_capture_close(struct bt_capture *c);
+
+#endif

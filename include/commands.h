@@ -1,0 +1,12 @@
+/* commands.h - buildtrace's subcommands, each in src/cmd_NAME.c, dispatched by src/main.c.
+ * Each takes argv with argv[0] being the subcommand's name, and returns the process exit code. */
+#ifndef BT_COMMANDS_H
+#define BT_COMMANDS_H
+
+int cmd_record(int argc, char **argv);        /* buildtrace [-p PID | -a] ...: the live session */
+int cmd_buildid_list(int argc, char **argv);  /* buildtrace buildid-list */
+int cmd_symbolize(int argc, char **argv);     /* buildtrace symbolize */
+
+#define BT_VERSION "0.1.0"
+
+#endif

@@ -1,0 +1,36 @@
+/* procmaps.h - /proc/PID/maps lines parsed, and the userspace fallback for build-ids of mappings
+ * through /proc/PID/map_files (the exact mapped file, even if deleted or replaced). */
+#ifndef BT_PROCMAPS_H
+#define BT_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "buildid.h"
+
+struct bt_procmap {
+	uint64_t start, end, offset;
+	uint32_t dev_major, dev_minor;
+	uint64_t ino;
+	char perms[5];   /* "r-xp" */
+	bool deleted;    /* path ended in " (deleted)", which is stripped from path */
+	char path[4096]; /* "" for anonymous mappings; [heap], [vdso] ... as they appear */
+};
+
+/* Parses one maps line (without or with its trailing newline). 0 or -EINVAL. */
+int bt_procmap_parse_line(const char *line, struct bt_procmap *out);
+
+typedef int (*bt_procmap_fn)(void *ctx, const struct bt_procmap *m);
+/* Calls fn for each line of ROOT/proc/PID/maps (root "" for the real /proc); stops at fn's first
+ * non-zero return and returns it. 0, or -errno (-ESRCH when the process is gone). */
+int bt_procmaps_foreach(const char *root, int pid, bt_procmap_fn fn, void *ctx);
+
+/* Opens ROOT/proc/PID/map_files/START-END (O_RDONLY|O_NONBLOCK|O_CLOEXEC): the file exactly as
+ * mapped. Returns an fd or -errno. */
+int bt_procmaps_open_mapped(const char *root, int pid, uint64_t start, uint64_t end);
+
+/* Build-id of the file mapped at [start,end) of pid, through map_files. 0 or -errno. */
+int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
+			struct bt_build_id *out);
+
+#endif

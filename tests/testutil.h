@@ -1,0 +1,40 @@
+/* testutil.h - helpers shared by the cmocka test binaries: oracles run as commands, fixture paths,
+ * and the rule that a privileged test skips outside CI but fails under CI=true. */
+#ifndef BT_TESTUTIL_H
+#define BT_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* Directory of the fixtures built by the test Makefile (build/fixtures), relative to the repo root. */
+#define BT_FIXTURE_DIR "build/fixtures"
+
+/* Runs a shell command and captures up to len-1 bytes of its stdout (NUL-terminated).
+ * Returns the command's exit status, or -1 if it could not be run. */
+int bt_test_run(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* True when CI=true is set in the environment. */
+int bt_test_in_ci(void);
+
+/* Skips the calling test (or fails it under CI=true) unless running with the privileges needed to
+ * load and attach BPF programs. Use as the first statement of a privileged test. */
+#define bt_test_require_priv()                                                          \
+	do {                                                                            \
+		const char *_why = bt_test_priv_missing();                              \
+		if (_why) {                                                             \
+			if (bt_test_in_ci())                                            \
+				fail_msg("privileged test cannot run under CI: %s", _why); \
+			skip();                                                         \
+		}                                                                       \
+	} while (0)
+
+/* NULL when BPF programs can be loaded, else a short reason. */
+const char *bt_test_priv_missing(void);
+
+/* Formats a fixture path into buf: BT_FIXTURE_DIR "/" name. */
+const char *bt_test_fixture(char *buf, size_t len, const char *name);
+
+#endif

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian packages buildtrace needs to build and test, only those that are missing.
+set -eu
+PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libcap-dev
+      libcmocka-dev zlib1g-dev liblzma-dev libzstd-dev pkg-config elfutils binutils linux-perf
+      xz-utils zstd gzip python3"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages and not root; run: sudo apt-get install$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
