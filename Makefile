@@ -79,7 +79,7 @@ $(BUILD)/tests/testutil.o: tests/testutil.c tests/testutil.h
 
 .SECONDEXPANSION:
 $(UNIT_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o \
-		$$(or $$(TEST_$$(patsubst test_%,%,$$*)_OBJS),$(BUILD)/$$(patsubst test_%,%,$$*).o)
+		$$(or $$(TEST_$$(subst test_,,$$*)_OBJS),$(BUILD)/$$(subst test_,,$$*).o)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(TEST_LIBS)
 
 $(PRIV_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o $(LIB_OBJS)
