@@ -74,8 +74,25 @@ static inline const char *bt_profile_loc_name(const struct bt_profile *p, uint32
 	return bt_strtab_get(&p->names, p->locs[loc_id].name_id);
 }
 
-/* Writes folded stacks, "comm;outer;...;inner count\n", identical name sequences merged, sorted.
- * 0 or -errno (a write error). */
+/* Stacks as folded lines: "comm;outer;...;inner" with their counts, identical name sequences
+ * merged, sorted frame by frame (lines sharing leading frames are adjacent). ';' and newlines inside names are replaced by ':'. */
+struct bt_folded_line {
+	char *text;
+	uint64_t count;
+};
+struct bt_folded {
+	struct bt_folded_line *v;
+	size_t n, cap;
+	uint64_t total;
+};
+int bt_profile_fold(const struct bt_profile *p, struct bt_folded *out);
+/* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. */
+int bt_folded_parse(FILE *in, struct bt_folded *out, size_t *bad_line);
+void bt_folded_free(struct bt_folded *f);
+/* Writes "text count\n" lines. 0 or -errno (a write error). */
+int bt_folded_write(const struct bt_folded *f, FILE *out);
+
+/* bt_profile_fold + bt_folded_write. */
 int bt_profile_write_folded(const struct bt_profile *p, FILE *out);
 
 /* Frames whose location could not be named, counted over all samples. */

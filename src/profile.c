@@ -140,26 +140,54 @@ uint64_t bt_profile_unresolved_frames(const struct bt_profile *p)
 
 /* ---- folded output ---------------------------------------------------------------------- */
 
-struct line {
-	char *text;
-	uint64_t count;
-};
-
-struct lines {
-	struct line *v;
-	size_t n, cap;
-	struct bt_htab index;
+struct fold_index {
+	const struct bt_folded *f;
+	struct bt_htab h;
 };
 
 static bool line_eq(void *ctx, uint64_t val, const void *key)
 {
-	const struct lines *ls = ctx;
-	return strcmp(ls->v[val].text, key) == 0;
+	const struct bt_folded *f = ctx;
+	return strcmp(f->v[val].text, key) == 0;
 }
 
+/* Frame by frame: ';' sorts below every other byte, so all lines sharing a prefix of frames are
+ * adjacent (which flame graph layout relies on), whatever characters the names contain. */
 static int cmp_line(const void *a, const void *b)
 {
-	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+	const unsigned char *x = (const unsigned char *)((const struct bt_folded_line *)a)->text;
+	const unsigned char *y = (const unsigned char *)((const struct bt_folded_line *)b)->text;
+	for (;; x++, y++) {
+		unsigned cx = *x == ';' ? 1 : *x ? *x + 1u : 0;
+		unsigned cy = *y == ';' ? 1 : *y ? *y + 1u : 0;
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+		if (!cx)
+			return 0;
+	}
+}
+
+/* Adds count to the line text (len bytes, NUL-terminated), creating it when new. */
+static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text, size_t len,
+		    uint64_t count)
+{
+	uint32_t h = bt_hash_bytes(text, len, 0);
+	uint64_t *v = bt_htab_find(index, h, line_eq, f, text);
+	f->total += count;
+	if (v) {
+		f->v[*v].count += count;
+		return 0;
+	}
+	if (grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+		return -ENOMEM;
+	f->v[f->n].text = strdup(text);
+	f->v[f->n].count = count;
+	if (!f->v[f->n].text || bt_htab_insert(index, h, f->n)) {
+		free(f->v[f->n].text);
+		return -ENOMEM;
+	}
+	f->n++;
+	return 0;
 }
 
 /* Appends s to buf, replacing characters that would break the folded format. */
@@ -178,13 +206,22 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
-int bt_profile_write_folded(const struct bt_profile *p, FILE *out)
+void bt_folded_free(struct bt_folded *f)
 {
-	struct lines ls = { 0 };
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].text);
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
+{
+	struct bt_htab index;
 	char *buf = NULL;
 	size_t cap = 0;
 	int err = 0;
-	bt_htab_init(&ls.index);
+	memset(f, 0, sizeof(*f));
+	bt_htab_init(&index);
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *s = &p->stacks[i];
 		size_t len = 0;
@@ -195,42 +232,79 @@ int bt_profile_write_folded(const struct bt_profile *p, FILE *out)
 			const char *name = bt_strtab_get(&p->names, l->name_id);
 			err = append(&buf, &len, &cap, name ? name : "[unknown]", ';');
 		}
-		if (err)
-			break;
-		uint32_t h = bt_hash_bytes(buf, len, 0);
-		uint64_t *v = bt_htab_find(&ls.index, h, line_eq, &ls, buf);
-		if (v) {
-			ls.v[*v].count += s->count;
-			continue;
-		}
-		if (grow((void **)&ls.v, &ls.cap, ls.n + 1, sizeof(*ls.v))) {
-			err = -ENOMEM;
-			break;
-		}
-		ls.v[ls.n].text = strdup(buf);
-		ls.v[ls.n].count = s->count;
-		if (!ls.v[ls.n].text || bt_htab_insert(&ls.index, h, ls.n)) {
-			free(ls.v[ls.n].text);
-			err = -ENOMEM;
-			break;
-		}
-		ls.n++;
+		if (!err)
+			err = fold_add(f, &index, buf, len, s->count);
 	}
-	if (!err) {
-		qsort(ls.v, ls.n, sizeof(*ls.v), cmp_line);
-		for (size_t i = 0; i < ls.n; i++)
-			if (fprintf(out, "%s %llu\n", ls.v[i].text, (unsigned long long)ls.v[i].count) < 0) {
-				err = -EIO;
-				break;
-			}
-		if (!err && fflush(out) != 0)
-			err = -errno;
-	}
-	for (size_t i = 0; i < ls.n; i++)
-		free(ls.v[i].text);
-	free(ls.v);
 	free(buf);
-	bt_htab_free(&ls.index);
+	bt_htab_free(&index);
+	if (err) {
+		bt_folded_free(f);
+		return err;
+	}
+	qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	return 0;
+}
+
+int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
+{
+	struct bt_htab index;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	int err = 0;
+	memset(f, 0, sizeof(*f));
+	bt_htab_init(&index);
+	while (!err && (len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		char *sp = strrchr(line, ' ');
+		char *end;
+		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9') {
+			err = -EINVAL;
+			break;
+		}
+		errno = 0;
+		unsigned long long n = strtoull(sp + 1, &end, 10);
+		if (errno || *end) {
+			err = -EINVAL;
+			break;
+		}
+		*sp = '\0';
+		err = fold_add(f, &index, line, (size_t)(sp - line), n);
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	if (bad_line)
+		*bad_line = err == -EINVAL ? lineno : 0;
+	free(line);
+	bt_htab_free(&index);
+	if (err) {
+		bt_folded_free(f);
+		return err;
+	}
+	qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	return 0;
+}
+
+int bt_folded_write(const struct bt_folded *f, FILE *out)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (fprintf(out, "%s %llu\n", f->v[i].text, (unsigned long long)f->v[i].count) < 0)
+			return -EIO;
+	return fflush(out) == 0 ? 0 : -errno;
+}
+
+int bt_profile_write_folded(const struct bt_profile *p, FILE *out)
+{
+	struct bt_folded f;
+	int err = bt_profile_fold(p, &f);
+	if (err)
+		return err;
+	err = bt_folded_write(&f, out);
+	bt_folded_free(&f);
 	return err;
 }
 
