@@ -10,6 +10,13 @@
  * "missing capabilities: CAP_BPF, CAP_PERFMON". */
 int bt_caps_check(char *msg, size_t len);
 
+/* The decision bt_caps_check makes, for a capability set in libcap's text form (as cap_to_text
+ * prints it, e.g. "cap_bpf,cap_perfmon=ep"; only the effective set counts) on a kernel whose
+ * highest capability number is last_cap (/proc/sys/kernel/cap_last_cap). CAP_SYS_ADMIN stands in
+ * for both CAP_BPF and CAP_PERFMON, which kernels before 5.8 (last_cap < 39) lack. Same returns,
+ * and -EINVAL when caps does not parse. */
+int bt_caps_check_text(const char *caps, int last_cap, char *msg, size_t len);
+
 /* Drops every capability from the effective, permitted and inheritable sets except those in keep
  * (a comma-separated list such as "cap_sys_ptrace,cap_dac_read_search", may be NULL or "").
  * 0 or -errno. */
