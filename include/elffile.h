@@ -28,8 +28,8 @@ int bt_elf_debuglink(struct bt_elf *e, char *name, size_t namelen, uint32_t *crc
 /* The CRC32 .gnu_debuglink uses (zlib's crc32) of a whole file; 0 or -errno. */
 int bt_elf_file_crc32(int fd, uint32_t *crc);
 
-/* A section's bytes by name (e.g. ".gnu_debugdata"); -ENODATA when absent or SHT_NOBITS. The data
- * belongs to the handle. */
+/* A section's bytes by name (e.g. ".gnu_debugdata"); -ENODATA when absent, empty or SHT_NOBITS.
+ * The data belongs to the handle. */
 int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t *len);
 
 #define BT_ELF_MAX_LOADS 16

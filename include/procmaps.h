@@ -22,11 +22,14 @@ int bt_procmap_parse_line(const char *line, struct bt_procmap *out);
 
 typedef int (*bt_procmap_fn)(void *ctx, const struct bt_procmap *m);
 /* Calls fn for each line of ROOT/proc/PID/maps (root "" for the real /proc); stops at fn's first
- * non-zero return and returns it. 0, or -errno (-ESRCH when the process is gone). */
+ * non-zero return and returns it. 0, or -errno (-ESRCH when the process is gone, -EINVAL at the
+ * first malformed line, after fn has seen the lines before it). */
 int bt_procmaps_foreach(const char *root, int pid, bt_procmap_fn fn, void *ctx);
 
 /* Opens ROOT/proc/PID/map_files/START-END (O_RDONLY|O_NONBLOCK|O_CLOEXEC): the file exactly as
- * mapped. Returns an fd or -errno. */
+ * mapped; START-END must be the mapping's exact bounds (else -ENOENT). Only regular files are
+ * opened (else -EINVAL, checked before opening, as opening a device can have side effects);
+ * -EAGAIN when the mapping changed to another file meanwhile. Returns an fd or -errno. */
 int bt_procmaps_open_mapped(const char *root, int pid, uint64_t start, uint64_t end);
 
 /* Build-id of the file mapped at [start,end) of pid, through map_files. 0 or -errno. */

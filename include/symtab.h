@@ -15,7 +15,8 @@ struct bt_sym {
 
 struct bt_symtab;
 
-/* Loads the function symbols (STT_FUNC, STT_GNU_IFUNC) of e, and its PT_LOAD layout.
+/* Loads the function symbols (STT_FUNC, STT_GNU_IFUNC) of e, and its PT_LOAD layout; undefined
+ * and zero-address symbols are left out. The table copies what it keeps: e may be closed after.
  * Aliases at one address keep one name: global before weak before local, then fewer leading
  * underscores, then the lexically smallest. 0, -ENODATA (no function symbols), or -errno. */
 int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);

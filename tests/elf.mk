@@ -1,0 +1,89 @@
+# ELF core tests: link lists, and the fixture files they read from build/fixtures (the path the tests
+# use, whatever BUILD is). Big-endian fixtures need clang and ld.lld, i386 only gcc -m32 (no libc).
+TEST_buildid_OBJS    := $(BUILD)/buildid.o $(BUILD)/elffile.o $(BUILD)/decompress.o
+TEST_elffile_OBJS    := $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
+TEST_symtab_OBJS     := $(BUILD)/symtab.o $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
+TEST_decompress_OBJS := $(BUILD)/decompress.o
+TEST_demangle_OBJS   := $(BUILD)/demangle.o
+
+FX     := build/fixtures
+FX_SRC := tests/fixtures
+FX_CC  := $(CC) -O1 -g -fno-omit-frame-pointer
+LLD    ?= ld.lld
+
+# One program, every build-id flavour; fx_syms.S brings the symbol-rule cases along.
+FX_PROG_SRCS := $(FX_SRC)/fx_prog.c $(FX_SRC)/fx_syms.S
+$(FX)/fx-sha1: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -Wl,--build-id=sha1 -o $@ $^
+$(FX)/fx-md5: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -Wl,--build-id=md5 -o $@ $^
+$(FX)/fx-hexid: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -Wl,--build-id=0x00112233445566778899aabbccddeeff0123456789abcdeffedcba9876543210 -o $@ $^
+$(FX)/fx-none: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -Wl,--build-id=none -o $@ $^
+$(FX)/fx-nopie: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -fno-pie -no-pie -Wl,--build-id=sha1 -o $@ $^
+$(FX)/fx-note8: $(FX_PROG_SRCS) $(FX_SRC)/fx_note8.S
+	@mkdir -p $(@D)
+	$(FX_CC) -Wl,--build-id=none -o $@ $^
+$(FX)/fx-stripped: $(FX)/fx-sha1
+	strip -o $@ $<
+$(FX)/fx-sha1.debug: $(FX)/fx-sha1
+	objcopy --only-keep-debug $< $@
+# objcopy records the debug file's base name and CRC; it reads the file from the current directory.
+$(FX)/fx-linked: $(FX)/fx-sha1 $(FX)/fx-sha1.debug
+	strip -o $@ $<
+	cd $(FX) && objcopy --add-gnu-debuglink=fx-sha1.debug fx-linked
+
+$(FX)/libfx.so: $(FX_SRC)/fx_lib.c
+	@mkdir -p $(@D)
+	$(FX_CC) -fPIC -shared -Wl,--build-id=sha1 -o $@ $<
+$(FX)/fx-cxx: $(FX_SRC)/fx_cxx.cc
+	@mkdir -p $(@D)
+	g++ -O1 -g -Wl,--build-id=sha1 -o $@ $<
+
+# A relocatable object with a build-id, as kernel modules are linked, and its compressed copies.
+$(FX)/fx-mod.ko: $(FX_SRC)/fx_prog.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -c -o $@.o $<
+	ld -r --build-id=sha1 -o $@ $@.o
+	@rm -f $@.o
+$(FX)/fx-mod.ko.xz: $(FX)/fx-mod.ko
+	xz -c $< > $@
+$(FX)/fx-mod.ko.zst: $(FX)/fx-mod.ko
+	zstd -q -c $< > $@
+$(FX)/fx-mod.ko.gz: $(FX)/fx-mod.ko
+	gzip -c $< > $@
+$(FX)/fx-sha1.xz: $(FX)/fx-sha1
+	xz -c $< > $@
+
+# Other word sizes and byte orders.
+FX_FREE := -O1 -ffreestanding -fno-builtin -nostdlib -fno-pic
+$(FX)/fx-i386: $(FX_SRC)/fx_free.c
+	@mkdir -p $(@D)
+	$(CC) -m32 $(FX_FREE) -no-pie -static -Wl,--build-id=sha1 -o $@ $<
+$(FX)/fx-mips: $(FX_SRC)/fx_free.c
+	@mkdir -p $(@D)
+	$(CLANG) --target=mips-linux-gnu $(FX_FREE) -c -o $@.o $<
+	$(LLD) -e _start --build-id=sha1 -o $@ $@.o
+	@rm -f $@.o
+$(FX)/fx-mips64: $(FX_SRC)/fx_free.c
+	@mkdir -p $(@D)
+	$(CLANG) --target=mips64-linux-gnuabi64 -O1 -ffreestanding -fno-builtin -nostdlib -c -o $@.o $<
+	$(LLD) -e _start --build-id=md5 -o $@ $@.o
+	@rm -f $@.o
+
+ELF_FIXTURES := $(addprefix $(FX)/,fx-sha1 fx-md5 fx-hexid fx-none fx-nopie fx-note8 fx-stripped \
+	fx-sha1.debug fx-linked libfx.so fx-cxx fx-mod.ko fx-mod.ko.xz fx-mod.ko.zst fx-mod.ko.gz \
+	fx-sha1.xz fx-i386 fx-mips fx-mips64)
+
+fixtures:: $(ELF_FIXTURES)
+
+# The tests read these at run time; building a test builds what it reads.
+$(BUILD)/tests/test_buildid $(BUILD)/tests/test_elffile $(BUILD)/tests/test_symtab \
+$(BUILD)/tests/test_demangle: | $(ELF_FIXTURES)
