@@ -29,7 +29,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 
-.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench
+.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench vmtest
 
 all: buildtrace
 
@@ -103,6 +103,10 @@ check-unit: $(UNIT_BINS) fixtures
 demo: deps
 	$(MAKE) buildtrace
 	tools/demo.sh
+
+vmtest: deps
+	$(MAKE) tests
+	tools/vmtest/run.sh
 
 bench: deps
 	$(MAKE) buildtrace

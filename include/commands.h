@@ -6,6 +6,9 @@
 int cmd_record(int argc, char **argv);        /* buildtrace [-p PID | -a] ...: the live session */
 int cmd_buildid_list(int argc, char **argv);  /* buildtrace buildid-list */
 int cmd_symbolize(int argc, char **argv);     /* buildtrace symbolize */
+int cmd_report(int argc, char **argv);        /* buildtrace report */
+int cmd_cache(int argc, char **argv);         /* buildtrace cache list|add|remove|prune */
+int cmd_archive(int argc, char **argv);       /* buildtrace archive */
 
 #define BT_VERSION "0.1.0"
 

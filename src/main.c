@@ -12,6 +12,11 @@ struct command {
 
 static const struct command commands[] = {
 	{ "record", cmd_record, "profile processes live (the default)" },
+	{ "report", cmd_report, "convert a saved profile (folded -> svg ...)" },
+	{ "symbolize", cmd_symbolize, "name addresses of a file, a process or a build-id" },
+	{ "cache", cmd_cache, "list, add, remove or prune build-id cache entries" },
+	{ "archive", cmd_archive, "write build-id cache entries to a tar archive" },
+	{ "buildid-list", cmd_buildid_list, "list the build-ids of the files processes map, live" },
 };
 
 static void usage(FILE *f)

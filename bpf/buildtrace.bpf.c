@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: GPL-2.0
+/* buildtrace.bpf.c - the kernel side: cpu-clock stack samples, process lifecycle and executable
+ * file mappings of the watched processes, written in order into one ring buffer (bt_proto.h). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "bt_proto.h"
+#include "bt_maps.h"
+#include "bt_vfs.h"
+#include "bt_elf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define BT_PAGE_SHIFT 12   /* x86 */
+#define BT_VM_EXEC 0x4
+#define BT_PF_KTHREAD 0x00200000
+#define BT_MAX_ERRNO 4095
+#define BT_EEXIST 17
+
+/* BT_CFG_* bits, set by the loader before load so the verifier drops what is not wanted. */
+const volatile __u32 cfg_flags = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);  /* the loader sets the real size */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BT_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Thread group ids being watched; the value is unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} watched SEC(".maps");
+
+/* Build-ids the iterator read, for the mmap tracepoint, which cannot fault pages in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct bt_file_key);
+	__type(value, struct bt_bid);
+} bid_cache SEC(".maps");
+
+/* A mapping record is too big for the stack. Slot 0 serves the tracepoints, slot 1 the sleepable
+ * iterator, which may sleep while a tracepoint runs on the same CPU. */
+struct bt_scratch {
+	struct bt_rec_mapping rec;
+	char tmp[2 * BT_PATH_MAX];
+	__u32 pos;  /* bt_file_path's write position */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct bt_scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline bool is_watched(__u32 tgid)
+{
+	if (cfg_flags & BT_CFG_ALL)
+		return true;
+	return bpf_map_lookup_elem(&watched, &tgid) != NULL;
+}
+
+static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 size)
+{
+	h->type = type;
+	h->version = BT_PROTO_VERSION;
+	h->pad = 0;
+	h->size = size;
+	h->time_ns = bpf_ktime_get_ns();
+}
+
+/* Reserves a record of the given type, counting the drop when the ring buffer is full. */
+#define RESERVE(ptr, rtype)                                                          \
+	({                                                                            \
+		ptr = bpf_ringbuf_reserve(&events, sizeof(*(ptr)), 0);               \
+		if (ptr)                                                              \
+			fill_hdr(&(ptr)->hdr, rtype, sizeof(*(ptr)));                 \
+		else                                                                  \
+			count(BT_CNT_DROP_BASE + rtype);                              \
+		ptr;                                                                  \
+	})
+
+/* ---- samples ---------------------------------------------------------------------------- */
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	/* The idle task is nobody's work. */
+	if (tid == 0 || !is_watched(tgid))
+		return 0;
+	count(BT_CNT_SAMPLES);
+	struct bt_rec_sample *rec;
+	if (!RESERVE(rec, BT_REC_SAMPLE))
+		return 0;
+	rec->pid = tgid;
+	rec->tid = tid;
+	rec->cpu = bpf_get_smp_processor_id();
+	rec->kern_err = 0;
+	rec->user_err = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	__u32 kn = 0, un = 0;
+	if (cfg_flags & BT_CFG_KERNEL) {
+		long r = bpf_get_stack(ctx, rec->ips, BT_MAX_STACK * sizeof(__u64), 0);
+		if (r < 0)
+			rec->kern_err = r;
+		else
+			kn = r / sizeof(__u64);
+	}
+	if (cfg_flags & BT_CFG_USER) {
+		if (kn > BT_MAX_STACK)
+			kn = BT_MAX_STACK;
+		barrier_var(kn);
+		if (kn <= BT_MAX_STACK) {
+			long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
+					       BPF_F_USER_STACK);
+			if (r < 0)
+				rec->user_err = r;
+			else
+				un = r / sizeof(__u64);
+		}
+	}
+	rec->kern_n = kn;
+	rec->user_n = un;
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+/* ---- process lifecycle -------------------------------------------------------------------- */
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (!is_watched(tgid))
+		return 0;
+	struct bt_rec_exec *rec;
+	if (!RESERVE(rec, BT_REC_EXEC))
+		return 0;
+	rec->pid = tgid;
+	rec->old_tid = old_pid;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	const char *fn = BPF_CORE_READ(bprm, filename);
+	if (bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), fn) < 0)
+		rec->filename[0] = '\0';
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	/* A new thread is not a new process. */
+	if (BPF_CORE_READ(child, pid) != ctgid)
+		return 0;
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	if (!is_watched(ptgid))
+		return 0;
+	if ((cfg_flags & BT_CFG_FOLLOW_FORK) && !(cfg_flags & BT_CFG_ALL)) {
+		__u8 one = 1;
+		bpf_map_update_elem(&watched, &ctgid, &one, BPF_ANY);
+	}
+	struct bt_rec_fork *rec;
+	if (!RESERVE(rec, BT_REC_FORK))
+		return 0;
+	rec->parent_pid = ptgid;
+	rec->child_pid = ctgid;
+	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), parent->comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+/* Fires for every exiting thread; do_exit has already decremented signal->live, so the thread
+ * that sees 0 is the last of its group. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (!is_watched(tgid))
+		return 0;
+	if (!(cfg_flags & BT_CFG_ALL))
+		bpf_map_delete_elem(&watched, &tgid);
+	struct bt_rec_exit *rec;
+	if (!RESERVE(rec, BT_REC_EXIT))
+		return 0;
+	rec->pid = tgid;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+/* ---- mappings ----------------------------------------------------------------------------- */
+
+struct vma_found {
+	__u32 found;
+};
+
+/* bpf_find_vma callback for a new mapping: fills scratch slot 0 with everything but the header
+ * when the vma is an executable file mapping. */
+static long mmap_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_found *vf = data;
+	__u32 zero = 0;
+	struct bt_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct file *file = vma->vm_file;
+	if (!s || !file || !(vma->vm_flags & BT_VM_EXEC))
+		return 0;
+	struct bt_rec_mapping *rec = &s->rec;
+	struct bt_file_key key;
+	rec->flags = 0;
+	rec->start = vma->vm_start;
+	rec->end = vma->vm_end;
+	rec->pgoff = (__u64)vma->vm_pgoff << BT_PAGE_SHIFT;
+	bt_file_identity(file, rec, &key);
+	struct bt_bid *b = bpf_map_lookup_elem(&bid_cache, &key);
+	if (b && b->status == BT_BID_OK) {
+		rec->build_id_status = BT_BID_OK;
+		rec->build_id_len = b->len;
+		__builtin_memcpy(rec->build_id, b->id, BT_BUILD_ID_MAX);
+	} else {
+		rec->build_id_status = b ? b->status : BT_BID_PENDING;
+		rec->build_id_len = 0;
+		__builtin_memset(rec->build_id, 0, BT_BUILD_ID_MAX);
+	}
+	rec->path_len = bt_file_path(file, s->tmp, &s->pos, rec->path);
+	if (!rec->path_len)
+		rec->path[0] = '\0';
+	vf->found = 1;
+	return 0;
+}
+
+static __always_inline int handle_mmap(unsigned long addr)
+{
+	if (addr >= (unsigned long)-BT_MAX_ERRNO)
+		return 0;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!is_watched(tgid))
+		return 0;
+	struct vma_found vf = { 0 };
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (bpf_find_vma(task, addr, mmap_vma_cb, &vf, 0) || !vf.found)
+		return 0;
+	__u32 zero = 0;
+	struct bt_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	fill_hdr(&s->rec.hdr, BT_REC_MMAP, sizeof(s->rec));
+	s->rec.pid = tgid;
+	s->rec.pad = 0;
+	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), 0))
+		count(BT_CNT_DROP_BASE + BT_REC_MMAP);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_exit_mmap")
+int on_mmap(struct trace_event_raw_sys_exit *ctx)
+{
+	return handle_mmap(ctx->ret);
+}
+
+static long munmap_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_found *vf = data;
+	vf->found = vma->vm_file != NULL;
+	return 0;
+}
+
+static __always_inline int handle_munmap(__u64 addr, __u64 len)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!is_watched(tgid))
+		return 0;
+	struct vma_found vf = { 0 };
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (bpf_find_vma(task, addr, munmap_vma_cb, &vf, 0) || !vf.found)
+		return 0;
+	struct bt_rec_munmap *rec;
+	if (!RESERVE(rec, BT_REC_MUNMAP))
+		return 0;
+	rec->pid = tgid;
+	rec->pad = 0;
+	rec->start = addr;
+	rec->end = addr + ((len + (1 << BT_PAGE_SHIFT) - 1) & ~((1ULL << BT_PAGE_SHIFT) - 1));
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_munmap")
+int on_munmap(struct trace_event_raw_sys_enter *ctx)
+{
+	return handle_munmap(ctx->args[0], ctx->args[1]);
+}
+
+/* Without tracefs the per-syscall tracepoints cannot be attached; the raw syscall tracepoints,
+ * attached by BTF id, can. They fire for every syscall, so the number is checked first, and
+ * 32-bit syscalls (other numbers) are left out, as the per-syscall tracepoints leave them out. */
+#define BT_NR_MMAP 9
+#define BT_NR_MUNMAP 11
+#define BT_TS_COMPAT 0x0002
+
+static __always_inline bool native_syscall(struct pt_regs *regs, long nr)
+{
+	if (BPF_CORE_READ(regs, orig_ax) != nr)
+		return false;
+	struct task_struct *t = bpf_get_current_task_btf();
+	if (bpf_core_field_exists(t->thread_info.status) &&
+	    (BPF_CORE_READ(t, thread_info.status) & BT_TS_COMPAT))
+		return false;
+	return true;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (!native_syscall(regs, BT_NR_MMAP))
+		return 0;
+	return handle_mmap(ret);
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id != BT_NR_MUNMAP || !native_syscall(regs, BT_NR_MUNMAP))
+		return 0;
+	return handle_munmap(BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+}
+
+/* ---- snapshot iterators ------------------------------------------------------------------- */
+
+/* The task_vma iterator holds the target's mmap lock while it runs, and reading the target's
+ * memory takes that lock again: with a writer queued in between (an mprotect in another thread)
+ * that deadlocks. So a snapshot is three passes, driven by the loader:
+ *   1. vma_snap (snap_pass 0) reports the mappings whose build-id is cached, and queues in
+ *      snap_jobs one read per file that is not, with where its ELF header is mapped;
+ *   2. elf_read, a sleepable task iterator holding no mmap lock, does one queued read (elf_req)
+ *      and leaves the result in bid_cache and snap_fresh;
+ *   3. vma_snap (snap_pass 1) reports the mappings left out in pass 1 from snap_fresh.
+ * Records go into the same ring buffer as the events, so they stay ordered with them. */
+
+/* Set by the loader before each vma_snap run. */
+__u32 snap_pass = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct bt_file_key);
+	__type(value, struct bt_elf_job);
+} snap_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct bt_file_key);
+	__type(value, struct bt_bid);
+} snap_fresh SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_elf_req);
+} elf_req SEC(".maps");
+
+static __always_inline void emit_vma(struct bt_rec_mapping *rec, struct vm_area_struct *vma,
+				     struct file *file, __u32 tgid, const struct bt_bid *bid)
+{
+	rec->start = vma->vm_start;
+	rec->end = vma->vm_end;
+	rec->pgoff = (__u64)vma->vm_pgoff << BT_PAGE_SHIFT;
+	rec->build_id_status = bid->status;
+	rec->build_id_len = bid->status == BT_BID_OK ? bid->len : 0;
+	__builtin_memcpy(rec->build_id, bid->id, BT_BUILD_ID_MAX);
+	/* f_path is const in newer kernels; the helper only reads it. */
+	long n = bpf_d_path((struct path *)&file->f_path, rec->path, sizeof(rec->path));
+	rec->path_len = n > 0 ? n : 0;
+	if (n <= 0)
+		rec->path[0] = '\0';
+	fill_hdr(&rec->hdr, BT_REC_VMA, sizeof(*rec));
+	rec->pid = tgid;
+	rec->pad = 0;
+	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
+		count(BT_CNT_DROP_BASE + BT_REC_VMA);
+}
+
+SEC("iter/task_vma")
+int vma_snap(struct bpf_iter__task_vma *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct vm_area_struct *vma = ctx->vma;
+	if (!task || !vma || (task->flags & BT_PF_KTHREAD))
+		return 0;
+	__u32 tgid = task->tgid;
+	if (!is_watched(tgid))
+		return 0;
+	struct file *file = vma->vm_file;
+	if (!file)
+		return 0;
+	__u64 start = vma->vm_start, end = vma->vm_end;
+	__u64 pgoff = (__u64)vma->vm_pgoff << BT_PAGE_SHIFT;
+	bool exec = vma->vm_flags & BT_VM_EXEC;
+	__u32 one = 1;
+	struct bt_scratch *s = bpf_map_lookup_elem(&scratch, &one);
+	if (!s)
+		return 0;
+	struct bt_rec_mapping *rec = &s->rec;
+	struct bt_file_key key;
+	rec->flags = BT_MAP_F_SNAPSHOT;
+	bt_file_identity(file, rec, &key);
+
+	struct bt_bid bid = { .status = BT_BID_FAULT };
+	if (snap_pass == 1) {
+		struct bt_bid *fresh = bpf_map_lookup_elem(&snap_fresh, &key);
+		if (exec && fresh) {
+			bid = *fresh;
+			emit_vma(rec, vma, file, tgid, &bid);
+		}
+		return 0;
+	}
+	struct bt_bid *cached = bpf_map_lookup_elem(&bid_cache, &key);
+	if (cached) {
+		if (exec) {
+			bid = *cached;
+			emit_vma(rec, vma, file, tgid, &bid);
+		}
+		return 0;
+	}
+	/* The image starts at the start of a pgoff-0 mapping; for a later segment, where the file
+	 * would begin if mapped contiguously, the bytes before it belonging to the file. The first
+	 * job queued for a file wins, and vmas come in address order: the pgoff-0 mapping first. */
+	struct bt_elf_job job = { .tgid = tgid };
+	bool queued = false;
+	if (pgoff == 0) {
+		job.base = start;
+		job.limit = end - start;
+		queued = true;
+	} else if (exec && pgoff <= start) {
+		job.base = start - pgoff;
+		job.limit = pgoff;
+		queued = true;
+	}
+	if (queued) {
+		long err = bpf_map_update_elem(&snap_jobs, &key, &job, BPF_NOEXIST);
+		queued = !err || err == -BT_EEXIST;
+	}
+	if (!exec || queued)
+		return 0;  /* pass 3 reports it */
+	count(BT_CNT_BID_FAULT);
+	emit_vma(rec, vma, file, tgid, &bid);
+	return 0;
+}
+
+/* Pass 2: reads the build-id elf_req asks for, from the first thread of the process that still
+ * has its memory. */
+SEC("iter.s/task")
+int elf_read(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 zero = 0;
+	struct bt_elf_req *req = bpf_map_lookup_elem(&elf_req, &zero);
+	if (!task || !req || req->done || task->tgid != req->job.tgid || !task->mm)
+		return 0;
+	req->done = 1;
+	struct bt_file_key key = req->key;
+	struct bt_bid bid = { 0 };
+	bt_elf_build_id(task, req->job.base, req->job.limit, &bid);
+	if (bid.status == BT_BID_FAULT)
+		count(BT_CNT_BID_FAULT);
+	else
+		bpf_map_update_elem(&bid_cache, &key, &bid, BPF_ANY);
+	bpf_map_update_elem(&snap_fresh, &key, &bid, BPF_ANY);
+	return 0;
+}
+
+/* ---- kernel modules ----------------------------------------------------------------------- */
+
+/* Before 6.4 a module's core image was described by core_layout instead of mem[]. */
+struct module_layout___bt {
+	void *base;
+	unsigned int size;
+} __attribute__((preserve_access_index));
+
+struct module___old {
+	struct module_layout___bt core_layout;
+} __attribute__((preserve_access_index));
+
+/* The sysfs notes directory of a module (kernel/module/sysfs.c) keeps each note section's address
+ * in its bin_attribute's private pointer; newer kernels changed this layout, then the build-id is
+ * left to userspace (/sys/module/NAME/notes). */
+struct module_notes_attrs___bt {
+	unsigned int notes;
+	struct bin_attribute attrs[];
+} __attribute__((preserve_access_index));
+
+#define BT_MOD_MAX_NOTES 4
+
+static __always_inline void module_build_id(struct module *mod, struct bt_rec_module *rec)
+{
+	struct module_notes_attrs___bt *na = (void *)BPF_CORE_READ(mod, notes_attrs);
+	rec->build_id_status = BT_BID_PENDING;
+	rec->build_id_len = 0;
+	if (!na || !bpf_core_field_exists(na->notes) || !bpf_core_field_exists(na->attrs))
+		return;
+	__u32 notes = BPF_CORE_READ(na, notes);
+	__u64 esz = bpf_core_type_size(struct bin_attribute);
+	__u64 first = (__u64)na + bpf_core_field_offset(struct module_notes_attrs___bt, attrs);
+	__u64 off_priv = bpf_core_field_offset(struct bin_attribute, private);
+	__u64 off_size = bpf_core_field_offset(struct bin_attribute, size);
+	for (int i = 0; i < BT_MOD_MAX_NOTES; i++) {
+		if (i >= notes)
+			break;
+		__u64 attr = first + i * esz;
+		void *note = NULL;
+		__u64 size = 0;
+		__u32 nh[4];
+		bpf_probe_read_kernel(&note, sizeof(note), (void *)(attr + off_priv));
+		bpf_probe_read_kernel(&size, sizeof(size), (void *)(attr + off_size));
+		if (!note || size < sizeof(nh) || bpf_probe_read_kernel(nh, sizeof(nh), note))
+			continue;
+		if (nh[2] != BT_NT_GNU_BUILD_ID || nh[0] != 4 || nh[3] != 0x00554e47)
+			continue;
+		__u32 n = nh[1];
+		if (n == 0 || n > BT_BUILD_ID_MAX || 16 + n > size) {
+			rec->build_id_status = BT_BID_NONE;
+			return;
+		}
+		if (bpf_probe_read_kernel(rec->build_id, n, note + 16))
+			return;
+		rec->build_id_len = n;
+		rec->build_id_status = BT_BID_OK;
+		return;
+	}
+}
+
+/* Attached only where the kernel has modules (the loader checks for the tracepoint's BTF). */
+SEC("tp_btf/module_load")
+int BPF_PROG(on_module_load, struct module *mod)
+{
+	struct bt_rec_module *rec;
+	if (!RESERVE(rec, BT_REC_MODULE))
+		return 0;
+	struct module___old *old = (void *)mod;
+	if (bpf_core_field_exists(mod->mem)) {
+		rec->base = (__u64)BPF_CORE_READ(mod, mem[0].base);
+		rec->size = BPF_CORE_READ(mod, mem[0].size);
+	} else if (bpf_core_field_exists(old->core_layout)) {
+		rec->base = (__u64)BPF_CORE_READ(old, core_layout.base);
+		rec->size = BPF_CORE_READ(old, core_layout.size);
+	} else {
+		rec->base = 0;
+		rec->size = 0;
+	}
+	__builtin_memset(rec->pad, 0, sizeof(rec->pad));
+	rec->pad2 = 0;
+	__builtin_memset(rec->build_id, 0, sizeof(rec->build_id));
+	bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), mod->name);
+	module_build_id(mod, rec);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* dwarfinfo.h - source locations from DWARF (libdw): for an address, the chain of functions it is
+ * in, inlined ones included, each with a file and line, innermost first. Opened lazily, only for
+ * the build-ids whose locations are wanted. */
+#ifndef BT_DWARFINFO_H
+#define BT_DWARFINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bt_dwarf;
+
+struct bt_dwarf_frame {
+	/* The function: its linkage (mangled) name when DWARF has one, else its plain name; NULL
+	 * when the address has line information but no enclosing function. */
+	const char *function;
+	/* The innermost frame's file:line is the address's line; an outer frame's is the call site
+	 * of the function inlined into it. NULL and 0 when unknown. */
+	const char *file;
+	unsigned line;
+};
+
+/* Opens the DWARF of the ELF file open as fd (duplicated; the caller keeps its fd). Compressed
+ * debug sections are handled. 0, -ENODATA (no DWARF), -ENOEXEC (not ELF), or -errno. */
+int bt_dwarf_open_fd(int fd, struct bt_dwarf **out);
+
+/* Supplies the file a .gnu_debugaltlink (dwz) refers to; fd is duplicated. 0 or -errno. */
+int bt_dwarf_set_alt_fd(struct bt_dwarf *d, int fd);
+
+/* The frames of vaddr (an address as the ELF file's symbols express it), innermost first, at
+ * most max of them (the innermost ones). Returns how many were written: 0 when DWARF does not
+ * cover vaddr, or -errno. Strings belong to d and live until bt_dwarf_close. */
+int bt_dwarf_lookup(struct bt_dwarf *d, uint64_t vaddr, struct bt_dwarf_frame *frames, size_t max);
+
+void bt_dwarf_close(struct bt_dwarf *d);
+
+#endif

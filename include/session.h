@@ -1,0 +1,71 @@
+/* session.h - a profiling session's userspace state: it consumes the kernel's records in order
+ * (process table, file versions and build-ids, samples) and names each frame against the symbols of
+ * the build-id that was mapped when the sample was taken. */
+#ifndef BT_SESSION_H
+#define BT_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "bt_proto.h"
+#include "dso.h"
+#include "kallsyms.h"
+#include "proctable.h"
+#include "profile.h"
+
+struct bt_session_opts {
+	const char *proc_root;   /* "" for the real /proc */
+	bool kernel;             /* kernel stacks are wanted: load kallsyms */
+	bool per_pid;            /* keep stacks of different pids apart */
+	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
+	bool cache_store;        /* store binaries with samples in the cache */
+};
+
+struct bt_session_stats {
+	uint64_t samples;
+	uint64_t records;
+	uint64_t bad_records;          /* wrong size or version */
+	uint64_t mappings;             /* executable file mappings reported */
+	uint64_t bid_bpf;              /* build-ids read by the kernel side */
+	uint64_t bid_userspace;        /* build-ids read by the /proc/PID/map_files fallback */
+	uint64_t bid_missing;          /* mappings whose build-id could not be read at all */
+	uint64_t unmapped_frames;      /* user addresses outside every known mapping */
+	uint64_t exits;
+};
+
+struct bt_session {
+	struct bt_session_opts opts;
+	struct bt_proctable procs;
+	struct bt_dso_registry dsos;
+	struct bt_profile prof;
+	struct bt_kallsyms *ksyms;
+	int ksyms_err;                 /* why kernel symbols are missing, when they are */
+	uint64_t ksyms_misses;         /* kernel frames that found no symbol since the last load */
+	struct bt_session_stats stats;
+	uint64_t last_ns;              /* time of the newest record */
+	uint32_t scratch[2 * BT_MAX_STACK];
+	char namebuf[1024];
+};
+
+int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);
+void bt_session_free(struct bt_session *s);
+
+/* A bt_record_fn (see capture.h): ctx is the session. Returns 0, or -errno on ENOMEM. */
+int bt_session_record(void *ctx, const struct bt_rec_hdr *rec);
+
+/* Reads /proc/kallsyms again: after the BPF programs are loaded (so their frames have names) and
+ * when kernel frames fail to resolve (programs or modules loaded since). 0 or -errno. */
+int bt_session_reload_kallsyms(struct bt_session *s);
+
+/* Names every frame that has no final name yet. */
+int bt_session_resolve(struct bt_session *s);
+
+/* Forgets processes that exited more than grace_ns before the newest record. */
+void bt_session_reap(struct bt_session *s, uint64_t grace_ns);
+
+/* Distinct build-ids seen. */
+size_t bt_session_build_ids(const struct bt_session *s);
+
+/* Kernel device number as carried in records to dev_t. */
+dev_t bt_kdev_to_dev(uint32_t kdev);
+
+#endif

@@ -1,0 +1,263 @@
+/* session.c - record handling: every frame is turned into a (file version, offset) location at the
+ * moment its sample arrives, so later mapping changes never rename it. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "demangle.h"
+#include "procmaps.h"
+
+dev_t bt_kdev_to_dev(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts = *opts;
+	if (!s->opts.proc_root)
+		s->opts.proc_root = "";
+	bt_proctable_init(&s->procs);
+	struct bt_symsrc_opts so = { .root = NULL, .cache_dir = opts->cache_dir };
+	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
+	bt_profile_init(&s->prof);
+	s->prof.per_pid = opts->per_pid;
+	if (opts->kernel)
+		s->ksyms_err = bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
+	return 0;
+}
+
+void bt_session_free(struct bt_session *s)
+{
+	bt_proctable_free(&s->procs);
+	bt_dso_registry_free(&s->dsos);
+	bt_profile_free(&s->prof);
+	bt_kallsyms_free(s->ksyms);
+	memset(s, 0, sizeof(*s));
+}
+
+static size_t rec_min_size(uint16_t type)
+{
+	switch (type) {
+	case BT_REC_SAMPLE: return offsetof(struct bt_rec_sample, ips);
+	case BT_REC_EXEC: return sizeof(struct bt_rec_exec);
+	case BT_REC_FORK: return sizeof(struct bt_rec_fork);
+	case BT_REC_EXIT: return sizeof(struct bt_rec_exit);
+	case BT_REC_MMAP:
+	case BT_REC_VMA: return sizeof(struct bt_rec_mapping);
+	case BT_REC_MUNMAP: return sizeof(struct bt_rec_munmap);
+	case BT_REC_MODULE: return sizeof(struct bt_rec_module);
+	default: return SIZE_MAX;
+	}
+}
+
+static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
+{
+	char path[BT_PATH_MAX];
+	size_t plen = m->path_len && m->path_len <= BT_PATH_MAX ? m->path_len : 0;
+	memcpy(path, m->path, plen);
+	path[plen ? plen - 1 : 0] = '\0';
+
+	s->stats.mappings++;
+	int64_t fid = bt_dso_file(&s->dsos, bt_kdev_to_dev(m->dev), m->ino, m->mtime_ns, path);
+	if (fid < 0)
+		return (int)fid;
+	struct bt_file *f = bt_dso_file_get(&s->dsos, (uint32_t)fid);
+	if (f->dso_id == BT_NO_ID) {
+		struct bt_build_id id = { 0 };
+		int64_t r = 0;
+		switch (m->build_id_status) {
+		case BT_BID_OK:
+			id.len = m->build_id_len <= BT_BUILD_ID_MAX ? m->build_id_len : BT_BUILD_ID_MAX;
+			memcpy(id.data, m->build_id, id.len);
+			r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, (int)m->pid,
+						m->start, m->end);
+			s->stats.bid_bpf++;
+			break;
+		case BT_BID_NONE:
+			r = bt_dso_set_no_build_id(&s->dsos, (uint32_t)fid, (int)m->pid, m->start, m->end);
+			break;
+		case BT_BID_PENDING:
+			break;  /* an iterator record with the build-id follows */
+		default:
+			/* The kernel could not read it: the mapped file itself, through map_files. */
+			if (bt_procmaps_buildid(s->opts.proc_root, (int)m->pid, m->start, m->end, &id) == 0) {
+				r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE,
+							(int)m->pid, m->start, m->end);
+				s->stats.bid_userspace++;
+			} else {
+				s->stats.bid_missing++;
+			}
+		}
+		if (r < 0 && r != -EINVAL)
+			return (int)r;
+	}
+	struct bt_mapping map = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
+				  .file_id = (uint32_t)fid };
+	return bt_proctable_map(&s->procs, (int)m->pid, &map);
+}
+
+static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
+{
+	size_t kn = r->kern_n, un = r->user_n;
+	if (kn + un > 2 * BT_MAX_STACK ||
+	    offsetof(struct bt_rec_sample, ips) + (kn + un) * sizeof(__u64) > size) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	s->stats.samples++;
+	const struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	size_t n = 0;
+	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
+	for (size_t i = un; i-- > 0;) {
+		uint64_t ip = r->ips[kn + i];
+		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
+		int64_t id;
+		if (m) {
+			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, i > 0);
+		} else {
+			s->stats.unmapped_frames++;
+			id = bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, i > 0);
+		}
+		if (id < 0)
+			return (int)id;
+		s->scratch[n++] = (uint32_t)id;
+	}
+	for (size_t i = kn; i-- > 0;) {
+		int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, 0, r->ips[i], false);
+		if (id < 0)
+			return (int)id;
+		s->scratch[n++] = (uint32_t)id;
+	}
+	size_t clen = strnlen(r->comm, BT_COMM_LEN);
+	int64_t comm = bt_strtab_intern(&s->prof.names, r->comm, clen);
+	if (comm < 0)
+		return (int)comm;
+	return bt_profile_add(&s->prof, (uint32_t)comm, r->pid, s->scratch, n, 1);
+}
+
+int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
+{
+	struct bt_session *s = ctx;
+	s->stats.records++;
+	if (rec->version != BT_PROTO_VERSION || rec->size < rec_min_size(rec->type)) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	if (rec->time_ns > s->last_ns)
+		s->last_ns = rec->time_ns;
+	switch (rec->type) {
+	case BT_REC_SAMPLE:
+		return on_sample(s, (const struct bt_rec_sample *)rec, rec->size);
+	case BT_REC_EXEC: {
+		const struct bt_rec_exec *e = (const void *)rec;
+		return bt_proctable_exec(&s->procs, (int)e->pid, 0);
+	}
+	case BT_REC_FORK: {
+		const struct bt_rec_fork *f = (const void *)rec;
+		return bt_proctable_fork(&s->procs, (int)f->parent_pid, (int)f->child_pid, 0);
+	}
+	case BT_REC_EXIT: {
+		const struct bt_rec_exit *e = (const void *)rec;
+		s->stats.exits++;
+		bt_proctable_exit(&s->procs, (int)e->pid, rec->time_ns);
+		return 0;
+	}
+	case BT_REC_MMAP:
+	case BT_REC_VMA:
+		return on_mapping(s, (const struct bt_rec_mapping *)rec);
+	case BT_REC_MUNMAP: {
+		const struct bt_rec_munmap *u = (const void *)rec;
+		return bt_proctable_unmap(&s->procs, (int)u->pid, u->start, u->end);
+	}
+	default:
+		return 0;
+	}
+}
+
+static const char *placeholder(struct bt_session *s, const struct bt_loc *l)
+{
+	snprintf(s->namebuf, sizeof(s->namebuf), "[%s+0x%llx]", bt_dso_file_basename(&s->dsos, l->file_id),
+		 (unsigned long long)l->addr);
+	return s->namebuf;
+}
+
+static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
+{
+	struct bt_session *s = ctx;
+	uint64_t off;
+	switch (l->kind) {
+	case BT_LOC_KERNEL: {
+		const struct bt_ksym *k = s->ksyms ? bt_kallsyms_lookup(s->ksyms, l->addr, &off) : NULL;
+		if (!k) {
+			*unresolved = true;
+			if (l->name_id == BT_NAME_UNSET)  /* new frames only: a retry never asks again */
+				s->ksyms_misses++;
+			return "[kernel.kallsyms]_[k]";
+		}
+		snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", k->name);
+		return s->namebuf;
+	}
+	case BT_LOC_USER: {
+		struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+		if (!f || f->dso_id == BT_NO_ID) {
+			*final = false;  /* its build-id may still arrive */
+			*unresolved = true;
+			return placeholder(s, l);
+		}
+		const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
+		const struct bt_sym *sym = st ? bt_symtab_lookup_offset(st, l->addr - l->is_caller, &off) : NULL;
+		if (!sym) {
+			*unresolved = true;
+			return placeholder(s, l);
+		}
+		char *dm = bt_demangle(sym->name);
+		snprintf(s->namebuf, sizeof(s->namebuf), "%s", dm ? dm : sym->name);
+		free(dm);
+		return s->namebuf;
+	}
+	default:
+		*unresolved = true;
+		return "[unknown]";
+	}
+}
+
+int bt_session_reload_kallsyms(struct bt_session *s)
+{
+	struct bt_kallsyms *k = NULL;
+	int err = bt_kallsyms_load(s->opts.proc_root, &k);
+	if (err)
+		return err;  /* keep what was loaded before */
+	bt_kallsyms_free(s->ksyms);
+	s->ksyms = k;
+	s->ksyms_err = 0;
+	s->ksyms_misses = 0;
+	/* Frames named as unknown so far may have a name now. */
+	for (size_t i = 0; i < s->prof.nlocs; i++)
+		if (s->prof.locs[i].kind == BT_LOC_KERNEL && s->prof.locs[i].unresolved)
+			s->prof.locs[i].resolved = 0;
+	return 0;
+}
+
+int bt_session_resolve(struct bt_session *s)
+{
+	return bt_profile_resolve(&s->prof, resolve, s);
+}
+
+void bt_session_reap(struct bt_session *s, uint64_t grace_ns)
+{
+	bt_proctable_reap(&s->procs, s->last_ns, grace_ns);
+}
+
+size_t bt_session_build_ids(const struct bt_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->dsos.ndsos; i++)
+		n += s->dsos.dsos[i].build_id.len > 0;
+	return n;
+}

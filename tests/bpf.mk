@@ -1,0 +1,16 @@
+# Programs the kernel-side capture tests (tests/priv/test_capture.c) watch: frame pointers kept
+# (at -O0, as GCC drops them in leaf functions otherwise), so their stacks are complete; GNU
+# build-ids in every file.
+PROGS_DIR    := $(BUILD)/tests/progs
+PROGS_CFLAGS := -O0 -g -fno-omit-frame-pointer -Wl,--build-id=sha1
+PROGS_BINS   := $(PROGS_DIR)/spin $(PROGS_DIR)/dlopener $(PROGS_DIR)/forker $(PROGS_DIR)/threads
+
+$(PROGS_DIR)/libbtdl.so: tests/progs/btdl.c
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_CFLAGS) -fPIC -shared -o $@ $<
+
+$(PROGS_BINS): $(PROGS_DIR)/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_CFLAGS) -o $@ $< -pthread -ldl
+
+fixtures:: $(PROGS_BINS) $(PROGS_DIR)/libbtdl.so

@@ -1,0 +1,1031 @@
+/* test_capture.c - the kernel side against real processes: build-ids read by BPF compared with
+ * readelf, samples compared with /proc/PID/maps, nm and /proc/kallsyms, lifecycle records, ring
+ * buffer overflow accounting, and `buildtrace buildid-list` as a user runs it. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+
+#define PROGS "build/tests/progs"
+#define TMP "build/tests/tmp-capture"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+struct recs {
+	struct bt_rec_hdr **v;
+	size_t n, cap;
+};
+
+static int collect(void *ctx, const struct bt_rec_hdr *h)
+{
+	struct recs *r = ctx;
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? 2 * r->cap : 256;
+		struct bt_rec_hdr **nv = realloc(r->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		r->v = nv;
+		r->cap = ncap;
+	}
+	struct bt_rec_hdr *copy = malloc(h->size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, h, h->size);
+	r->v[r->n++] = copy;
+	return 0;
+}
+
+static void recs_free(struct recs *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i]);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void need_file(const char *path)
+{
+	if (access(path, R_OK) != 0)
+		fail_msg("%s is missing: build the fixtures first (make fixtures)", path);
+}
+
+/* The first line of a command's output, without the newline. */
+static int run_line(char *out, size_t len, const char *cmd)
+{
+	int st = bt_test_run(out, len, "%s", cmd);
+	out[strcspn(out, "\n")] = '\0';
+	return st;
+}
+
+/* Oracle: the build-id readelf -n prints for a file ("" when none). */
+static void readelf_buildid(const char *path, char *hex, size_t len)
+{
+	char cmd[PATH_MAX + 128];
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null | awk '/Build ID:/{print $3; exit}'", path);
+	run_line(hex, len, cmd);
+}
+
+static void rec_hex(const struct bt_rec_mapping *m, char *hex)
+{
+	for (int i = 0; i < m->build_id_len && i < BT_BUILD_ID_MAX; i++)
+		sprintf(hex + 2 * i, "%02x", m->build_id[i]);
+	hex[2 * (m->build_id_len <= BT_BUILD_ID_MAX ? m->build_id_len : 0)] = '\0';
+}
+
+/* One line of /proc/PID/maps, parsed here independently of the code under test. */
+struct mapline {
+	unsigned long long start, end, off, ino;
+	unsigned major, minor;
+	char perms[8];
+	char path[PATH_MAX];
+};
+
+static size_t read_maps(pid_t pid, struct mapline *out, size_t max)
+{
+	char path[64], line[PATH_MAX + 256];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		struct mapline *m = &out[n];
+		int pos = 0;
+		m->path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &m->start, &m->end, m->perms, &m->off,
+			   &m->major, &m->minor, &m->ino, &pos) < 7)
+			continue;
+		snprintf(m->path, sizeof(m->path), "%s", line + pos);
+		m->path[strcspn(m->path, "\n")] = '\0';
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static bool maps_contain(pid_t pid, const char *needle)
+{
+	struct mapline *ml = calloc(512, sizeof(*ml));
+	if (!ml)
+		return false;
+	size_t n = read_maps(pid, ml, 512);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = strstr(ml[i].path, needle) != NULL;
+	free(ml);
+	return found;
+}
+
+static void wait_maps(pid_t pid, const char *needle)
+{
+	double end = now_s() + 3;
+	while (!maps_contain(pid, needle)) {
+		if (now_s() > end)
+			fail_msg("process %d never mapped %s", (int)pid, needle);
+		usleep(20000);
+	}
+}
+
+static struct bt_capture *open_capture(const int *pids, size_t npids, struct recs *r,
+				       struct bt_capture_opts *extra)
+{
+	struct bt_capture_opts o = { 0 };
+	if (extra)
+		o = *extra;
+	o.sz = sizeof(o);
+	o.pids = pids;
+	o.npids = npids;
+	o.on_record = collect;
+	o.ctx = r;
+	struct bt_capture *c = NULL;
+	char err[512];
+	int e = bt_capture_open(&o, &c, err, sizeof(err));
+	if (e)
+		fail_msg("bt_capture_open: %d %s", e, err);
+	return c;
+}
+
+typedef bool (*recs_pred)(const struct recs *r, const void *arg);
+
+/* Polls until pred holds or seconds pass; returns whether it held. */
+static bool poll_until(struct bt_capture *c, struct recs *r, recs_pred pred, const void *arg,
+		       double seconds)
+{
+	double end = now_s() + seconds;
+	for (;;) {
+		if (pred && pred(r, arg))
+			return true;
+		if (now_s() > end)
+			return false;
+		int n = bt_capture_poll(c, 50);
+		assert_true(n >= 0 || n == -EINTR);
+	}
+}
+
+static const struct bt_rec_mapping *find_mapping(const struct recs *r, int type, uint32_t pid,
+						 const char *path_part, bool need_ok)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const struct bt_rec_mapping *m = (const void *)r->v[i];
+		if (m->hdr.type != type || m->pid != pid || !strstr(m->path, path_part))
+			continue;
+		if (need_ok && m->build_id_status != BT_BID_OK)
+			continue;
+		return m;
+	}
+	return NULL;
+}
+
+struct want_map {
+	uint32_t pid;
+	const char *path_part;
+};
+
+static bool have_ok_vma(const struct recs *r, const void *arg)
+{
+	const struct want_map *w = arg;
+	return find_mapping(r, BT_REC_VMA, w->pid, w->path_part, true) != NULL;
+}
+
+static bool have_ok_mapping(const struct recs *r, const void *arg)
+{
+	const struct want_map *w = arg;
+	return find_mapping(r, BT_REC_VMA, w->pid, w->path_part, true) ||
+	       find_mapping(r, BT_REC_MMAP, w->pid, w->path_part, true);
+}
+
+static size_t count_type(const struct recs *r, int type)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++)
+		n += r->v[i]->type == type;
+	return n;
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+/* Every executable file mapping of a running process, read by the iterator, against /proc/PID/maps
+ * (addresses, offset, device, inode, path) and readelf (build-id). */
+static void capture__snapshot__every_exec_mapping_matches_maps_and_readelf(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "10", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	struct want_map w = { pid, "/spin" };
+	assert_true(poll_until(c, &r, have_ok_vma, &w, 2));
+	poll_until(c, &r, NULL, NULL, 0.2);
+
+	struct mapline *ml = calloc(512, sizeof(*ml));
+	assert_non_null(ml);
+	size_t n = read_maps(pid, ml, 512), checked = 0;
+	bool exe = false, libc = false, ldso = false;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ml[i].perms, "r-xp") != 0 || ml[i].path[0] != '/')
+			continue;
+		const struct bt_rec_mapping *m = NULL;
+		for (size_t j = 0; j < r.n && !m; j++) {
+			const struct bt_rec_mapping *x = (const void *)r.v[j];
+			if (x->hdr.type == BT_REC_VMA && x->pid == (uint32_t)pid && x->start == ml[i].start)
+				m = x;
+		}
+		if (!m)
+			fail_msg("no VMA record for %s at 0x%llx", ml[i].path, ml[i].start);
+		char want[128], got[2 * BT_BUILD_ID_MAX + 1];
+		readelf_buildid(ml[i].path, want, sizeof(want));
+		rec_hex(m, got);
+		assert_int_equal(m->build_id_status, BT_BID_OK);
+		assert_string_equal(got, want);
+		assert_string_equal(m->path, ml[i].path);
+		assert_int_equal(m->path_len, strlen(m->path) + 1);
+		assert_true(m->end == ml[i].end);
+		assert_true(m->pgoff == ml[i].off);
+		assert_true(m->ino == ml[i].ino);
+		assert_int_equal(m->dev >> 20, ml[i].major);
+		assert_int_equal(m->dev & 0xfffff, ml[i].minor);
+		assert_true(m->flags & BT_MAP_F_SNAPSHOT);
+		assert_false(m->flags & BT_MAP_F_DELETED);
+		/* The file size and mtime the inode has, per stat(2). */
+		struct stat st;
+		assert_int_equal(stat(ml[i].path, &st), 0);
+		assert_true(m->file_size == (uint64_t)st.st_size);
+		assert_true(m->mtime_ns == (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec);
+		exe |= strstr(ml[i].path, "/spin") != NULL;
+		libc |= strstr(ml[i].path, "/libc.so") != NULL;
+		ldso |= strstr(ml[i].path, "/ld-linux") != NULL;
+		checked++;
+	}
+	free(ml);
+	assert_true(exe && libc && ldso);
+	assert_true(checked >= 3);
+	struct bt_capture_stats st;
+	assert_int_equal(bt_capture_stats(c, &st), 0);
+	assert_true(st.iter_runs >= 1);
+	assert_int_equal(bt_capture_watched_alive(c), 1);
+
+	/* The process ends: an exit record, and nothing is watched any more. */
+	reap(pid);
+	poll_until(c, &r, NULL, NULL, 0.3);
+	bool exited = false;
+	for (size_t i = 0; i < r.n; i++)
+		if (r.v[i]->type == BT_REC_EXIT && ((struct bt_rec_exit *)r.v[i])->pid == (uint32_t)pid)
+			exited = true;
+	assert_true(exited);
+	assert_int_equal(bt_capture_watched_alive(c), 0);
+	bt_capture_close(c);
+	recs_free(&r);
+}
+
+/* A library loaded after attach: the mmap tracepoint reports it (path from the dentry chain), the
+ * iterator run it triggers reads its build-id, and dlclose() is reported as an unmap. */
+static void capture__dlopen_after_attach__buildid_matches_readelf(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/dlopener");
+	need_file(PROGS "/libbtdl.so");
+	char lib[PATH_MAX];
+	assert_non_null(realpath(PROGS "/libbtdl.so", lib));
+	char *argv[] = { PROGS "/dlopener", lib, "signal", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	poll_until(c, &r, NULL, NULL, 0.2);
+	assert_null(find_mapping(&r, BT_REC_VMA, pid, "libbtdl", false));
+	assert_null(find_mapping(&r, BT_REC_MMAP, pid, "libbtdl", false));
+
+	kill(pid, SIGUSR1);
+	struct want_map w = { pid, "libbtdl.so" };
+	assert_true(poll_until(c, &r, have_ok_mapping, &w, 3));
+	char want[128], got[2 * BT_BUILD_ID_MAX + 1];
+	readelf_buildid(lib, want, sizeof(want));
+	assert_true(strlen(want) > 0);
+	const struct bt_rec_mapping *m = find_mapping(&r, BT_REC_VMA, pid, "libbtdl.so", true);
+	if (!m)
+		m = find_mapping(&r, BT_REC_MMAP, pid, "libbtdl.so", true);
+	rec_hex(m, got);
+	assert_string_equal(got, want);
+
+	/* The mmap record itself, at the address /proc/PID/maps shows executable. */
+	const struct bt_rec_mapping *mm = find_mapping(&r, BT_REC_MMAP, pid, "libbtdl.so", false);
+	assert_non_null(mm);
+	assert_string_equal(mm->path, lib);
+	struct mapline *ml = calloc(512, sizeof(*ml));
+	assert_non_null(ml);
+	size_t n = read_maps(pid, ml, 512);
+	unsigned long long xstart = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(ml[i].path, lib) && !strcmp(ml[i].perms, "r-xp"))
+			xstart = ml[i].start;
+	free(ml);
+	assert_true(xstart != 0);
+	assert_true(mm->start == xstart);
+	assert_true(m->start == xstart);
+
+	kill(pid, SIGUSR2);
+	double end = now_s() + 3;
+	bool unmapped = false;
+	while (!unmapped && now_s() < end) {
+		bt_capture_poll(c, 50);
+		for (size_t i = 0; i < r.n; i++) {
+			const struct bt_rec_munmap *u = (const void *)r.v[i];
+			if (u->hdr.type == BT_REC_MUNMAP && u->pid == (uint32_t)pid && u->start <= xstart &&
+			    xstart < u->end)
+				unmapped = true;
+		}
+	}
+	assert_true(unmapped);
+	assert_false(maps_contain(pid, "libbtdl.so"));
+	bt_capture_close(c);
+	reap(pid);
+	recs_free(&r);
+}
+
+/* The path the mmap tracepoint rebuilds from dentries crosses mount points (/dev/shm is a tmpfs
+ * mounted on devtmpfs), as /proc/PID/maps shows it. */
+static void capture__mmap_on_another_mount__path_crosses_mounts(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/dlopener");
+	char out[256], lib[PATH_MAX];
+	snprintf(lib, sizeof(lib), "/dev/shm/bt-capture-%d.so", (int)getpid());
+	if (access("/dev/shm", W_OK) != 0)
+		skip();
+	assert_int_equal(bt_test_run(out, sizeof(out), "cp " PROGS "/libbtdl.so %s", lib), 0);
+	char *argv[] = { PROGS "/dlopener", lib, "signal", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	kill(pid, SIGUSR1);
+	struct want_map w = { pid, "bt-capture-" };
+	assert_true(poll_until(c, &r, have_ok_mapping, &w, 3));
+	poll_until(c, &r, NULL, NULL, 0.1);
+	const struct bt_rec_mapping *mm = find_mapping(&r, BT_REC_MMAP, pid, "bt-capture-", false);
+	assert_non_null(mm);
+	assert_string_equal(mm->path, lib);
+	assert_true(maps_contain(pid, lib));
+	bt_capture_close(c);
+	reap(pid);
+	unlink(lib);
+	recs_free(&r);
+}
+
+static void on_alarm(int sig)
+{
+}
+
+/* A signal during the wait ends bt_capture_poll with -EINTR instead of being swallowed. */
+static void capture__signal_during_poll__returns_eintr(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "10", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	poll_until(c, &r, NULL, NULL, 0.3);  /* the snapshot is delivered; then nothing comes */
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarm(1);
+	double t0 = now_s();
+	int n = bt_capture_poll(c, 5000);
+	double dt = now_s() - t0;
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	assert_int_equal(n, -EINTR);
+	assert_true(dt < 3);
+	bt_capture_close(c);
+	reap(pid);
+	recs_free(&r);
+}
+
+/* A library deleted from disk before attach is still read, from the process's memory. */
+static void capture__deleted_library__buildid_still_read(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/dlopener");
+	char out[256];
+	assert_int_equal(bt_test_run(out, sizeof(out), "mkdir -p " TMP " && cp " PROGS "/libbtdl.so "
+				     TMP "/libbtdl-deleted.so"), 0);
+	char lib[PATH_MAX], want[128];
+	assert_non_null(realpath(TMP "/libbtdl-deleted.so", lib));
+	readelf_buildid(lib, want, sizeof(want));
+	assert_true(strlen(want) > 0);
+	char *argv[] = { PROGS "/dlopener", lib, "now", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libbtdl-deleted.so");
+	assert_int_equal(unlink(lib), 0);
+
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	struct want_map w = { pid, "libbtdl-deleted.so" };
+	assert_true(poll_until(c, &r, have_ok_vma, &w, 2));
+	const struct bt_rec_mapping *m = find_mapping(&r, BT_REC_VMA, pid, "libbtdl-deleted.so", true);
+	char got[2 * BT_BUILD_ID_MAX + 1];
+	rec_hex(m, got);
+	assert_string_equal(got, want);
+	assert_true(m->flags & BT_MAP_F_DELETED);
+	/* d_path marks it the way /proc/PID/maps does. */
+	assert_non_null(strstr(m->path, " (deleted)"));
+	bt_capture_close(c);
+	reap(pid);
+	recs_free(&r);
+}
+
+/* Address ranges of the spin executable's functions, from nm, relocated by the load base. */
+struct fn_range {
+	const char *name;
+	unsigned long long lo, hi;
+};
+
+static void nm_range(const char *exe, unsigned long long base, struct fn_range *f)
+{
+	char cmd[PATH_MAX + 128], out[128];
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s' | awk '$4 == \"%s\" {print $1, $2}'", exe,
+		 f->name);
+	run_line(out, sizeof(out), cmd);
+	unsigned long long v = 0, sz = 0;
+	if (sscanf(out, "%llx %llx", &v, &sz) != 2 || !sz)
+		fail_msg("nm does not know %s in %s", f->name, exe);
+	f->lo = base + v;
+	f->hi = base + v + sz;
+}
+
+static bool in_fn(const struct fn_range *f, unsigned long long ip)
+{
+	/* A return address may point just past a call that ends the function. */
+	return ip >= f->lo && ip <= f->hi;
+}
+
+/* Samples arrive only for the watched process, user stacks walk the spin_outer -> spin_middle ->
+ * spin_inner chain nm describes, and kernel frames lie inside the kernel text of /proc/kallsyms. */
+static void capture__samples__pids_and_stacks_match_maps_nm_kallsyms(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "10", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture_opts o = { .samples = true, .user_stacks = true, .kernel_stacks = true,
+				     .freq_hz = 499 };
+	struct bt_capture *c = open_capture(&p, 1, &r, &o);
+	poll_until(c, &r, NULL, NULL, 1.5);
+
+	struct mapline *ml = calloc(512, sizeof(*ml));
+	assert_non_null(ml);
+	size_t nml = read_maps(pid, ml, 512);
+	char exe[PATH_MAX];
+	assert_non_null(realpath(PROGS "/spin", exe));
+	unsigned long long base = 0;
+	for (size_t i = 0; i < nml; i++)
+		if (!strcmp(ml[i].path, exe) && ml[i].off == 0 && !base)
+			base = ml[i].start;
+	assert_true(base != 0);
+	struct fn_range inner = { "spin_inner" }, middle = { "spin_middle" }, outer = { "spin_outer" };
+	nm_range(exe, base, &inner);
+	nm_range(exe, base, &middle);
+	nm_range(exe, base, &outer);
+	char out[256];
+	run_line(out, sizeof(out), "awk '$3 == \"_stext\" {print $1}' /proc/kallsyms");
+	unsigned long long stext = strtoull(out, NULL, 16);
+	run_line(out, sizeof(out), "awk '$3 == \"_etext\" {print $1}' /proc/kallsyms");
+	unsigned long long etext = strtoull(out, NULL, 16);
+	assert_true(stext != 0 && etext > stext);
+
+	size_t samples = 0, user = 0, user_in_exec = 0, chains = 0, kern = 0, kern_frames = 0,
+	       kern_in_text = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		if (r.v[i]->type != BT_REC_SAMPLE)
+			continue;
+		const struct bt_rec_sample *s = (const void *)r.v[i];
+		samples++;
+		assert_int_equal(s->pid, pid);
+		assert_true(s->kern_n + s->user_n <= 2 * BT_MAX_STACK);
+		if (s->user_n) {
+			user++;
+			unsigned long long ip = s->ips[s->kern_n];
+			for (size_t k = 0; k < nml; k++)
+				if (ml[k].perms[2] == 'x' && ip >= ml[k].start && ip < ml[k].end) {
+					user_in_exec++;
+					break;
+				}
+			if (s->user_n >= 3 && in_fn(&inner, ip) && in_fn(&middle, s->ips[s->kern_n + 1]) &&
+			    in_fn(&outer, s->ips[s->kern_n + 2]))
+				chains++;
+		}
+		if (s->kern_n) {
+			kern++;
+			for (unsigned k = 0; k < s->kern_n; k++) {
+				kern_frames++;
+				kern_in_text += s->ips[k] >= stext && s->ips[k] < etext;
+			}
+		}
+	}
+	free(ml);
+	struct bt_capture_stats st;
+	assert_int_equal(bt_capture_stats(c, &st), 0);
+	assert_true(st.cpus_attached >= 1);
+	assert_true(samples >= 20);
+	assert_true(user >= samples / 2);
+	assert_true(user_in_exec * 100 >= user * 95);
+	assert_true(chains >= 5);
+	assert_true(kern >= 3);  /* the reader thread lives in read() */
+	assert_true(kern_in_text * 100 >= kern_frames * 95);
+	bt_capture_close(c);
+	reap(pid);
+	recs_free(&r);
+}
+
+/* A one-page ring buffer that is not read for a second overflows: every lost sample is counted,
+ * delivered + lost equals the samples taken, and reading afterwards neither hangs nor fails. */
+static void capture__ringbuf_overflow__drops_counted_and_no_hang(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "10", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture_opts o = { .samples = true, .user_stacks = true, .freq_hz = 2000,
+				     .ringbuf_bytes = 4096 };
+	struct bt_capture *c = open_capture(&p, 1, &r, &o);
+	sleep(1);
+	struct bt_capture_stats st;
+	assert_int_equal(bt_capture_stats(c, &st), 0);
+	assert_true(st.drops[BT_REC_SAMPLE] > 0);
+	reap(pid);
+	double t0 = now_s();
+	int n;
+	while ((n = bt_capture_poll(c, 0)) > 0)
+		assert_true(now_s() - t0 < 2);
+	assert_true(n == 0);
+	assert_true(now_s() - t0 < 2);
+	assert_int_equal(bt_capture_stats(c, &st), 0);
+	size_t delivered = count_type(&r, BT_REC_SAMPLE);
+	assert_true(delivered >= 1);
+	assert_true(delivered + st.drops[BT_REC_SAMPLE] == st.samples);
+	bt_capture_close(c);
+	recs_free(&r);
+}
+
+struct child_state {
+	uint32_t parent;
+	uint32_t child;  /* 0 until the fork record is seen */
+};
+
+static bool child_exited(const struct recs *r, const void *arg)
+{
+	const struct child_state *cs = arg;
+	uint32_t child = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct bt_rec_fork *f = (const void *)r->v[i];
+		if (f->hdr.type == BT_REC_FORK && f->parent_pid == cs->parent)
+			child = f->child_pid;
+		if (child && r->v[i]->type == BT_REC_EXIT && ((struct bt_rec_exit *)r->v[i])->pid == child)
+			return true;
+	}
+	return false;
+}
+
+/* Fork, exec and exit of a followed child arrive in order; a multi-threaded exit is one process
+ * exit, and a thread that exits is none; the exec triggers a snapshot of the new image. */
+static void capture__fork_exec_exit__records_for_followed_child(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/forker");
+	need_file(PROGS "/threads");
+	char *argv[] = { PROGS "/forker", PROGS "/threads", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture_opts o = { .follow_forks = true };
+	struct bt_capture *c = open_capture(&p, 1, &r, &o);
+	kill(pid, SIGUSR1);
+	struct child_state cs = { .parent = pid };
+	assert_true(poll_until(c, &r, child_exited, &cs, 4));
+	poll_until(c, &r, NULL, NULL, 0.2);
+
+	uint32_t child = 0;
+	size_t forks = 0, execs = 0, child_exits = 0, parent_exits = 0;
+	size_t i_fork = 0, i_exec = 0, i_exit = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct bt_rec_hdr *h = r.v[i];
+		if (h->type == BT_REC_FORK && ((struct bt_rec_fork *)h)->parent_pid == (uint32_t)pid) {
+			child = ((struct bt_rec_fork *)h)->child_pid;
+			forks++;
+			i_fork = i;
+			assert_string_equal(((struct bt_rec_fork *)h)->comm, "forker");
+		}
+	}
+	assert_int_equal(forks, 1);
+	assert_true(child > 0 && child != (uint32_t)pid);
+	const struct bt_rec_mapping *img = NULL;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct bt_rec_hdr *h = r.v[i];
+		if (h->type == BT_REC_EXEC && ((struct bt_rec_exec *)h)->pid == child) {
+			execs++;
+			i_exec = i;
+			assert_string_equal(((struct bt_rec_exec *)h)->filename, PROGS "/threads");
+			assert_string_equal(((struct bt_rec_exec *)h)->comm, "threads");
+		}
+		if (h->type == BT_REC_EXIT && ((struct bt_rec_exit *)h)->pid == child) {
+			child_exits++;
+			i_exit = i;
+		}
+		if (h->type == BT_REC_EXIT && ((struct bt_rec_exit *)h)->pid == (uint32_t)pid)
+			parent_exits++;
+		if (h->type == BT_REC_VMA && !img)
+			img = find_mapping(&r, BT_REC_VMA, child, "/threads", true);
+	}
+	assert_int_equal(execs, 1);
+	assert_int_equal(child_exits, 1);
+	assert_int_equal(parent_exits, 0);
+	assert_true(i_fork < i_exec && i_exec < i_exit);
+	assert_true(r.v[i_fork]->time_ns <= r.v[i_exec]->time_ns);
+	assert_true(r.v[i_exec]->time_ns <= r.v[i_exit]->time_ns);
+	/* The snapshot the exec triggered saw the new image, with readelf's build-id. */
+	assert_non_null(img);
+	char want[128], got[2 * BT_BUILD_ID_MAX + 1];
+	readelf_buildid(PROGS "/threads", want, sizeof(want));
+	rec_hex(img, got);
+	assert_string_equal(got, want);
+	/* The child left the watched set when it exited; the parent is still there. */
+	assert_int_equal(bt_capture_watched_alive(c), 1);
+	bt_capture_close(c);
+	reap(pid);
+	recs_free(&r);
+}
+
+/* Without follow_forks the fork is reported, but the child is not watched. */
+static void capture__fork_not_followed__child_not_watched(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/forker");
+	char *argv[] = { PROGS "/forker", PROGS "/threads", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	kill(pid, SIGUSR1);
+	/* The child runs for about 300 ms. */
+	poll_until(c, &r, NULL, NULL, 1.0);
+	assert_int_equal(count_type(&r, BT_REC_FORK), 1);
+	assert_int_equal(count_type(&r, BT_REC_EXEC), 0);
+	assert_int_equal(count_type(&r, BT_REC_EXIT), 0);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.v[i]->type == BT_REC_VMA || r.v[i]->type == BT_REC_MMAP)
+			assert_int_equal(((struct bt_rec_mapping *)r.v[i])->pid, pid);
+	bt_capture_close(c);
+	reap(pid);
+	recs_free(&r);
+}
+
+static bool proc_state_is(pid_t pid, char state)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == state;
+}
+
+/* A process that exited before attach (a zombie not yet reaped) is not alive. */
+static void capture__zombie__not_counted_alive(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "0.05", NULL };
+	pid_t pid = spawn(argv);
+	double end = now_s() + 3;
+	while (!proc_state_is(pid, 'Z') && now_s() < end)
+		usleep(10000);
+	assert_true(proc_state_is(pid, 'Z'));
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	assert_int_equal(bt_capture_watched_alive(c), 0);
+	poll_until(c, &r, NULL, NULL, 0.1);
+	assert_int_equal(count_type(&r, BT_REC_VMA), 0);  /* its memory is gone */
+	bt_capture_close(c);
+	waitpid(pid, NULL, 0);
+	recs_free(&r);
+}
+
+/* A process added after open is snapshot at once; -a sees this very process. */
+static void capture__watch_after_open_and_all__snapshots(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "10", NULL };
+	pid_t a = spawn(argv), b = spawn(argv);
+	wait_maps(a, "libc.so");
+	wait_maps(b, "libc.so");
+	struct recs r = { 0 };
+	int p = a;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	struct want_map wa = { a, "/spin" }, wb = { b, "/spin" };
+	assert_true(poll_until(c, &r, have_ok_vma, &wa, 2));
+	assert_null(find_mapping(&r, BT_REC_VMA, b, "/spin", false));
+	assert_int_equal(bt_capture_watch(c, b), 0);
+	assert_true(poll_until(c, &r, have_ok_vma, &wb, 2));
+	assert_int_equal(bt_capture_watched_alive(c), 2);
+	bt_capture_close(c);
+	recs_free(&r);
+
+	struct bt_capture_opts o = { .all = true };
+	c = open_capture(NULL, 0, &r, &o);
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	struct want_map ws = { getpid(), self };
+	assert_true(poll_until(c, &r, have_ok_vma, &ws, 3));
+	if (!poll_until(c, &r, have_ok_vma, &wa, 1)) {
+		for (size_t i = 0; i < r.n; i++) { struct bt_rec_mapping *m = (void *)r.v[i]; if (m->hdr.type == BT_REC_VMA && (m->pid == (uint32_t)a || m->pid == (uint32_t)b)) printf("DBG %u %s %d\n", m->pid, m->path, m->build_id_status); }
+		struct bt_capture_stats st; bt_capture_stats(c, &st); printf("DBG n %zu drops %llu\n", r.n, (unsigned long long)st.drops[BT_REC_VMA]);
+		fail();
+	}
+	assert_int_equal(bt_capture_watched_alive(c), -1);
+	bt_capture_close(c);
+	recs_free(&r);
+	reap(a);
+	reap(b);
+}
+
+static void capture__bad_options__einval_with_message(void **state)
+{
+	bt_test_require_priv();
+	struct recs r = { 0 };
+	struct bt_capture *c = (void *)&r;
+	char err[256];
+	struct bt_capture_opts o = { .sz = sizeof(o), .on_record = collect, .ctx = &r };
+	assert_int_equal(bt_capture_open(&o, &c, err, sizeof(err)), -EINVAL);
+	assert_null(c);
+	assert_true(strlen(err) > 0);
+	int dead = 0x3fffff0;  /* above any pid_max */
+	o.pids = &dead;
+	o.npids = 1;
+	assert_int_equal(bt_capture_open(&o, &c, err, sizeof(err)), -ESRCH);
+	assert_non_null(strstr(err, "process"));
+	assert_int_equal(bt_capture_poll(NULL, 0), -EINVAL);
+	bt_capture_close(NULL);
+}
+
+/* ---- buildtrace buildid-list ----------------------------------------------------------------- */
+
+static void need_buildtrace(void)
+{
+	if (access("./buildtrace", X_OK) != 0)
+		fail_msg("./buildtrace is missing: run make buildtrace");
+}
+
+static void buildid_list__json__matches_maps_and_readelf(void **state)
+{
+	bt_test_require_priv();
+	need_buildtrace();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "10", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	char *out = malloc(1 << 16);
+	assert_non_null(out);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "./buildtrace buildid-list -p %d -d 2 --json 2>/dev/null", (int)pid);
+	assert_int_equal(bt_test_run(out, 1 << 16, "%s", cmd), 0);
+
+	struct mapline *ml = calloc(512, sizeof(*ml));
+	assert_non_null(ml);
+	size_t n = read_maps(pid, ml, 512), checked = 0;
+	char pidkey[32];
+	snprintf(pidkey, sizeof(pidkey), "{\"pid\":%d,", (int)pid);
+	size_t lines = 0;
+	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		lines++;
+		/* Never a process it was not asked about. */
+		assert_true(strncmp(l, pidkey, strlen(pidkey)) == 0);
+		char start[40], bid[80], path[PATH_MAX];
+		const char *s = strstr(l, "\"start\":\"0x"), *b = strstr(l, "\"build_id\":\""),
+			   *pa = strstr(l, "\"path\":\"");
+		assert_true(s && b && pa);
+		assert_non_null(strstr(l, "\"source\":\"bpf\""));
+		sscanf(s + 9, "%39[^\"]", start);
+		sscanf(b + 12, "%79[^\"]", bid);
+		sscanf(pa + 8, "%4095[^\"]", path);
+		unsigned long long st = strtoull(start, NULL, 16);
+		bool found = false;
+		for (size_t i = 0; i < n; i++) {
+			if (ml[i].start != st)
+				continue;
+			found = true;
+			assert_string_equal(path, ml[i].path);
+			char want[128];
+			readelf_buildid(ml[i].path, want, sizeof(want));
+			assert_string_equal(bid, want);
+			checked++;
+		}
+		assert_true(found);
+	}
+	/* And every executable file mapping is listed. */
+	size_t xfiles = 0;
+	for (size_t i = 0; i < n; i++)
+		xfiles += !strcmp(ml[i].perms, "r-xp") && ml[i].path[0] == '/';
+	free(ml);
+	free(out);
+	assert_true(lines >= 3);
+	assert_int_equal(checked, lines);
+	assert_int_equal(lines, xfiles);
+	reap(pid);
+}
+
+static void buildid_list__ends_when_the_process_exits(void **state)
+{
+	bt_test_require_priv();
+	need_buildtrace();
+	need_file(PROGS "/spin");
+	char *argv[] = { PROGS "/spin", "2.5", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libc.so");
+	char cmd[256], err[4096], out[4096];
+	snprintf(cmd, sizeof(cmd), "timeout 10 ./buildtrace buildid-list -p %d 2>&1 >" TMP "/list.out",
+		 (int)pid);
+	assert_int_equal(bt_test_run(out, sizeof(out), "mkdir -p " TMP), 0);
+	double t0 = now_s();
+	/* The process is not reaped meanwhile: a zombie counts as exited. */
+	assert_int_equal(bt_test_run(err, sizeof(err), "%s", cmd), 0);
+	assert_true(now_s() - t0 < 5);
+	/* The summary on stderr counts the listed mappings and the userspace fallbacks. */
+	assert_non_null(strstr(err, "3 mappings listed, 0 build-ids read by the userspace fallback"));
+	char exe[PATH_MAX], want[128], line[PATH_MAX + 160];
+	assert_non_null(realpath(PROGS "/spin", exe));
+	readelf_buildid(exe, want, sizeof(want));
+	snprintf(line, sizeof(line), "%s %s\n", want, exe);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat " TMP "/list.out"), 0);
+	assert_non_null(strstr(out, line));
+	waitpid(pid, NULL, 0);
+}
+
+/* When the kernel cannot read a build-id (the ELF header is not mapped), the record says FAULT and
+ * buildid-list reads the file through /proc/PID/map_files instead. */
+static void buildid_list__kernel_cannot_read__userspace_fallback(void **state)
+{
+	bt_test_require_priv();
+	need_buildtrace();
+	need_file(PROGS "/dlopener");
+	char out[256], lib[PATH_MAX], want[128];
+	assert_int_equal(bt_test_run(out, sizeof(out), "mkdir -p " TMP " && cp " PROGS "/libbtdl.so "
+				     TMP "/libbtdl-segment.so"), 0);
+	assert_non_null(realpath(TMP "/libbtdl-segment.so", lib));
+	readelf_buildid(lib, want, sizeof(want));
+	char *argv[] = { PROGS "/dlopener", lib, "segment", NULL };
+	pid_t pid = spawn(argv);
+	wait_maps(pid, "libbtdl-segment.so");
+
+	/* The kernel side alone: a FAULT, counted. */
+	struct recs r = { 0 };
+	int p = pid;
+	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
+	poll_until(c, &r, NULL, NULL, 0.3);
+	const struct bt_rec_mapping *m = find_mapping(&r, BT_REC_VMA, pid, "libbtdl-segment.so", false);
+	assert_non_null(m);
+	assert_int_equal(m->build_id_status, BT_BID_FAULT);
+	struct bt_capture_stats st;
+	assert_int_equal(bt_capture_stats(c, &st), 0);
+	assert_true(st.bid_faults >= 1);
+	bt_capture_close(c);
+	recs_free(&r);
+
+	char cmd[256], *list = malloc(1 << 16);
+	assert_non_null(list);
+	snprintf(cmd, sizeof(cmd), "./buildtrace buildid-list -p %d -d 1 --json 2>" TMP "/fallback.err",
+		 (int)pid);
+	assert_int_equal(bt_test_run(list, 1 << 16, "%s", cmd), 0);
+	char *line = strstr(list, "libbtdl-segment.so");
+	assert_non_null(line);
+	while (line > list && line[-1] != '\n')
+		line--;
+	line[strcspn(line, "\n")] = '\0';
+	char expect[256];
+	snprintf(expect, sizeof(expect), "\"build_id\":\"%s\"", want);
+	assert_non_null(strstr(line, expect));
+	assert_non_null(strstr(line, "\"source\":\"userspace\""));
+	free(list);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat " TMP "/fallback.err"), 0);
+	assert_non_null(strstr(out, " 1 build-ids read by the userspace fallback"));
+	reap(pid);
+	unlink(lib);
+}
+
+static void buildid_list__kernel__matches_perf(void **state)
+{
+	bt_test_require_priv();
+	need_buildtrace();
+	char want[128], out[4096];
+	if (run_line(want, sizeof(want), "perf buildid-list -k 2>/dev/null") != 0 || !want[0])
+		skip();
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace buildid-list --kernel"), 0);
+	char line[256];
+	snprintf(line, sizeof(line), "%s [kernel.kallsyms]\n", want);
+	assert_true(strncmp(out, line, strlen(line)) == 0);
+}
+
+static void buildid_list__bad_arguments__exit_2(void **state)
+{
+	bt_test_require_priv();
+	need_buildtrace();
+	char out[1024];
+	const char *bad[] = {
+		"", "-p", "-p abc", "-p 1 -a", "-a -d -1", "-a -d x", "--nope", "-p 1 extra",
+		"-p 2147483647",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int st = bt_test_run(out, sizeof(out), "./buildtrace buildid-list %s 2>&1", bad[i]);
+		if (st != 2)
+			fail_msg("buildid-list %s: exit %d, expected 2", bad[i], st);
+		assert_non_null(strstr(out, "buildtrace: "));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(capture__snapshot__every_exec_mapping_matches_maps_and_readelf),
+		cmocka_unit_test(capture__dlopen_after_attach__buildid_matches_readelf),
+		cmocka_unit_test(capture__mmap_on_another_mount__path_crosses_mounts),
+		cmocka_unit_test(capture__deleted_library__buildid_still_read),
+		cmocka_unit_test(capture__signal_during_poll__returns_eintr),
+		cmocka_unit_test(capture__samples__pids_and_stacks_match_maps_nm_kallsyms),
+		cmocka_unit_test(capture__ringbuf_overflow__drops_counted_and_no_hang),
+		cmocka_unit_test(capture__fork_exec_exit__records_for_followed_child),
+		cmocka_unit_test(capture__fork_not_followed__child_not_watched),
+		cmocka_unit_test(capture__zombie__not_counted_alive),
+		cmocka_unit_test(capture__watch_after_open_and_all__snapshots),
+		cmocka_unit_test(capture__bad_options__einval_with_message),
+		cmocka_unit_test(buildid_list__json__matches_maps_and_readelf),
+		cmocka_unit_test(buildid_list__ends_when_the_process_exits),
+		cmocka_unit_test(buildid_list__kernel_cannot_read__userspace_fallback),
+		cmocka_unit_test(buildid_list__kernel__matches_perf),
+		cmocka_unit_test(buildid_list__bad_arguments__exit_2),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

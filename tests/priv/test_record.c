@@ -1,0 +1,200 @@
+/* test_record.c - the live session end to end, as a user runs it: ./buildtrace against real
+ * processes, compared with perf and with what the processes are known to run. */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SESSION_DIR "build/tests/session"
+#define TMP "build/tests/tmp-record"
+
+static int setup(void **state)
+{
+	char out[256];
+	return bt_test_run(out, sizeof(out), "mkdir -p " TMP) == 0 ? 0 : -1;
+}
+
+/* Starts a command in the background; returns its pid. */
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int count_lines(const char *path, const char *must, const char *must_not)
+{
+	char out[64];
+	bt_test_run(out, sizeof(out), "grep -c -E '%s' %s | tr -d '\\n'; true", must, path);
+	int n = atoi(out);
+	if (must_not) {
+		bt_test_run(out, sizeof(out), "grep -E '%s' %s | grep -c -E '%s' | tr -d '\\n'; true", must,
+			    path, must_not);
+		if (atoi(out) > 0)
+			return -atoi(out);
+	}
+	return n;
+}
+
+static void record__demo_workload__stacks_match_perf(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	pid_t w = spawn("exec build/demo-workload 8");
+	usleep(300000);
+	/* Both profilers watch the same process over the same seconds. */
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 -g -o " TMP "/perf.data -p %d "
+		 "-- sleep 3 >" TMP "/perf.log 2>&1", (int)w);
+	pid_t perf = spawn(cmd);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 3 -o " TMP "/bt.folded 2>&1", (int)w);
+	waitpid(perf, NULL, 0);
+	stop(w);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "samples"));
+	rc = bt_test_run(out, sizeof(out), "perf script -F comm,ip,sym,dso -i " TMP "/perf.data 2>/dev/null | "
+			 "tests/tools/foldtool.py perf-fold > " TMP "/perf.folded && "
+			 "tests/tools/foldtool.py overlap --user " TMP "/bt.folded " TMP "/perf.folded");
+	assert_int_equal(rc, 0);
+	double ov = atof(out);
+	print_message("stack overlap with perf: %.3f\n", ov);
+	assert_true(ov >= 0.8);
+	/* and the names are the workload's own */
+	assert_true(count_lines(TMP "/bt.folded", "main;do_work;checksum_data;hash_block", NULL) > 0);
+	assert_true(count_lines(TMP "/bt.folded", "main;do_work;count_primes;is_prime", NULL) > 0);
+}
+
+static void record__sample_count__matches_frequency_and_cpu_time(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	/* The spinner waits until buildtrace is attached, burns 2.5 s of CPU, reports its CPU time and
+	 * exits, which ends the session: every CPU-second it used falls inside the session. */
+	pid_t w = spawn("exec " SESSION_DIR "/spin 1.5 2.5 > " TMP "/spin.cpu");
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 199 -o " TMP "/count.folded 2>&1",
+			     (int)w);
+	waitpid(w, NULL, 0);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "every watched process exited"));
+	bt_test_run(out, sizeof(out), "cat " TMP "/spin.cpu");
+	double cpu = atof(out);
+	bt_test_run(out, sizeof(out), "tests/tools/foldtool.py total " TMP "/count.folded");
+	double got = atof(out), want = 199 * cpu;
+	print_message("samples %.0f, expected %.0f (cpu %.2fs)\n", got, want, cpu);
+	assert_true(cpu >= 2.5);
+	assert_true(got >= 0.9 * want && got <= 1.1 * want);
+}
+
+/* Two processes map different versions of one library path: the file is replaced by rename between
+ * their starts and deleted afterwards. */
+static const char *versions_script =
+	"set -e; d=" SESSION_DIR "/lib; mkdir -p $d; cp " SESSION_DIR "/v1/libverlib.so $d/.new; "
+	"mv $d/.new $d/libverlib.so; " SESSION_DIR "/verhost verA %s & sleep 0.3; "
+	"cp " SESSION_DIR "/v2/libverlib.so $d/.new; mv $d/.new $d/libverlib.so; "
+	SESSION_DIR "/verhost verB %s & sleep 0.3; rm $d/libverlib.so; wait";
+
+static void check_versions(const char *folded)
+{
+	int a = count_lines(folded, "^verA;", "_v2|verlib_v2_padding");
+	int b = count_lines(folded, "^verB;", "_v1");
+	assert_true(a > 0);
+	assert_true(b > 0);
+	assert_true(count_lines(folded, "^verA;.*verlib_work;verlib_spin_v1 ", NULL) > 0);
+	assert_true(count_lines(folded, "^verB;.*verlib_work;verlib_spin_v2 ", NULL) > 0);
+}
+
+static void record__library_replaced_before_attach__each_process_its_version(void **state)
+{
+	bt_test_require_priv();
+	char cmd[1024], out[4096];
+	snprintf(cmd, sizeof(cmd), versions_script, "6", "6");
+	pid_t launcher = spawn(cmd);
+	sleep(1);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p $(pgrep -d, -P %d -f verhost) -d 2 "
+			     "-o " TMP "/after.folded 2>&1", (int)launcher);
+	bt_test_run(NULL, 0, "pkill -P %d -f verhost", (int)launcher);
+	waitpid(launcher, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	check_versions(TMP "/after.folded");
+}
+
+static void record__library_replaced_during_session__each_process_its_version(void **state)
+{
+	bt_test_require_priv();
+	char cmd[1200], out[4096];
+	snprintf(cmd, sizeof(cmd), "sleep 1.5; " "%s", versions_script);
+	char full[1400];
+	snprintf(full, sizeof(full), cmd, "2", "2");
+	pid_t launcher = spawn(full);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -d 8 -o " TMP "/during.folded 2>&1",
+			     (int)launcher);
+	waitpid(launcher, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	/* the launcher and its children exited, which ends the session before -d */
+	assert_non_null(strstr(out, "every watched process exited"));
+	check_versions(TMP "/during.folded");
+}
+
+static void record__bad_command_lines__clear_message_nonzero_exit(void **state)
+{
+	static const struct {
+		const char *args, *expect;
+	} cases[] = {
+		{ "-p 999999999", "pid" },
+		{ "-p abc", "invalid pid" },
+		{ "-p 1 -F 0", "invalid frequency" },
+		{ "-p 1 -F 100000000", "invalid frequency" },
+		{ "-p 1 -f nosuch", "unknown output format" },
+		{ "-a -p 1", "exclude" },
+		{ "--user-only --kernel-only -a", "exclude" },
+		{ "", "-p PID or -a" },
+		{ "-p 1 -d -3", "invalid duration" },
+		{ "-p 1 --bogus", "unknown option" },
+		{ "nosuchcommand", "unknown command" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[2048];
+		int rc = bt_test_run(out, sizeof(out), "./buildtrace %s 2>&1", cases[i].args);
+		if (rc == 0 || !strstr(out, cases[i].expect))
+			fail_msg("'buildtrace %s' gave rc %d and: %s", cases[i].args, rc, out);
+	}
+}
+
+static void record__unwritable_output__error_and_no_file(void **state)
+{
+	bt_test_require_priv();
+	char out[2048];
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -d 1 -o /nonexistent-dir/x.folded 2>&1",
+			     (int)getpid());
+	assert_int_not_equal(rc, 0);
+	assert_non_null(strstr(out, "cannot write /nonexistent-dir/x.folded"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(record__bad_command_lines__clear_message_nonzero_exit),
+		cmocka_unit_test(record__unwritable_output__error_and_no_file),
+		cmocka_unit_test(record__demo_workload__stacks_match_perf),
+		cmocka_unit_test(record__sample_count__matches_frequency_and_cpu_time),
+		cmocka_unit_test(record__library_replaced_before_attach__each_process_its_version),
+		cmocka_unit_test(record__library_replaced_during_session__each_process_its_version),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,17 @@
+# Programs for the live-session tests: a library built in two versions under one soname, and a host
+# that links it through an rpath, all with frame pointers.
+SESSION_DIR := $(BUILD)/tests/session
+SESSION_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id=sha1
+
+$(SESSION_DIR)/v1/libverlib.so $(SESSION_DIR)/v2/libverlib.so: $(SESSION_DIR)/v%/libverlib.so: tests/session/verlib.c
+	@mkdir -p $(@D)
+	$(CLANG) $(SESSION_CFLAGS) -fPIC -shared -DVER=$* -Wl,-soname,libverlib.so -o $@ $<
+
+$(SESSION_DIR)/verhost: tests/session/verhost.c $(SESSION_DIR)/v1/libverlib.so
+	$(CLANG) $(SESSION_CFLAGS) -o $@ $< -L$(SESSION_DIR)/v1 -lverlib -Wl,-rpath,$(abspath $(SESSION_DIR))/lib
+
+$(SESSION_DIR)/spin: tests/session/spin.c
+	@mkdir -p $(@D)
+	$(CLANG) $(SESSION_CFLAGS) -o $@ $<
+
+fixtures:: $(SESSION_DIR)/spin $(SESSION_DIR)/verhost $(SESSION_DIR)/v2/libverlib.so $(BUILD)/demo-workload

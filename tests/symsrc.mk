@@ -1,0 +1,52 @@
+# Symbol sources, build-id cache, DWARF and debuginfod: unit test link lists and fixtures.
+SYMSRC_ELF_OBJS := $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
+SYMSRC_ALL_OBJS := $(BUILD)/symsrc.o $(BUILD)/bidcache.o $(BUILD)/ustar.o $(BUILD)/minidebuginfo.o \
+                   $(BUILD)/dwarfinfo.o $(BUILD)/symtab.o $(SYMSRC_ELF_OBJS)
+TEST_ustar_OBJS      := $(BUILD)/ustar.o
+TEST_bidcache_OBJS   := $(BUILD)/bidcache.o $(BUILD)/ustar.o $(SYMSRC_ELF_OBJS)
+TEST_dwarfinfo_OBJS  := $(BUILD)/dwarfinfo.o
+TEST_symsrc_OBJS     := $(SYMSRC_ALL_OBJS)
+TEST_debuginfod_OBJS := $(BUILD)/debuginfod_client.o $(SYMSRC_ALL_OBJS)
+
+# Fixtures: a program with inlined code (full, debug-only, stripped with a debuglink), and a
+# library carrying MiniDebugInfo made by the usual recipe (static functions only in .gnu_debugdata).
+SYMSRC_FIX    := $(BUILD)/fixtures/symsrc
+SYMSRC_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--build-id=sha1
+
+$(SYMSRC_FIX)/inl: tests/symsrc/inl.c tests/symsrc/inl.h
+	@mkdir -p $(@D)
+	$(CC) $(SYMSRC_CFLAGS) -o $@ tests/symsrc/inl.c
+
+$(SYMSRC_FIX)/inl.debug: $(SYMSRC_FIX)/inl
+	objcopy --only-keep-debug $< $@
+
+$(SYMSRC_FIX)/inl.stripped: $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug
+	strip --strip-all -o $@.tmp $<
+	objcopy --add-gnu-debuglink=$(SYMSRC_FIX)/inl.debug $@.tmp
+	mv $@.tmp $@
+
+$(SYMSRC_FIX)/libmini.so: tests/symsrc/mini.c
+	@mkdir -p $(@D)
+	$(CC) $(SYMSRC_CFLAGS) -fPIC -shared -o $@ $<
+
+$(SYMSRC_FIX)/libmini-mdi.so: $(SYMSRC_FIX)/libmini.so
+	rm -rf $@.d && mkdir -p $@.d
+	nm -D --format=posix --defined-only $< | awk '{ print $$1 }' | sort > $@.d/dynsyms
+	nm --format=posix --defined-only $< | awk '$$2 == "T" || $$2 == "t" { print $$1 }' | sort > $@.d/funcsyms
+	comm -13 $@.d/dynsyms $@.d/funcsyms > $@.d/keep
+	objcopy --only-keep-debug $< $@.d/debug
+	objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=$@.d/keep $@.d/debug $@.d/mini
+	xz -f $@.d/mini
+	strip --strip-all --remove-section .comment -o $@.d/stripped $<
+	objcopy --add-section .gnu_debugdata=$@.d/mini.xz $@.d/stripped $@.tmp
+	mv $@.tmp $@
+	rm -rf $@.d
+
+fixtures:: $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYMSRC_FIX)/inl.stripped \
+	   $(SYMSRC_FIX)/libmini.so $(SYMSRC_FIX)/libmini-mdi.so
+
+# These run ./buildtrace as well as their own code.
+$(BUILD)/tests/test_debuginfod $(BUILD)/tests/test_cmd_cache $(BUILD)/tests/test_cmd_symbolize: | buildtrace
+# These run the command only: testutil is all they link.
+TEST_cmd_cache_OBJS     := $(BUILD)/tests/testutil.o
+TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o

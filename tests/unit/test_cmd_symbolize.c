@@ -1,0 +1,174 @@
+/* test_cmd_symbolize.c - `buildtrace symbolize` output (FUNCTION+0xOFF and FILE:LINE per frame,
+ * inlined frames innermost first) against llvm-symbolizer and nm, for a file, its stripped copy
+ * with a debuglink, a running process, and bad input. */
+#include "testutil.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char inl[PATH_MAX], stripped[PATH_MAX];
+
+static int group_setup(void **state)
+{
+	char rel[256];
+	if (!realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/inl"), inl) ||
+	    !realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/inl.stripped"), stripped))
+		return -1;
+	return 0;
+}
+
+/* A function's address as nm shows it; nm runs once per file. */
+static uint64_t nm_addr(const char *file, const char *name)
+{
+	static char cached_file[PATH_MAX], list[1 << 16];
+	if (strcmp(cached_file, file) != 0) {
+		assert_int_equal(bt_test_run(list, sizeof(list), "nm '%s' | awk '{ print \"\\n\" $3, $1 }'",
+					     file), 0);
+		snprintf(cached_file, sizeof(cached_file), "%s", file);
+	}
+	char key[256];
+	snprintf(key, sizeof(key), "\n%s ", name);
+	const char *at = strstr(list, key);
+	assert_non_null(at);
+	return strtoull(at + strlen(key), NULL, 16);
+}
+
+/* The expected output for addresses, built from llvm-symbolizer's frames: every frame but the
+ * outermost is inlined and printed bare; the outermost gets its offset from nm's start. */
+static void expected(const uint64_t *a, size_t n, char *out, size_t len)
+{
+	static char buf[1 << 17];
+	char list[8192];
+	size_t used = 0;
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "0x%" PRIx64 " ", a[i]);
+	assert_int_equal(bt_test_run(buf, sizeof(buf), "llvm-symbolizer --obj='%s' %s", inl, list), 0);
+	used = 0;
+	out[0] = '\0';
+	char *p = buf;
+	for (size_t i = 0; i < n; i++) {
+		char *end = strstr(p, "\n\n");
+		assert_non_null(end);
+		*end = '\0';
+		char *save = NULL, *fn, *loc, *names[32], *locs[32];
+		int k = 0;
+		for (fn = strtok_r(p, "\n", &save); fn && (loc = strtok_r(NULL, "\n", &save)) && k < 32;
+		     fn = strtok_r(NULL, "\n", &save), k++) {
+			names[k] = fn;
+			locs[k] = loc;
+			char *col = strrchr(loc, ':');
+			*col = '\0';
+		}
+		for (int j = 0; j < k; j++) {
+			char offs[32] = "";
+			if (j == k - 1)
+				snprintf(offs, sizeof(offs), "+0x%" PRIx64, a[i] - nm_addr(inl, names[j]));
+			used += (size_t)snprintf(out + used, len - used, "0x%" PRIx64 "\t%s%s\t%s\n", a[i],
+						 names[j], offs, locs[j]);
+		}
+		p = end + 2;
+	}
+}
+
+static size_t sample(uint64_t *a, size_t max)
+{
+	static const char *const funcs[] = { "fx_outer", "fx_caller", "fx_local" };
+	size_t n = 0;
+	for (size_t f = 0; f < 3; f++) {
+		uint64_t start = nm_addr(inl, funcs[f]);
+		for (uint64_t x = 0; x < 0x18 && n < max; x += 3)
+			a[n++] = start + x;
+	}
+	return n;
+}
+
+static void symbolize__elf__frames_match_llvm_symbolizer(void **state)
+{
+	uint64_t a[32];
+	size_t n = sample(a, 32);
+	static char want[1 << 15], got[1 << 15];
+	expected(a, n, want, sizeof(want));
+	char args[1024];
+	size_t used = 0;
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(args + used, sizeof(args) - used, "%" PRIx64 " ", a[i]);
+	assert_int_equal(bt_test_run(got, sizeof(got), "./buildtrace symbolize --no-debuginfod --elf '%s' %s",
+				     inl, args), 0);
+	assert_string_equal(got, want);
+	/* The stripped copy reaches the same through its .gnu_debuglink, reading stdin. */
+	assert_int_equal(bt_test_run(got, sizeof(got), "echo '%s' | tr ' ' '\\n' | ./buildtrace symbolize "
+				     "--no-debuginfod --cache-dir /nonexistent --elf '%s'", args, stripped), 0);
+	assert_string_equal(got, want);
+}
+
+static void symbolize__pid__same_as_the_file(void **state)
+{
+	char libc[PATH_MAX];
+	assert_non_null(realpath("/lib/x86_64-linux-gnu/libc.so.6", libc));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execlp("sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	/* The running process maps libc; its executable mapping and the file's executable load. */
+	char out[512];
+	int tries = 0;
+	do {
+		usleep(20000);
+		bt_test_run(out, sizeof(out), "awk '$2 ~ /x/ && $6 == \"%s\" { print $1, $3; exit }' "
+			    "/proc/%d/maps", libc, (int)pid);
+	} while (!out[0] && ++tries < 100);
+	uint64_t start, end, moff, loff, lvaddr;
+	assert_int_equal(sscanf(out, "%" SCNx64 "-%" SCNx64 " %" SCNx64, &start, &end, &moff), 3);
+	assert_int_equal(bt_test_run(out, sizeof(out), "readelf -lW '%s' | awk '$1 == \"LOAD\" && / R?W?E / "
+				     "{ print $2, $3; exit }'", libc), 0);
+	assert_int_equal(sscanf(out, "%" SCNx64 " %" SCNx64, &loff, &lvaddr), 2);
+	assert_int_equal(bt_test_run(out, sizeof(out), "nm -D '%s' | awk '$3 ~ /^qsort(@|$)/ { print $1; exit }'",
+				     libc), 0);
+	uint64_t vaddr = strtoull(out, NULL, 16) + 5;
+	uint64_t runtime = start + (vaddr - lvaddr + loff - moff);
+	char want[4096], got[4096];
+	assert_int_equal(bt_test_run(want, sizeof(want), "./buildtrace symbolize --no-debuginfod --cache-dir "
+				     "/nonexistent --elf '%s' %" PRIx64 " | cut -f2-", libc, vaddr), 0);
+	assert_int_equal(bt_test_run(got, sizeof(got), "./buildtrace symbolize --no-debuginfod --cache-dir "
+				     "/nonexistent --pid %d %" PRIx64, (int)pid, runtime), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	/* Same frames; the address column is the process's. */
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "0x%" PRIx64 "\t", runtime);
+	assert_int_equal(strncmp(got, prefix, strlen(prefix)), 0);
+	assert_non_null(strstr(want, "qsort"));
+	assert_string_equal(got + strlen(prefix), want);
+}
+
+static void symbolize__bad_input__errors(void **state)
+{
+	char out[1024];
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --elf '%s' zz 2>/dev/null", inl), 2);
+	assert_string_equal(out, "zz\t??\t\n");
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --elf '%s' 0 2>/dev/null", inl), 0);
+	assert_string_equal(out, "0x0\t??\t\n");
+	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace symbolize --no-debuginfod --cache-dir /nonexistent "
+				     "--build-id 0123456789abcdef 10 2>/dev/null"), 1);
+	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace symbolize --build-id xyz 10 2>/dev/null"), 2);
+	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace symbolize --elf /etc/hostname 10 2>/dev/null"), 1);
+	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace symbolize 10 2>/dev/null"), 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(symbolize__elf__frames_match_llvm_symbolizer),
+		cmocka_unit_test(symbolize__pid__same_as_the_file),
+		cmocka_unit_test(symbolize__bad_input__errors),
+	};
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
