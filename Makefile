@@ -93,9 +93,12 @@ fixtures::
 deps:
 	@tools/deps.sh
 
+# make check also boots the second kernel (make vmtest); VMTEST=0 leaves that out locally.
+VMTEST ?= 1
 check: deps
 	$(MAKE) tests
-	tools/run-tests.sh $(UNIT_BINS) $(PRIV_BINS)
+	@vm=0; if [ "$(VMTEST)" = 1 ] || [ "$${CI:-}" = true ]; then tools/vmtest/run.sh || vm=1; fi; \
+	tools/run-tests.sh $(UNIT_BINS) $(PRIV_BINS) && exit $$vm
 
 check-unit: $(UNIT_BINS) fixtures
 	tools/run-tests.sh $(UNIT_BINS)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "buildid.h"
+#include "debuginfod_client.h"
 #include "htab.h"
 #include "strtab.h"
 #include "symsrc.h"
@@ -39,6 +40,7 @@ struct bt_dso {
 	int sym_err;                   /* -errno when sym_state is FAILED */
 	struct bt_symtab *symtab;
 	char sym_origin[BT_SYMSRC_ORIGIN_LEN];  /* where the symbols came from: "file", "debug-dir" ... */
+	bool debuginfod_pending;       /* a debuginfod lookup for a fuller table is in flight */
 };
 
 struct bt_dso_registry {
@@ -55,6 +57,8 @@ struct bt_dso_registry {
 	uint64_t mismatches;          /* candidate files refused because their build-id differed */
 	uint64_t symtabs_loaded;
 	uint64_t cache_stored, cache_errors;
+	struct bt_debuginfod *debuginfod;  /* NULL: never asked */
+	uint64_t debuginfod_adopted;
 };
 
 /* symsrc may be NULL (defaults); cache_store: keep each build-id's binary that gets samples in the
@@ -89,6 +93,15 @@ int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id, int 
 /* The dso's symbol table, loaded on first use from the first source that has one (see symsrc.h);
  * NULL when none could be loaded. */
 const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* Lets the registry ask debuginfod (c is borrowed) for build-ids whose local sources give no symbols
+ * or only the exported ones. */
+void bt_dso_set_debuginfod(struct bt_dso_registry *r, struct bt_debuginfod *c);
+
+/* Adopts finished debuginfod lookups (waiting up to timeout_ms, a negative value: until none is
+ * pending); fn is called with each dso whose symbol table was replaced. Returns how many were. */
+int bt_dso_poll_debuginfod(struct bt_dso_registry *r, int timeout_ms,
+			   void (*fn)(void *ctx, uint32_t dso_id), void *ctx);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -56,6 +56,10 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec);
  * when kernel frames fail to resolve (programs or modules loaded since). 0 or -errno. */
 int bt_session_reload_kallsyms(struct bt_session *s);
 
+/* Takes in debug files debuginfod has delivered (waiting up to timeout_ms; negative: until no lookup
+ * is pending) and marks the frames of those build-ids for naming again. Returns how many arrived. */
+int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
+
 /* Names every frame that has no final name yet. */
 int bt_session_resolve(struct bt_session *s);
 

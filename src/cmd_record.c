@@ -19,6 +19,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "debuginfod_client.h"
 #include "output.h"
 #include "session.h"
 
@@ -274,6 +275,14 @@ static int run(struct record_args *a)
 				      .cache_dir = a->cache_dir, .cache_store = !a->no_cache };
 	bt_session_init(&rc->session, &so);
 	struct bt_session *s = &rc->session;
+	struct bt_debuginfod *dbgd = NULL;
+	if (!a->no_debuginfod && a->user && bt_debuginfod_configured()) {
+		struct bt_debuginfod_opts dopts = { .timeout_ms = 10000 };
+		if (bt_debuginfod_new(&dopts, &dbgd) == 0)
+			bt_dso_set_debuginfod(&s->dsos, dbgd);
+		else if (a->verbose)
+			fprintf(stderr, "buildtrace: debuginfod is configured but unusable\n");
+	}
 	if (a->kernel && s->ksyms_err)
 		fprintf(stderr, "buildtrace: kernel symbols unavailable (%s)%s\n", strerror(-s->ksyms_err),
 			s->ksyms_err == -EACCES ? ": /proc/kallsyms shows zero addresses; set "
@@ -333,6 +342,9 @@ static int run(struct record_args *a)
 			/* Kernel frames without a name: programs or modules appeared since the last read. */
 			if (a->kernel && s->ksyms_misses)
 				bt_session_reload_kallsyms(s);
+			/* Names for the frames that arrived this second (and debuginfod lookups started). */
+			bt_session_poll_debuginfod(s, 0);
+			bt_session_resolve(s);
 			if (live)
 				live_view(s, c, last_tick - t0, s->stats.samples - last_samples);
 			last_samples = s->stats.samples;
@@ -349,6 +361,9 @@ static int run(struct record_args *a)
 	bt_capture_stats(c, &st);
 	bt_session_resolve(s);
 	if (a->kernel && s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
+		bt_session_resolve(s);
+	/* Symbols still coming from debuginfod belong in this output: each lookup has its timeout. */
+	if (bt_session_poll_debuginfod(s, -1) > 0)
 		bt_session_resolve(s);
 	struct bt_output_opts oo = { .title = NULL };
 	err = bt_output_profile(&s->prof, a->fmt, &oo, out);
@@ -384,6 +399,7 @@ static int run(struct record_args *a)
 out:
 	bt_capture_close(c);
 	bt_session_free(s);
+	bt_debuginfod_free(dbgd);
 	free(rc);
 	if (out && out != stdout)
 		fclose(out);

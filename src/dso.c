@@ -237,12 +237,73 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 	d->sym_err = err;
 	if (!err)
 		r->symtabs_loaded++;
+	/* Only exported functions, or nothing: a debug file from debuginfod would give more. The
+	 * descriptor stays open so that debug file's addresses can be laid out like the binary's. */
+	if (r->debuginfod && d->build_id.len && (err || !strcmp(d->sym_origin, "dynsym")) &&
+	    bt_debuginfod_request(r->debuginfod, &d->build_id) == 0) {
+		d->debuginfod_pending = true;
+		return d->symtab;
+	}
 	/* The table holds what it needs; the descriptor is no longer useful. */
 	if (d->fd >= 0) {
 		close(d->fd);
 		d->fd = -1;
 	}
 	return d->symtab;
+}
+
+void bt_dso_set_debuginfod(struct bt_dso_registry *r, struct bt_debuginfod *c)
+{
+	r->debuginfod = c;
+}
+
+struct adopt_ctx {
+	struct bt_dso_registry *r;
+	void (*fn)(void *ctx, uint32_t dso_id);
+	void *ctx;
+	int adopted;
+};
+
+static void on_debuginfod(void *ctx, const struct bt_build_id *id, int fd, const char *path, int err)
+{
+	struct adopt_ctx *a = ctx;
+	struct bt_dso_registry *r = a->r;
+	uint64_t *v = bt_htab_find(&r->bid_index, bt_hash_bytes(id->data, id->len, id->len), bid_eq, r, id);
+	if (!v)
+		return;
+	struct bt_dso *d = &r->dsos[*v];
+	d->debuginfod_pending = false;
+	struct bt_symtab *st = NULL;
+	const char *bin_path = bt_strtab_get(&r->paths, d->path_id);
+	if (!err && fd >= 0 &&
+	    bt_symsrc_adopt_debug_fd(&r->symsrc, id, fd, d->fd, bin_path && *bin_path == '/' ? bin_path : NULL,
+				     &st) == 0) {
+		bt_symtab_free(d->symtab);
+		d->symtab = st;
+		d->sym_state = BT_SYMS_LOADED;
+		d->sym_err = 0;
+		snprintf(d->sym_origin, sizeof(d->sym_origin), "debuginfod");
+		r->debuginfod_adopted++;
+		a->adopted++;
+		if (a->fn)
+			a->fn(a->ctx, (uint32_t)*v);
+	}
+	if (d->fd >= 0) {
+		close(d->fd);
+		d->fd = -1;
+	}
+}
+
+int bt_dso_poll_debuginfod(struct bt_dso_registry *r, int timeout_ms,
+			   void (*fn)(void *ctx, uint32_t dso_id), void *ctx)
+{
+	if (!r->debuginfod)
+		return 0;
+	struct adopt_ctx a = { r, fn, ctx, 0 };
+	if (timeout_ms < 0 && !bt_debuginfod_pending(r->debuginfod))
+		return 0;
+	int err = bt_debuginfod_poll(r->debuginfod, on_debuginfod, &a, timeout_ms);
+	return err < 0 ? err : a.adopted;
 }
 
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id)

@@ -244,6 +244,24 @@ int bt_session_reload_kallsyms(struct bt_session *s)
 	return 0;
 }
 
+static void renamed(void *ctx, uint32_t dso_id)
+{
+	struct bt_session *s = ctx;
+	for (size_t i = 0; i < s->prof.nlocs; i++) {
+		struct bt_loc *l = &s->prof.locs[i];
+		if (l->kind != BT_LOC_USER)
+			continue;
+		struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+		if (f && f->dso_id == dso_id)
+			l->resolved = 0;
+	}
+}
+
+int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms)
+{
+	return bt_dso_poll_debuginfod(&s->dsos, timeout_ms, renamed, s);
+}
+
 int bt_session_resolve(struct bt_session *s)
 {
 	return bt_profile_resolve(&s->prof, resolve, s);
