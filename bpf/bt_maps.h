@@ -36,7 +36,14 @@ struct bt_elf_req {
 	struct bt_elf_job job;
 	struct bt_file_key key;
 	__u32 done;
-	__u32 pad;
+	__u32 round;  /* copied into the result */
+};
+
+/* A read's result within one snapshot; status PENDING: the process chosen to read it was gone. */
+struct bt_fresh {
+	struct bt_bid bid;
+	__u16 pad;
+	__u32 round;  /* the read round that produced it */
 };
 
 #endif

@@ -49,8 +49,8 @@ struct {
 	__type(value, struct bt_bid);
 } bid_cache SEC(".maps");
 
-/* A mapping record is too big for the stack. Slot 0 serves the tracepoints, slot 1 the sleepable
- * iterator, which may sleep while a tracepoint runs on the same CPU. */
+/* A mapping record is too big for the stack. Slot 0 serves the tracepoints, slot 1 the vma
+ * iterator, which can be preempted by a task that then runs a tracepoint on the same CPU. */
 struct bt_scratch {
 	struct bt_rec_mapping rec;
 	char tmp[2 * BT_PATH_MAX];
@@ -185,7 +185,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	rec->parent_pid = ptgid;
 	rec->child_pid = ctgid;
-	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), parent->comm);
+	if (bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), parent->comm) < 0)
+		rec->comm[0] = '\0';
 	bpf_ringbuf_submit(rec, 0);
 	return 0;
 }
@@ -351,16 +352,19 @@ int BPF_PROG(on_sys_enter, struct pt_regs *regs, long id)
 
 /* The task_vma iterator holds the target's mmap lock while it runs, and reading the target's
  * memory takes that lock again: with a writer queued in between (an mprotect in another thread)
- * that deadlocks. So a snapshot is three passes, driven by the loader:
+ * that deadlocks. So a snapshot runs in passes, driven by the loader:
  *   1. vma_snap (snap_pass 0) reports the mappings whose build-id is cached, and queues in
- *      snap_jobs one read per file that is not, with where its ELF header is mapped;
+ *      snap_jobs one read per file that is not, with where its ELF header is mapped in which
+ *      process;
  *   2. elf_read, a sleepable task iterator holding no mmap lock, does one queued read (elf_req)
- *      and leaves the result in bid_cache and snap_fresh;
- *   3. vma_snap (snap_pass 1) reports the mappings left out in pass 1 from snap_fresh.
+ *      per run and leaves the result in bid_cache and snap_fresh;
+ *   3. vma_snap (snap_pass 1) reports the mappings read in this round (snap_round), and queues
+ *      the files whose chosen process was gone for another round, through another process.
  * Records go into the same ring buffer as the events, so they stay ordered with them. */
 
 /* Set by the loader before each vma_snap run. */
 __u32 snap_pass = 0;
+__u32 snap_round = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -373,7 +377,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, struct bt_file_key);
-	__type(value, struct bt_bid);
+	__type(value, struct bt_fresh);
 } snap_fresh SEC(".maps");
 
 struct {
@@ -404,6 +408,30 @@ static __always_inline void emit_vma(struct bt_rec_mapping *rec, struct vm_area_
 		count(BT_CNT_DROP_BASE + BT_REC_VMA);
 }
 
+/* Queues a read of the file's build-id through this vma; false when the vma cannot locate the ELF
+ * header or the queue is full. The image starts at the start of a pgoff-0 mapping; for a later
+ * segment, where the file would begin if mapped contiguously, the bytes before it belonging to
+ * the file. The first job queued for a file wins, and vmas come in address order: the pgoff-0
+ * mapping first. */
+static __always_inline bool queue_read(struct bt_file_key *key, __u32 tgid, __u64 start, __u64 end,
+				       __u64 pgoff, bool exec)
+{
+	struct bt_elf_job job = { .tgid = tgid };
+	if (pgoff == 0) {
+		job.base = start;
+		job.limit = end - start;
+	} else if (exec && pgoff <= start) {
+		job.base = start - pgoff;
+		job.limit = pgoff;
+	} else {
+		return false;
+	}
+	/* Map operations returned int before 6.4, leaving the upper half of the result undefined:
+	 * compare 32 bits only. */
+	int err = (int)bpf_map_update_elem(&snap_jobs, key, &job, BPF_NOEXIST);
+	return !err || err == -BT_EEXIST;
+}
+
 SEC("iter/task_vma")
 int vma_snap(struct bpf_iter__task_vma *ctx)
 {
@@ -431,9 +459,15 @@ int vma_snap(struct bpf_iter__task_vma *ctx)
 
 	struct bt_bid bid = { .status = BT_BID_FAULT };
 	if (snap_pass == 1) {
-		struct bt_bid *fresh = bpf_map_lookup_elem(&snap_fresh, &key);
-		if (exec && fresh) {
-			bid = *fresh;
+		struct bt_fresh *fresh = bpf_map_lookup_elem(&snap_fresh, &key);
+		if (!fresh || fresh->round != snap_round)
+			return 0;
+		if (fresh->bid.status == BT_BID_PENDING) {
+			queue_read(&key, tgid, start, end, pgoff, exec);
+			return 0;
+		}
+		if (exec) {
+			bid = fresh->bid;
 			emit_vma(rec, vma, file, tgid, &bid);
 		}
 		return 0;
@@ -446,25 +480,7 @@ int vma_snap(struct bpf_iter__task_vma *ctx)
 		}
 		return 0;
 	}
-	/* The image starts at the start of a pgoff-0 mapping; for a later segment, where the file
-	 * would begin if mapped contiguously, the bytes before it belonging to the file. The first
-	 * job queued for a file wins, and vmas come in address order: the pgoff-0 mapping first. */
-	struct bt_elf_job job = { .tgid = tgid };
-	bool queued = false;
-	if (pgoff == 0) {
-		job.base = start;
-		job.limit = end - start;
-		queued = true;
-	} else if (exec && pgoff <= start) {
-		job.base = start - pgoff;
-		job.limit = pgoff;
-		queued = true;
-	}
-	if (queued) {
-		long err = bpf_map_update_elem(&snap_jobs, &key, &job, BPF_NOEXIST);
-		queued = !err || err == -BT_EEXIST;
-	}
-	if (!exec || queued)
+	if (queue_read(&key, tgid, start, end, pgoff, exec) || !exec)
 		return 0;  /* pass 3 reports it */
 	count(BT_CNT_BID_FAULT);
 	emit_vma(rec, vma, file, tgid, &bid);
@@ -483,13 +499,13 @@ int elf_read(struct bpf_iter__task *ctx)
 		return 0;
 	req->done = 1;
 	struct bt_file_key key = req->key;
-	struct bt_bid bid = { 0 };
-	bt_elf_build_id(task, req->job.base, req->job.limit, &bid);
-	if (bid.status == BT_BID_FAULT)
+	struct bt_fresh fresh = { .round = req->round };
+	bt_elf_build_id(task, req->job.base, req->job.limit, &fresh.bid);
+	if (fresh.bid.status == BT_BID_FAULT)
 		count(BT_CNT_BID_FAULT);
 	else
-		bpf_map_update_elem(&bid_cache, &key, &bid, BPF_ANY);
-	bpf_map_update_elem(&snap_fresh, &key, &bid, BPF_ANY);
+		bpf_map_update_elem(&bid_cache, &key, &fresh.bid, BPF_ANY);
+	bpf_map_update_elem(&snap_fresh, &key, &fresh, BPF_ANY);
 	return 0;
 }
 
@@ -574,7 +590,8 @@ int BPF_PROG(on_module_load, struct module *mod)
 	__builtin_memset(rec->pad, 0, sizeof(rec->pad));
 	rec->pad2 = 0;
 	__builtin_memset(rec->build_id, 0, sizeof(rec->build_id));
-	bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), mod->name);
+	if (bpf_probe_read_kernel_str(rec->name, sizeof(rec->name), mod->name) < 0)
+		rec->name[0] = '\0';
 	module_build_id(mod, rec);
 	bpf_ringbuf_submit(rec, 0);
 	return 0;

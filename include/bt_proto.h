@@ -105,7 +105,7 @@ struct bt_rec_mapping {
 	__u64 ino;
 	__u64 mtime_ns;
 	__u64 file_size;
-	__u32 dev;        /* new_encode_dev() form: (major << 20) | minor, as userspace makedev() differs */
+	__u32 dev;        /* the kernel's internal form, (major << 20) | minor; userspace makedev() differs */
 	__u8 build_id_status;
 	__u8 build_id_len;
 	__u16 path_len;   /* bytes in path, NUL included; 0 when unknown */

@@ -1,5 +1,5 @@
 /* capture.c - loads bpf/buildtrace.bpf.c, attaches its tracepoints and per-CPU cpu-clock samplers,
- * runs the task_vma iterator for snapshots, and hands ring buffer records to the caller in order. */
+ * drives the snapshot iterators, and hands ring buffer records to the caller in order. */
 #include "capture.h"
 
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -103,21 +102,40 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 
 /* ---- ring buffer ------------------------------------------------------------------------- */
 
-/* The counts inside a record that index its arrays stay within them. */
-static bool counts_valid(const struct bt_rec_hdr *h)
+static bool has_nul(const char *s, size_t n)
 {
-	if (h->type == BT_REC_SAMPLE) {
+	return memchr(s, '\0', n) != NULL;
+}
+
+/* The counts inside a record stay within its arrays and its strings are terminated, so consumers
+ * can use them as they are. */
+static bool fields_valid(const struct bt_rec_hdr *h)
+{
+	switch (h->type) {
+	case BT_REC_SAMPLE: {
 		const struct bt_rec_sample *s = (const void *)h;
-		return (unsigned)s->kern_n + s->user_n <= 2 * BT_MAX_STACK;
+		return (unsigned)s->kern_n + s->user_n <= 2 * BT_MAX_STACK && has_nul(s->comm, BT_COMM_LEN);
 	}
-	if (h->type == BT_REC_MMAP || h->type == BT_REC_VMA) {
+	case BT_REC_EXEC: {
+		const struct bt_rec_exec *e = (const void *)h;
+		return has_nul(e->comm, BT_COMM_LEN) && has_nul(e->filename, BT_PATH_MAX);
+	}
+	case BT_REC_FORK:
+		return has_nul(((const struct bt_rec_fork *)h)->comm, BT_COMM_LEN);
+	case BT_REC_MMAP:
+	case BT_REC_VMA: {
 		const struct bt_rec_mapping *m = (const void *)h;
 		return m->build_id_len <= BT_BUILD_ID_MAX && m->path_len <= BT_PATH_MAX &&
+		       has_nul(m->path, BT_PATH_MAX) &&
 		       (!m->path_len || m->path[m->path_len - 1] == '\0');
 	}
-	if (h->type == BT_REC_MODULE)
-		return ((const struct bt_rec_module *)h)->build_id_len <= BT_BUILD_ID_MAX;
-	return true;
+	case BT_REC_MODULE: {
+		const struct bt_rec_module *m = (const void *)h;
+		return m->build_id_len <= BT_BUILD_ID_MAX && has_nul(m->name, BT_MODNAME_LEN);
+	}
+	default:
+		return true;
+	}
 }
 
 static void queue_snapshot(struct bt_capture *c, int pid)
@@ -141,7 +159,7 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 	const struct bt_rec_hdr *h = data;
 	if (len < sizeof(*h) || h->version != BT_PROTO_VERSION || h->type == 0 ||
 	    h->type >= BT_REC_TYPE_MAX || h->size > len || h->size < rec_min_size[h->type] ||
-	    !counts_valid(h)) {
+	    !fields_valid(h)) {
 		if (c->malformed++ == 0)
 			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
 		return 0;
@@ -237,9 +255,9 @@ struct elf_job {
 	struct bt_elf_job job;
 };
 
-/* Pass 2: each build-id read vma_snap queued, one elf_read run each. Returns the number of jobs
- * done or -errno. */
-static int read_queued_build_ids(struct bt_capture *c)
+/* Pass 2: each build-id read vma_snap queued, one elf_read run each, results tagged with round.
+ * Returns the number of jobs done or -errno. */
+static int read_queued_build_ids(struct bt_capture *c, uint32_t round)
 {
 	int jfd = bpf_map__fd(c->skel->maps.snap_jobs);
 	size_t n = 0, cap = 0;
@@ -266,7 +284,7 @@ static int read_queued_build_ids(struct bt_capture *c)
 	int rfd = bpf_map__fd(c->skel->maps.elf_req), ffd = bpf_map__fd(c->skel->maps.snap_fresh);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t zero = 0;
-		struct bt_elf_req req = { .job = jobs[i].job, .key = jobs[i].key };
+		struct bt_elf_req req = { .job = jobs[i].job, .key = jobs[i].key, .round = round };
 		bpf_map_delete_elem(jfd, &jobs[i].key);
 		if (bpf_map_update_elem(rfd, &zero, &req, BPF_ANY)) {
 			err = -errno;
@@ -277,9 +295,9 @@ static int read_queued_build_ids(struct bt_capture *c)
 			logf_(c, BT_LOG_DEBUG, "reading a build-id in pid %u failed: %s", req.job.tgid,
 			      strerror(-e));
 		if (bpf_map_lookup_elem(rfd, &zero, &req) == 0 && !req.done) {
-			/* The process was gone: whoever else maps the file is reported unreadable. */
-			struct bt_bid fault = { .status = BT_BID_FAULT };
-			bpf_map_update_elem(ffd, &jobs[i].key, &fault, BPF_ANY);
+			/* The process was gone: the next pass picks another one that maps the file. */
+			struct bt_fresh gone_ = { .bid.status = BT_BID_PENDING, .round = round };
+			bpf_map_update_elem(ffd, &jobs[i].key, &gone_, BPF_ANY);
 		}
 	}
 	free(jobs);
@@ -297,14 +315,19 @@ static void clear_map(int fd, size_t key_size)
 			break;
 }
 
-/* The three passes described in buildtrace.bpf.c, over pids (n == 0: every process). */
+#define SNAP_ROUNDS 3  /* read rounds per snapshot: retries when a chosen process vanished */
+
+/* The passes described in buildtrace.bpf.c, over pids (n == 0: every process). */
 static int snapshot(struct bt_capture *c, const int *pids, size_t n)
 {
 	int err = vma_pass(c, 0, pids, n);
-	int jobs = read_queued_build_ids(c);
-	if (jobs < 0 && !err)
-		err = jobs;
-	if (jobs > 0) {
+	for (uint32_t round = 1; round <= SNAP_ROUNDS; round++) {
+		int jobs = read_queued_build_ids(c, round);
+		if (jobs < 0 && !err)
+			err = jobs;
+		if (jobs <= 0)
+			break;
+		c->skel->bss->snap_round = round;
 		int e = vma_pass(c, 1, pids, n);
 		if (e && !err)
 			err = e;

@@ -30,7 +30,7 @@ struct bl_args {
 	int verbose;
 };
 
-/* A mapping already printed: (pid, start, build-id). */
+/* A mapping already printed: (pid, start, build-id), the identity of a JSON line. */
 struct bl_seen {
 	uint32_t pid;
 	uint64_t start;
@@ -42,6 +42,10 @@ struct bl_ctx {
 	struct bt_htab seen;
 	struct bl_seen *keys;
 	size_t nkeys, cap;
+	/* Text lines already printed ("BUILDID PATH"): like perf, each file version once. */
+	struct bt_htab lines;
+	char **line_keys;
+	size_t nlines, lines_cap;
 	uint64_t printed;
 	uint64_t fallbacks;      /* build-ids read through /proc/PID/map_files */
 	uint64_t unreadable;     /* mappings whose build-id neither side could read */
@@ -53,8 +57,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: buildtrace buildid-list (-p PID[,PID...] | -a) [-d SECONDS] [--json] [--kernel]\n"
 		"       buildtrace buildid-list --kernel [--json]\n"
-		"Prints 'BUILDID PATH' for every executable file mapping of the processes, as they map\n"
-		"them, until -d expires, Ctrl-C, or every watched process has exited.\n"
+		"Prints 'BUILDID PATH' for every executable file the processes map (once per file\n"
+		"version; with --json, once per process and address), as they map them, until -d\n"
+		"expires, Ctrl-C, or every watched process has exited.\n"
 		"  -p, --pid PID[,PID...]  these processes\n"
 		"  -a, --all               every process\n"
 		"  -d, --duration SECONDS  stop after this long\n"
@@ -327,6 +332,37 @@ static int mark_seen(struct bl_ctx *b, const struct bl_seen *k)
 	return 1;
 }
 
+static bool line_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct bl_ctx *b = ctx;
+	return strcmp(b->line_keys[val], key) == 0;
+}
+
+/* 1 when the text line is new (and now remembered), 0 when printed before, -ENOMEM. */
+static int mark_line(struct bl_ctx *b, const char *line)
+{
+	uint32_t h = bt_hash_bytes(line, strlen(line), 0);
+	if (bt_htab_find(&b->lines, h, line_eq, b, line))
+		return 0;
+	if (b->nlines == b->lines_cap) {
+		size_t ncap = b->lines_cap ? 2 * b->lines_cap : 64;
+		char **nk = realloc(b->line_keys, ncap * sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		b->line_keys = nk;
+		b->lines_cap = ncap;
+	}
+	char *copy = strdup(line);
+	if (!copy)
+		return -ENOMEM;
+	if (bt_htab_insert(&b->lines, h, b->nlines)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	b->line_keys[b->nlines++] = copy;
+	return 1;
+}
+
 static void print_mapping(struct bl_ctx *b, const struct bt_rec_mapping *m, const struct bt_build_id *id,
 			  const char *source)
 {
@@ -349,7 +385,14 @@ static void print_mapping(struct bl_ctx *b, const struct bt_rec_mapping *m, cons
 		printf(",\"deleted\":%s,\"source\":\"%s\"}\n",
 		       (m->flags & BT_MAP_F_DELETED) ? "true" : "false", source);
 	} else {
-		printf("%s %s\n", hex, path);
+		char line[2 * BT_BUILD_ID_MAXLEN + BT_PATH_MAX + 2];
+		snprintf(line, sizeof(line), "%s %s", hex, path);
+		if ((r = mark_line(b, line)) <= 0) {
+			if (r < 0)
+				b->err = r;
+			return;
+		}
+		printf("%s\n", line);
 	}
 	fflush(stdout);
 	b->printed++;
@@ -442,10 +485,17 @@ static int run(const struct bl_args *a)
 
 	struct bl_ctx b = { .a = a };
 	bt_htab_init(&b.seen);
+	bt_htab_init(&b.lines);
 	struct bt_capture_opts co = {
 		.sz = sizeof(co), .pids = a->pids, .npids = a->npids, .all = a->all, .samples = false,
 		.on_record = on_record, .ctx = &b, .log = on_log,
 	};
+	/* Installed before loading, which takes a while: Ctrl-C then still ends with a summary. */
+	stop_signal = 0;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	struct bt_capture *c = NULL;
 	int rcode = 0;
 	int err = bt_capture_open(&co, &c, msg, sizeof(msg));
@@ -453,11 +503,6 @@ static int run(const struct bl_args *a)
 		rcode = bt_cli_error(1, "%s", msg);
 		goto out;
 	}
-	stop_signal = 0;
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	double t0 = now_s(), last_check = t0;
 	while (!stop_signal) {
 		double t = now_s();
@@ -480,8 +525,6 @@ static int run(const struct bl_args *a)
 	/* What the kernel wrote before the end still belongs to the list. */
 	while (!rcode && (err = bt_capture_poll(c, 0)) > 0)
 		;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 
 	struct bt_capture_stats st;
 	if (bt_capture_stats(c, &st) == 0) {
@@ -502,9 +545,15 @@ static int run(const struct bl_args *a)
 	if (b.err && !rcode)
 		rcode = bt_cli_error(1, "%s", strerror(-b.err));
 out:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	bt_capture_close(c);
 	bt_htab_free(&b.seen);
 	free(b.keys);
+	bt_htab_free(&b.lines);
+	for (size_t i = 0; i < b.nlines; i++)
+		free(b.line_keys[i]);
+	free(b.line_keys);
 	return rcode;
 }
 

@@ -3,7 +3,8 @@
 # build-ids in every file.
 PROGS_DIR    := $(BUILD)/tests/progs
 PROGS_CFLAGS := -O0 -g -fno-omit-frame-pointer -Wl,--build-id=sha1
-PROGS_BINS   := $(PROGS_DIR)/spin $(PROGS_DIR)/dlopener $(PROGS_DIR)/forker $(PROGS_DIR)/threads
+PROGS_BINS   := $(PROGS_DIR)/spin $(PROGS_DIR)/dlopener $(PROGS_DIR)/forker $(PROGS_DIR)/threads \
+                $(PROGS_DIR)/mapper
 
 $(PROGS_DIR)/libbtdl.so: tests/progs/btdl.c
 	@mkdir -p $(@D)

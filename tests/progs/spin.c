@@ -40,11 +40,11 @@ static void *reader(void *arg)
 	static char buf[1 << 16];
 	int fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0)
-		return NULL;
+		return arg;
 	for (;;)
 		if (read(fd, buf, sizeof(buf)) < 0)
 			break;
-	return NULL;
+	return arg;
 }
 
 int main(int argc, char **argv)
