@@ -241,7 +241,8 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 		bt_folded_free(f);
 		return err;
 	}
-	qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
+		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
 	return 0;
 }
 
@@ -285,7 +286,8 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 		bt_folded_free(f);
 		return err;
 	}
-	qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
+		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
 	return 0;
 }
 
