@@ -15,3 +15,12 @@ $(SESSION_DIR)/spin: tests/session/spin.c
 	$(CLANG) $(SESSION_CFLAGS) -o $@ $<
 
 fixtures:: $(SESSION_DIR)/spin $(SESSION_DIR)/verhost $(SESSION_DIR)/v2/libverlib.so $(BUILD)/demo-workload
+
+# A stripped program whose only symbols are in a separate debug file (served by debuginfod in tests).
+$(SESSION_DIR)/dspin $(SESSION_DIR)/dspin.debug: tests/session/spin.c
+	@mkdir -p $(SESSION_DIR)
+	$(CLANG) $(SESSION_CFLAGS) -o $(SESSION_DIR)/dspin.full $<
+	objcopy --only-keep-debug $(SESSION_DIR)/dspin.full $(SESSION_DIR)/dspin.debug
+	objcopy --strip-all $(SESSION_DIR)/dspin.full $(SESSION_DIR)/dspin
+
+fixtures:: $(SESSION_DIR)/dspin

@@ -7,6 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sys/capability.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 int bt_test_run(char *out, size_t len, const char *fmt, ...)
 {
@@ -63,3 +71,54 @@ const char *bt_test_fixture(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", BT_FIXTURE_DIR, name);
 	return buf;
 }
+
+/* A network namespace of our own (when allowed) keeps the test server off every real interface;
+ * its loopback starts down. */
+bool bt_test_isolate_network(void)
+{
+	if (unshare(CLONE_NEWNET) != 0)
+		return false;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return false;
+	struct ifreq ifr = { 0 };
+	strcpy(ifr.ifr_name, "lo");
+	bool ok = ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
+	ifr.ifr_flags |= IFF_UP;
+	ok = ok && ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
+	close(s);
+	return ok;
+}
+
+int bt_test_free_port(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &len) != 0)
+		return -1;
+	close(s);
+	return ntohs(a.sin_port);
+}
+
+/* The status code of GET path on the loopback port, or -1. */
+int bt_test_http_status(int port, const char *path)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (s < 0)
+		return -1;
+	struct timeval tv = { 2, 0 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	char req[512], resp[64] = { 0 };
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	int code = -1;
+	if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    write(s, req, strlen(req)) == (ssize_t)strlen(req) && read(s, resp, sizeof(resp) - 1) > 12)
+		sscanf(resp, "HTTP/%*s %d", &code);
+	close(s);
+	return code;
+}
+

@@ -37,4 +37,13 @@ const char *bt_test_priv_missing(void);
 /* Formats a fixture path into buf: BT_FIXTURE_DIR "/" name. */
 const char *bt_test_fixture(char *buf, size_t len, const char *name);
 
+/* Moves the calling process into a network namespace of its own with loopback up, so test servers
+ * are reachable from nowhere else. False when not allowed (then they listen on the real loopback). */
+#include <stdbool.h>
+bool bt_test_isolate_network(void);
+/* A free TCP port on loopback, or -1. */
+int bt_test_free_port(void);
+/* The status code of GET path on loopback port, or -1. */
+int bt_test_http_status(int port, const char *path);
+
 #endif

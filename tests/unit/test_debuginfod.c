@@ -46,56 +46,6 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* A network namespace of our own (when allowed) keeps the test server off every real interface;
- * its loopback starts down. */
-static bool isolate_network(void)
-{
-	if (unshare(CLONE_NEWNET) != 0)
-		return false;
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return false;
-	struct ifreq ifr = { 0 };
-	strcpy(ifr.ifr_name, "lo");
-	bool ok = ioctl(s, SIOCGIFFLAGS, &ifr) == 0;
-	ifr.ifr_flags |= IFF_UP;
-	ok = ok && ioctl(s, SIOCSIFFLAGS, &ifr) == 0;
-	close(s);
-	return ok;
-}
-
-static int free_port(void)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    getsockname(s, (struct sockaddr *)&a, &len) != 0)
-		return -1;
-	close(s);
-	return ntohs(a.sin_port);
-}
-
-/* The status code of GET path on the loopback port, or -1. */
-static int http_status(int port, const char *path)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	if (s < 0)
-		return -1;
-	struct timeval tv = { 2, 0 };
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	char req[512], resp[64] = { 0 };
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
-	int code = -1;
-	if (connect(s, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    write(s, req, strlen(req)) == (ssize_t)strlen(req) && read(s, resp, sizeof(resp) - 1) > 12)
-		sscanf(resp, "HTTP/%*s %d", &code);
-	close(s);
-	return code;
-}
-
 static void fixture_path(const char *name, char *out)
 {
 	char rel[256];
@@ -133,8 +83,8 @@ static int group_setup(void **state)
 	if (bt_test_run(NULL, 0, "mkdir -p '%s' '%s/srv' && cp '%s' '%s/srv/'", f->root, f->dir, f->dbg,
 			f->dir) != 0)
 		return -1;
-	f->isolated = isolate_network();
-	f->port = free_port();
+	f->isolated = bt_test_isolate_network();
+	f->port = bt_test_free_port();
 	if (f->port <= 0)
 		return -1;
 	pid_t pid = fork();
@@ -162,7 +112,7 @@ static int group_setup(void **state)
 	char path[256];
 	snprintf(path, sizeof(path), "/buildid/%s/debuginfo", f->hex);
 	double deadline = now() + 20;
-	while (http_status(f->port, path) != 200) {
+	while (bt_test_http_status(f->port, path) != 200) {
 		if (now() > deadline || waitpid(pid, NULL, WNOHANG) == pid) {
 			fprintf(stderr, "debuginfod did not come up; see %s/server.log\n", f->dir);
 			stop_server(f);
@@ -319,7 +269,7 @@ static void debuginfod__server_stopped__cache_alone_symbolizes(void **state)
 	struct fx *f = *state;
 	stop_server(f);
 	char out[2048], dcache[192];
-	assert_int_equal(http_status(f->port, "/metrics"), -1);
+	assert_int_equal(bt_test_http_status(f->port, "/metrics"), -1);
 	/* A fresh libdebuginfod cache too: nothing but buildtrace's cache can answer. */
 	snprintf(dcache, sizeof(dcache), "%s/dcache-after", f->dir);
 	setenv("DEBUGINFOD_CACHE_PATH", dcache, 1);
