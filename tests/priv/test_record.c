@@ -186,6 +186,31 @@ static void record__unwritable_output__error_and_no_file(void **state)
 	assert_non_null(strstr(out, "cannot write /nonexistent-dir/x.folded"));
 }
 
+static void record__system_wide_kernel_frames__all_in_kallsyms(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	pid_t w = spawn("exec dd if=/dev/zero of=/dev/null bs=64 count=100000000 2>/dev/null");
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -a --kernel-only -d 2 -o " TMP "/kernel.folded 2>&1");
+	stop(w);
+	assert_int_equal(rc, 0);
+	/* every kernel frame name, without its _[k], must be a symbol the kernel lists (read now, so
+	 * that the BPF programs loaded meanwhile are there too) */
+	rc = bt_test_run(out, sizeof(out),
+		"tr ';' '\\n' < " TMP "/kernel.folded | sed -n 's/_\\[k\\]\\( [0-9]*\\)\\{0,1\\}$//p' | sort -u > " TMP "/knames; "
+		"awk '{print $3}' /proc/kallsyms | sort -u > " TMP "/kallsyms; "
+		"echo $(wc -l < " TMP "/knames) $(comm -23 " TMP "/knames " TMP "/kallsyms | wc -l); "
+		"comm -23 " TMP "/knames " TMP "/kallsyms | head -5");
+	assert_int_equal(rc, 0);
+	int names = -1, missing = -1;
+	assert_int_equal(sscanf(out, "%d %d", &names, &missing), 2);
+	print_message("%d kernel function names, %d not in /proc/kallsyms\n%s", names, missing, out);
+	assert_true(names >= 10);
+	assert_int_equal(missing, 0);
+	/* a dd copying /dev/zero spends its kernel time in the read and write paths */
+	assert_int_equal(bt_test_run(NULL, 0, "grep -q '^dd;.*vfs_read_\\[k\\]' " TMP "/kernel.folded"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +220,7 @@ int main(void)
 		cmocka_unit_test(record__sample_count__matches_frequency_and_cpu_time),
 		cmocka_unit_test(record__library_replaced_before_attach__each_process_its_version),
 		cmocka_unit_test(record__library_replaced_during_session__each_process_its_version),
+		cmocka_unit_test(record__system_wide_kernel_frames__all_in_kallsyms),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
