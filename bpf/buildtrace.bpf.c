@@ -147,6 +147,8 @@ int sample(struct bpf_perf_event_data *ctx)
 
 /* ---- process lifecycle -------------------------------------------------------------------- */
 
+static __always_inline void emit_exec_vma_at(struct task_struct *task, __u32 tgid, unsigned long addr);
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -163,6 +165,17 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), fn) < 0)
 		rec->filename[0] = '\0';
 	bpf_ringbuf_submit(rec, 0);
+	/* The kernel mapped the program and its interpreter itself, without mmap calls: report their
+	 * text now, so that a process gone before its snapshot still has them (with the build-id when
+	 * the file was seen before). The interpreter's text holds the entry point exec set up. */
+	struct task_struct *cur = bpf_get_current_task_btf();
+	unsigned long code = BPF_CORE_READ(cur, mm, start_code);
+	if (code)
+		emit_exec_vma_at(cur, tgid, code);
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	unsigned long entry = regs ? BPF_CORE_READ(regs, ip) : 0;
+	if (entry && (entry < code || entry >= BPF_CORE_READ(cur, mm, end_code)))
+		emit_exec_vma_at(cur, tgid, entry);
 	return 0;
 }
 
@@ -252,6 +265,23 @@ static long mmap_vma_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	return 0;
 }
 
+/* Reports the executable file mapping of task containing addr, if there is one. */
+static __always_inline void emit_exec_vma_at(struct task_struct *task, __u32 tgid, unsigned long addr)
+{
+	struct vma_found vf = { 0 };
+	if (bpf_find_vma(task, addr, mmap_vma_cb, &vf, 0) || !vf.found)
+		return;
+	__u32 zero = 0;
+	struct bt_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return;
+	fill_hdr(&s->rec.hdr, BT_REC_MMAP, sizeof(s->rec));
+	s->rec.pid = tgid;
+	s->rec.pad = 0;
+	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), 0))
+		count(BT_CNT_DROP_BASE + BT_REC_MMAP);
+}
+
 static __always_inline int handle_mmap(unsigned long addr)
 {
 	if (addr >= (unsigned long)-BT_MAX_ERRNO)
@@ -259,19 +289,7 @@ static __always_inline int handle_mmap(unsigned long addr)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!is_watched(tgid))
 		return 0;
-	struct vma_found vf = { 0 };
-	struct task_struct *task = bpf_get_current_task_btf();
-	if (bpf_find_vma(task, addr, mmap_vma_cb, &vf, 0) || !vf.found)
-		return 0;
-	__u32 zero = 0;
-	struct bt_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-	fill_hdr(&s->rec.hdr, BT_REC_MMAP, sizeof(s->rec));
-	s->rec.pid = tgid;
-	s->rec.pad = 0;
-	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), 0))
-		count(BT_CNT_DROP_BASE + BT_REC_MMAP);
+	emit_exec_vma_at(bpf_get_current_task_btf(), tgid, addr);
 	return 0;
 }
 

@@ -23,6 +23,15 @@
 #include "output.h"
 #include "session.h"
 
+/* A profile file: written under a temporary name and renamed once complete, so no reader ever sees
+ * half a profile. A NULL path or "-" is standard output. */
+struct out_file {
+	const char *path;
+	enum bt_format fmt;
+	char *tmp;
+	FILE *f;
+};
+
 struct record_args {
 	int *pids;
 	size_t npids;
@@ -32,6 +41,8 @@ struct record_args {
 	const char *output;  /* NULL: stdout */
 	const char *format;
 	enum bt_format fmt;
+	struct out_file *also;   /* --also-write FMT:FILE: more formats of the same profile */
+	size_t nalso;
 	bool user, kernel;
 	const char *cache_dir;
 	bool no_debuginfod;
@@ -52,7 +63,10 @@ static void record_usage(FILE *f)
 		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
 		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C or the processes exit)\n"
 		"  -o, --output FILE       write the profile here (default: standard output)\n"
-		"  -f, --format FORMAT     folded (default) or svg (an interactive flame graph)\n"
+		"  -f, --format FORMAT     folded (default), svg (an interactive flame graph), pprof\n"
+		"                          (gzip-compressed profile.proto with build-ids) or json\n"
+		"      --also-write FMT:FILE  write the same profile in format FMT to FILE as well\n"
+		"                          (repeatable)\n"
 		"      --user-only         user stacks only\n"
 		"      --kernel-only       kernel stacks only\n"
 		"      --per-pid           keep the stacks of different processes apart\n"
@@ -67,7 +81,25 @@ static void record_usage(FILE *f)
 }
 
 enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
-       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE };
+       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE };
+
+/* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
+static int add_also_write(struct record_args *a, char *arg)
+{
+	char *colon = strchr(arg, ':');
+	if (!colon || colon == arg || !colon[1] || !strcmp(colon + 1, "-"))
+		return bt_cli_error(2, "invalid --also-write '%s': expected FORMAT:FILE", arg);
+	*colon = '\0';
+	enum bt_format fmt;
+	if (bt_format_parse(arg, &fmt))
+		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", arg, bt_format_names());
+	struct out_file *n = realloc(a->also, (a->nalso + 1) * sizeof(*n));
+	if (!n)
+		return bt_cli_error(1, "out of memory");
+	a->also = n;
+	a->also[a->nalso++] = (struct out_file){ .path = colon + 1, .fmt = fmt };
+	return 0;
+}
 
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
@@ -78,6 +110,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
 		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
 		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
 		{ "per-pid", no_argument, NULL, OPT_PER_PID },
@@ -119,6 +152,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'o': a->output = optarg; break;
 		case 'f': a->format = optarg; break;
+		case OPT_ALSO_WRITE:
+			if ((err = add_also_write(a, optarg)))
+				return err;
+			break;
 		case OPT_USER_ONLY: user_only = true; break;
 		case OPT_KERNEL_ONLY: kernel_only = true; break;
 		case OPT_PER_PID: a->per_pid = true; break;
@@ -243,6 +280,72 @@ static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
 	log_cb(&((struct record_ctx *)ctx)->verbose, level, msg);
 }
 
+static int out_open(struct out_file *o)
+{
+	o->f = stdout;
+	o->tmp = NULL;
+	if (!o->path || !strcmp(o->path, "-"))
+		return 0;
+	o->f = NULL;
+	if (asprintf(&o->tmp, "%s.tmp.%d", o->path, (int)getpid()) < 0) {
+		o->tmp = NULL;
+		return -ENOMEM;
+	}
+	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->tmp);
+		}
+		free(o->tmp);
+		o->tmp = NULL;
+		return -e;
+	}
+	return 0;
+}
+
+/* Writes the profile and puts the file in place. 0 or -errno. */
+static int out_commit(struct out_file *o, const struct bt_session *s, const struct bt_output_opts *oo)
+{
+	int err = bt_output_session(s, o->fmt, oo, o->f);
+	if (o->f == stdout)
+		return err;
+	if (fclose(o->f) != 0 && !err)
+		err = -errno;
+	o->f = NULL;
+	if (!err && rename(o->tmp, o->path) != 0)
+		err = -errno;
+	return err;
+}
+
+/* Closes what is still open and removes the temporary file (a no-op after a successful commit). */
+static void out_discard(struct out_file *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->tmp) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+}
+
+static void outs_discard(struct out_file *main_out, struct record_args *a)
+{
+	out_discard(main_out);
+	for (size_t i = 0; i < a->nalso; i++)
+		out_discard(&a->also[i]);
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int run(struct record_args *a)
 {
 	char msg[512];
@@ -250,26 +353,27 @@ static int run(struct record_args *a)
 		return bt_cli_error(1, "%s; run as root (sudo buildtrace ...) or grant them with "
 				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
 				    "cap_checkpoint_restore+ep", msg);
-	FILE *out = stdout;
-	char *tmp_path = NULL;
-	if (a->output && strcmp(a->output, "-") != 0) {
-		/* Written under a temporary name and renamed at the end: no half-written profiles. */
-		if (asprintf(&tmp_path, "%s.tmp.%d", a->output, (int)getpid()) < 0)
-			return bt_cli_error(1, "out of memory");
-		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || !(out = fdopen(fd, "w"))) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			free(tmp_path);
-			return bt_cli_error(1, "cannot write %s: %s", a->output, strerror(e));
-		}
+	/* Every output is created before profiling starts: a path that cannot be written fails now. */
+	struct out_file main_out = { .path = a->output, .fmt = a->fmt };
+	const struct out_file *bad = NULL;
+	int oerr = out_open(&main_out);
+	if (oerr)
+		bad = &main_out;
+	for (size_t i = 0; !bad && i < a->nalso; i++)
+		if ((oerr = out_open(&a->also[i])))
+			bad = &a->also[i];
+	if (bad) {
+		const char *path = bad->path;
+		outs_discard(&main_out, a);
+		return bt_cli_error(1, "cannot write %s: %s", path, strerror(-oerr));
 	}
 	raise_nofile();
 
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
-	if (!rc)
+	if (!rc) {
+		outs_discard(&main_out, a);
 		return bt_cli_error(1, "out of memory");
+	}
 	rc->verbose = a->verbose;
 	struct bt_session_opts so = { .proc_root = "", .kernel = a->kernel, .per_pid = a->per_pid,
 				      .cache_dir = a->cache_dir, .cache_store = !a->no_cache };
@@ -316,6 +420,7 @@ static int run(struct record_args *a)
 	sigaction(SIGTERM, &sa, NULL);
 	bool live = a->live_set ? a->live : isatty(STDERR_FILENO);
 	double t0 = now_s(), last_tick = t0;
+	int64_t start_ns = wall_ns();
 	uint64_t last_samples = 0;
 	const char *why = "stopped";
 	for (;;) {
@@ -365,18 +470,17 @@ static int run(struct record_args *a)
 	/* Symbols still coming from debuginfod belong in this output: each lookup has its timeout. */
 	if (bt_session_poll_debuginfod(s, -1) > 0)
 		bt_session_resolve(s);
-	struct bt_output_opts oo = { .title = NULL };
-	err = bt_output_profile(&s->prof, a->fmt, &oo, out);
-	if (!err && out != stdout) {
-		if (fclose(out) != 0)
-			err = -errno;
-		out = NULL;
-		if (!err && rename(tmp_path, a->output) != 0)
-			err = -errno;
-	}
+	/* Every format is written from this one session: their totals and stacks agree. */
+	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
+				     .time_ns = start_ns, .duration_ns = (int64_t)((now_s() - t0) * 1e9) };
+	const struct out_file *failed = &main_out;
+	err = out_commit(&main_out, s, &oo);
+	for (size_t i = 0; !err && i < a->nalso; i++)
+		if ((err = out_commit(&a->also[i], s, &oo)))
+			failed = &a->also[i];
 	if (err) {
-		rcode = bt_cli_error(1, "writing %s failed: %s", a->output ? a->output : "the profile",
-				     strerror(-err));
+		rcode = bt_cli_error(1, "writing %s failed: %s",
+				     failed->tmp ? failed->path : "the profile", strerror(-err));
 		goto out;
 	}
 	if (live)
@@ -396,17 +500,19 @@ static int run(struct record_args *a)
 		fprintf(stderr, ", %llu mappings without a readable build-id",
 			(unsigned long long)s->stats.bid_missing);
 	fprintf(stderr, "\n");
+	if (a->verbose)
+		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
+			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
+			s->procs.nprocs, (unsigned long long)s->procs.seen,
+			(unsigned long long)s->stats.exits, (unsigned long long)s->stats.records,
+			(unsigned long long)s->stats.bad_records,
+			(unsigned long long)s->dsos.symtabs_loaded);
 out:
 	bt_capture_close(c);
 	bt_session_free(s);
 	bt_debuginfod_free(dbgd);
 	free(rc);
-	if (out && out != stdout)
-		fclose(out);
-	if (tmp_path) {
-		unlink(tmp_path);  /* no-op after a successful rename */
-		free(tmp_path);
-	}
+	outs_discard(&main_out, a);
 	return rcode;
 }
 
@@ -416,9 +522,11 @@ int cmd_record(int argc, char **argv)
 	int r = parse_args(argc, argv, &a);
 	if (r) {
 		free(a.pids);
+		free(a.also);
 		return r == 1 ? 0 : r;
 	}
 	r = run(&a);
 	free(a.pids);
+	free(a.also);
 	return r;
 }

@@ -296,7 +296,9 @@ int bt_flamegraph_write(const struct bt_folded *f, const struct bt_flamegraph_op
 	}
 	fputs("</svg>\n", out);
 	free(b.v);
-	if (ferror(out))
-		return -EIO;
-	return fflush(out) == 0 ? 0 : -errno;
+	/* A failed write left its errno (ENOSPC, EIO ...); stdio keeps only the error flag. */
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
 }

@@ -295,7 +295,7 @@ int bt_folded_write(const struct bt_folded *f, FILE *out)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (fprintf(out, "%s %llu\n", f->v[i].text, (unsigned long long)f->v[i].count) < 0)
-			return -EIO;
+			return errno ? -errno : -EIO;
 	return fflush(out) == 0 ? 0 : -errno;
 }
 
