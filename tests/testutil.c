@@ -122,3 +122,26 @@ int bt_test_http_status(int port, const char *path)
 	return code;
 }
 
+
+void *bt_test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open %s", path);
+	size_t cap = 1 << 16, n = 0, r;
+	char *buf = malloc(cap + 1);
+	assert_non_null(buf);
+	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			assert_non_null(buf);
+		}
+	}
+	assert_false(ferror(f));
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}

@@ -46,4 +46,7 @@ int bt_test_free_port(void);
 /* The status code of GET path on loopback port, or -1. */
 int bt_test_http_status(int port, const char *path);
 
+/* The whole file, malloc'ed (NUL-terminated beyond *len); fails the test when unreadable. */
+void *bt_test_read_file(const char *path, size_t *len);
+
 #endif

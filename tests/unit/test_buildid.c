@@ -24,24 +24,6 @@ static void readelf_id(const char *path, char *hex, size_t len)
 	hex[strcspn(hex, "\n")] = '\0';
 }
 
-static void *read_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	char *buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	size_t n = 0;
-	ssize_t r;
-	while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	assert_int_equal(n, (size_t)st.st_size);
-	*len = n;
-	return buf;
-}
-
 /* Asserts that our build-id of path (by path, fd and buffer) is readelf's. */
 static void expect_readelf_id(const char *path)
 {
@@ -63,7 +45,7 @@ static void expect_readelf_id(const char *path)
 	close(fd);
 
 	size_t len;
-	void *buf = read_file(path, &len);
+	void *buf = bt_test_read_file(path, &len);
 	assert_int_equal(bt_buildid_from_mem(buf, len, &id2), 0);
 	assert_true(bt_buildid_eq(&id, &id2));
 	free(buf);
@@ -274,7 +256,7 @@ static void buildid__truncations__error_or_same_id(void **state)
 		/* A relocatable file (the module) has only sections, whose table is at the very end. */
 		bool has_segments = strcmp(names[f], "fx-mod.ko") != 0;
 		size_t len;
-		unsigned char *full = read_file(fx(p, names[f]), &len);
+		unsigned char *full = bt_test_read_file(fx(p, names[f]), &len);
 		struct bt_build_id want, got;
 		assert_int_equal(bt_buildid_from_mem(full, len, &want), 0);
 		size_t ok = 0;
@@ -378,7 +360,7 @@ static void buildid__hostile_headers__error_not_crash(void **state)
 {
 	char p[512];
 	size_t len;
-	unsigned char *orig = read_file(fx(p, "fx-sha1"), &len);
+	unsigned char *orig = bt_test_read_file(fx(p, "fx-sha1"), &len);
 	struct bt_build_id want, id;
 	assert_int_equal(bt_buildid_from_mem(orig, len, &want), 0);
 	int err;
@@ -407,7 +389,7 @@ static void buildid__random_header_damage__error_or_valid(void **state)
 	srand(1234);
 	for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
 		size_t len;
-		unsigned char *orig = read_file(fx(p, names[f]), &len);
+		unsigned char *orig = bt_test_read_file(fx(p, names[f]), &len);
 		size_t span = len < 1024 ? len : 1024;
 		for (int round = 0; round < 3000; round++) {
 			unsigned char *copy = malloc(len);

@@ -20,24 +20,6 @@ static const char *fx(char *buf, const char *name)
 	return bt_test_fixture(buf, 512, name);
 }
 
-static void *read_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	char *buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	size_t n = 0;
-	ssize_t r;
-	while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	assert_int_equal(n, (size_t)st.st_size);
-	*len = n;
-	return buf;
-}
-
 static struct bt_elf *open_or_fail(const char *path)
 {
 	struct bt_elf *e = NULL;
@@ -284,7 +266,7 @@ static void elffile__section__bytes_match_readelf_offsets(void **state)
 					     "{ read off size; tail -c +$((0x$off + 1)) '%s' | head -c $((0x$size)); } > %s",
 					     fx(p, cases[i].file), cases[i].sec, p, tmp), 0);
 		size_t wlen;
-		void *want = read_file(tmp, &wlen);
+		void *want = bt_test_read_file(tmp, &wlen);
 		struct bt_elf *e = open_or_fail(p);
 		const void *data;
 		size_t len;
@@ -424,7 +406,7 @@ static void elffile__truncations__error_or_consistent(void **state)
 	char p[512];
 	for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
 		size_t len;
-		unsigned char *full = read_file(fx(p, names[f]), &len);
+		unsigned char *full = bt_test_read_file(fx(p, names[f]), &len);
 		struct bt_elf *e;
 		struct bt_elf_layout want, got;
 		assert_int_equal(bt_elf_open_mem(full, len, &e), 0);
@@ -471,7 +453,7 @@ static void elffile__hostile_section_headers__no_crash(void **state)
 {
 	char p[512];
 	size_t len;
-	unsigned char *orig = read_file(fx(p, "fx-linked"), &len);
+	unsigned char *orig = bt_test_read_file(fx(p, "fx-linked"), &len);
 	const Elf64_Ehdr *oeh = (const Elf64_Ehdr *)orig;
 	assert_int_equal(oeh->e_ident[EI_CLASS], ELFCLASS64);
 	srand(77);
@@ -534,7 +516,7 @@ static void elffile__debuglink__malformed_contents__enoexec(void **state)
 {
 	char p[512];
 	size_t len;
-	unsigned char *orig = read_file(fx(p, "fx-linked"), &len);
+	unsigned char *orig = bt_test_read_file(fx(p, "fx-linked"), &len);
 	size_t at = readelf_section_offset(p, ".gnu_debuglink");
 	assert_true(at > 0 && at < len);
 	assert_memory_equal(orig + at, "fx-sha1.debug", 14);

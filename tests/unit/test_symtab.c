@@ -23,24 +23,6 @@ static const char *fx(char *buf, const char *name)
 	return bt_test_fixture(buf, 512, name);
 }
 
-static void *read_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	struct stat st;
-	assert_int_equal(fstat(fd, &st), 0);
-	char *buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	size_t n = 0;
-	ssize_t r;
-	while (n < (size_t)st.st_size && (r = read(fd, buf + n, (size_t)st.st_size - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	assert_int_equal(n, (size_t)st.st_size);
-	*len = n;
-	return buf;
-}
-
 static struct bt_symtab *load_or_fail(const char *path)
 {
 	struct bt_symtab *st = NULL;
@@ -839,7 +821,7 @@ static void symtab__truncated_or_zeroed__error_or_consistent(void **state)
 	char p[512];
 	for (size_t f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
 		size_t len;
-		unsigned char *full = read_file(fx(p, names[f]), &len);
+		unsigned char *full = bt_test_read_file(fx(p, names[f]), &len);
 		size_t loaded = 0;
 		for (size_t cut = 0; cut < len; cut += 3) {
 			unsigned char *copy = malloc(cut ? cut : 1);
@@ -889,7 +871,7 @@ static void symtab__hostile_symbol_tables__no_crash(void **state)
 {
 	char p[512];
 	size_t len;
-	unsigned char *orig = read_file(fx(p, "fx-sha1"), &len);
+	unsigned char *orig = bt_test_read_file(fx(p, "fx-sha1"), &len);
 	const Elf64_Ehdr *oeh = (const Elf64_Ehdr *)orig;
 	assert_int_equal(oeh->e_ident[EI_CLASS], ELFCLASS64);
 	static const uint64_t nasty[] = { 0, 1, 7, 0x7fffffff, 0xffffffff, UINT64_MAX, UINT64_MAX - 7, 1ull << 40 };
