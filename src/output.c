@@ -5,8 +5,13 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "jsonout.h"
+#include "pprof.h"
+#include "session.h"
 
-static const char *const names[] = { [BT_FMT_FOLDED] = "folded", [BT_FMT_SVG] = "svg" };
+static const char *const names[] = {
+	[BT_FMT_FOLDED] = "folded", [BT_FMT_SVG] = "svg", [BT_FMT_PPROF] = "pprof", [BT_FMT_JSON] = "json",
+};
 
 int bt_format_parse(const char *name, enum bt_format *out)
 {
@@ -20,7 +25,31 @@ int bt_format_parse(const char *name, enum bt_format *out)
 
 const char *bt_format_names(void)
 {
-	return "folded, svg";
+	return "folded, svg, pprof, json";
+}
+
+static struct bt_pprof_opts pprof_opts(const struct bt_output_opts *o)
+{
+	struct bt_pprof_opts po = { 0 };
+	if (o) {
+		po.period_ns = o->period_ns;
+		po.time_ns = o->time_ns;
+		po.duration_ns = o->duration_ns;
+		po.kernel_root = o->kernel_root;
+	}
+	return po;
+}
+
+static struct bt_json_opts json_opts(const struct bt_output_opts *o)
+{
+	struct bt_json_opts jo = { 0 };
+	if (o) {
+		jo.period_ns = o->period_ns;
+		jo.time_ns = o->time_ns;
+		jo.duration_ns = o->duration_ns;
+		jo.kernel_root = o->kernel_root;
+	}
+	return jo;
 }
 
 int bt_output_folded(const struct bt_folded *f, enum bt_format fmt, const struct bt_output_opts *o,
@@ -32,6 +61,14 @@ int bt_output_folded(const struct bt_folded *f, enum bt_format fmt, const struct
 	case BT_FMT_SVG: {
 		struct bt_flamegraph_opts fo = { .title = o ? o->title : NULL };
 		return bt_flamegraph_write(f, &fo, out);
+	}
+	case BT_FMT_PPROF: {
+		struct bt_pprof_opts po = pprof_opts(o);
+		return bt_pprof_write_folded(f, &po, out);
+	}
+	case BT_FMT_JSON: {
+		struct bt_json_opts jo = json_opts(o);
+		return bt_json_write_folded(f, &jo, out);
 	}
 	}
 	return -EINVAL;
@@ -47,4 +84,21 @@ int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const stru
 	err = bt_output_folded(&f, fmt, o, out);
 	bt_folded_free(&f);
 	return err;
+}
+
+int bt_output_session(const struct bt_session *s, enum bt_format fmt, const struct bt_output_opts *o,
+		      FILE *out)
+{
+	switch (fmt) {
+	case BT_FMT_PPROF: {
+		struct bt_pprof_opts po = pprof_opts(o);
+		return bt_pprof_write_session(s, &po, out);
+	}
+	case BT_FMT_JSON: {
+		struct bt_json_opts jo = json_opts(o);
+		return bt_json_write_session(s, &jo, out);
+	}
+	default:
+		return bt_output_profile(&s->prof, fmt, o, out);
+	}
 }

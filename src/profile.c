@@ -79,7 +79,7 @@ static bool stack_eq(void *ctx, uint64_t val, const void *k)
 	const struct stack_key *key = k;
 	const struct bt_stack *s = &p->stacks[val];
 	return s->comm_id == key->comm_id && s->pid == key->pid && s->nframes == key->n &&
-	       memcmp(&p->frames[s->first], key->ids, key->n * sizeof(uint32_t)) == 0;
+	       (key->n == 0 || memcmp(&p->frames[s->first], key->ids, key->n * sizeof(uint32_t)) == 0);
 }
 
 int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
@@ -96,7 +96,8 @@ int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const u
 	if (grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks)) ||
 	    grow((void **)&p->frames, &p->frames_cap, p->nframes + n, sizeof(*p->frames)))
 		return -ENOMEM;
-	memcpy(&p->frames[p->nframes], loc_ids, n * sizeof(uint32_t));
+	if (n)  /* an empty stack may come with no arrays at all */
+		memcpy(&p->frames[p->nframes], loc_ids, n * sizeof(uint32_t));
 	p->stacks[p->nstacks] = (struct bt_stack){
 		.comm_id = comm_id, .pid = key.pid, .nframes = (uint32_t)n, .first = (uint32_t)p->nframes,
 		.count = count,

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""json_fold.py - reads a buildtrace JSON profile the way a consumer would: checks it against the
+schema of docs/json-format.md (exit 1 with the first violation), then prints either the folded stacks
+it stands for ("fold", the default: the rules of docs/json-format.md) or one tab-separated line per
+frame ("frames": index, kind, name, file, build_id, offset or address, return_address, resolved).
+
+Usage: json_fold.py FILE [fold|frames|header]"""
+import json
+import re
+import sys
+
+HEX = re.compile(r"^0x[0-9a-f]+$")
+BID = re.compile(r"^([0-9a-f]{2})+$")
+
+
+def fail(msg):
+    print("json_fold: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def need(obj, key, types, where):
+    if key not in obj:
+        fail("%s: missing %r" % (where, key))
+    if not isinstance(obj[key], types) or (isinstance(obj[key], bool) and bool not in types):
+        fail("%s: %r has the wrong type" % (where, key))
+    return obj[key]
+
+
+def main():
+    with open(sys.argv[1], "rb") as f:
+        doc = json.loads(f.read().decode("utf-8"))  # strict: the file must be UTF-8
+    mode = sys.argv[2] if len(sys.argv) > 2 else "fold"
+    if need(doc, "format", (str,), "document") != "buildtrace-profile":
+        fail("not a buildtrace profile")
+    if need(doc, "version", (int,), "document") != 1:
+        fail("unknown version")
+    if need(doc, "source", (str,), "document") not in ("session", "folded"):
+        fail("bad source")
+    need(doc, "unit", (str,), "document")
+    for k in ("period_ns", "duration_ns"):
+        if doc.get(k, 0) is not None:
+            need(doc, k, (int,), "document")
+    if doc.get("start_time") is not None and not re.match(
+            r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$", need(doc, "start_time", (str,), "document")):
+        fail("bad start_time")
+    per_pid = need(doc, "per_pid", (bool,), "document")
+    total = need(doc, "total", (int,), "document")
+    frames = need(doc, "frames", (list,), "document")
+    stacks = need(doc, "stacks", (list,), "document")
+    for i, fr in enumerate(frames):
+        w = "frame %d" % i
+        need(fr, "name", (str,), w)
+        kind = need(fr, "kind", (str,), w)
+        if kind not in ("user", "kernel", "unmapped"):
+            fail(w + ": bad kind")
+        if fr.get("file") is not None:
+            need(fr, "file", (str,), w)
+        elif "file" not in fr:
+            fail(w + ": missing 'file'")
+        if fr.get("build_id") is not None and not BID.match(need(fr, "build_id", (str,), w)):
+            fail(w + ": bad build_id")
+        elif "build_id" not in fr:
+            fail(w + ": missing 'build_id'")
+        need(fr, "resolved", (bool,), w)
+        for k in ("offset", "address"):
+            if k in fr and not HEX.match(need(fr, k, (str,), w)):
+                fail(w + ": bad " + k)
+        if doc["source"] == "session":
+            if kind == "user" and "offset" not in fr:
+                fail(w + ": a user frame needs its offset")
+            if kind != "user" and "address" not in fr:
+                fail(w + ": needs its address")
+            need(fr, "return_address", (bool,), w)
+    counted = 0
+    lines = {}
+    for i, st in enumerate(stacks):
+        w = "stack %d" % i
+        comm = need(st, "comm", (str,), w)
+        count = need(st, "count", (int,), w)
+        if per_pid:
+            need(st, "pid", (int,), w)
+        ids = need(st, "frames", (list,), w)
+        names = [comm or "[unknown]"]
+        for fid in ids:
+            if not isinstance(fid, int) or isinstance(fid, bool) or not 0 <= fid < len(frames):
+                fail(w + ": frame index out of range")
+            fr = frames[fid]
+            names.append(fr["name"] + ("_[k]" if fr["kind"] == "kernel" else ""))
+        text = ";".join(re.sub(r"[;\r\n]", ":", n) for n in names)
+        lines[text] = lines.get(text, 0) + count
+        counted += count
+    if counted != total:
+        fail("total %d, stacks count %d" % (total, counted))
+    if mode == "fold":
+        for text, n in lines.items():
+            print("%s %d" % (text, n))
+    elif mode == "frames":
+        for i, fr in enumerate(frames):
+            where = fr.get("offset", fr.get("address", "-"))
+            print("\t".join(str(x) for x in (i, fr["kind"], fr["name"], fr["file"], fr["build_id"], where,
+                                              str(fr.get("return_address", "-")).lower(),
+                                              str(fr["resolved"]).lower())))
+    elif mode == "header":
+        for k in ("source", "unit", "period_ns", "start_time", "duration_ns", "per_pid", "total"):
+            print("%s\t%s" % (k, json.dumps(doc.get(k))))
+    else:
+        fail("unknown mode " + mode)
+
+
+main()

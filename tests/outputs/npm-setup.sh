@@ -1,0 +1,29 @@
+#!/bin/sh
+# Installs npm packages the output tests drive (default: pprof-format; the browser test adds
+# puppeteer-core) into a test-local node_modules, build/npm, once. Prints why and exits 1 when it
+# cannot (no npm, no registry).
+set -u
+dir=build/npm
+[ $# -gt 0 ] || set -- pprof-format
+missing=""
+for p in "$@"; do
+	[ -f "$dir/node_modules/$p/package.json" ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+command -v npm >/dev/null 2>&1 || { echo "npm is not installed"; exit 1; }
+mkdir -p "$dir" || exit 1
+[ -f "$dir/package.json" ] || echo '{ "private": true }' > "$dir/package.json"
+specs=""
+for p in $missing; do
+	case $p in
+	pprof-format) specs="$specs pprof-format@^2" ;;
+	puppeteer-core) specs="$specs puppeteer-core@^24" ;;
+	*) specs="$specs $p" ;;
+	esac
+done
+# puppeteer-core never downloads a browser: the tests use Debian's Chromium.
+if ! log=$(timeout 600 npm install --prefix "$dir" --no-audit --no-fund --loglevel=error $specs 2>&1); then
+	echo "npm install$specs failed: $(printf '%s' "$log" | tail -n 3)"
+	exit 1
+fi
+exit 0
