@@ -78,9 +78,9 @@ static void record__demo_workload__stacks_match_perf(void **state)
 	assert_true(count_lines(TMP "/bt.folded", "main;do_work;count_primes;is_prime", NULL) > 0);
 }
 
-static void record__sample_count__matches_frequency_and_cpu_time(void **state)
+/* One session over the spinner: the samples it got and the CPU seconds the spinner used. */
+static void count_once(double *got, double *cpu)
 {
-	bt_test_require_priv();
 	char out[4096];
 	/* The spinner waits until buildtrace is attached, burns 2.5 s of CPU, reports its CPU time and
 	 * exits, which ends the session: every CPU-second it used falls inside the session. */
@@ -91,11 +91,25 @@ static void record__sample_count__matches_frequency_and_cpu_time(void **state)
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "every watched process exited"));
 	bt_test_run(out, sizeof(out), "cat " TMP "/spin.cpu");
-	double cpu = atof(out);
+	*cpu = atof(out);
 	bt_test_run(out, sizeof(out), "tests/tools/foldtool.py total " TMP "/count.folded");
-	double got = atof(out), want = 199 * cpu;
-	print_message("samples %.0f, expected %.0f (cpu %.2fs)\n", got, want, cpu);
-	assert_true(cpu >= 2.5);
+	*got = atof(out);
+}
+
+static void record__sample_count__matches_frequency_and_cpu_time(void **state)
+{
+	bt_test_require_priv();
+	/* cpu-clock fires on wall-clock time while a process's CPU time excludes time stolen from a
+	 * virtual machine, so a host under load can skew one run: a second run must then agree */
+	double got = 0, cpu = 0, want = 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		count_once(&got, &cpu);
+		want = 199 * cpu;
+		print_message("samples %.0f, expected %.0f (cpu %.2fs)\n", got, want, cpu);
+		assert_true(cpu >= 2.5);
+		if (got >= 0.9 * want && got <= 1.1 * want)
+			break;
+	}
 	assert_true(got >= 0.9 * want && got <= 1.1 * want);
 }
 
