@@ -164,7 +164,14 @@ static int merge_into(int fd, Elf *bin)
 	nd->d_size = x.names_len;
 	nd->d_align = 1;
 	nd->d_version = EV_CURRENT;
-	/* libelf lays the file out again; the program headers are kept as they were. */
+	/* libelf lays the file out again; the program headers are kept as they were. A hostile
+	 * section alignment would make that layout (and the memory file written) gigantic, so its
+	 * size is computed first and held to the cap the decompressed section already has. */
+	if (!err) {
+		int64_t size = elf_update(mini, ELF_C_NULL);
+		if (size < 0 || (uint64_t)size > BT_MINIDEBUGINFO_MAX)
+			err = size < 0 ? -EINVAL : -EFBIG;
+	}
 	if (!err && elf_update(mini, ELF_C_WRITE) < 0)
 		err = -EINVAL;
 	elf_end(mini);
