@@ -1,0 +1,238 @@
+# bench.py - `make bench`: runs the profiling and symbolization benchmarks, writes the raw numbers to
+# bench/raw/ and the tables to bench/RESULTS.md. tools/bench/run.sh prepares the machine and calls it.
+import csv
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+
+import benchlib as bl
+import prof
+import report
+import symb
+
+
+def env_int(name, default):
+    v = os.environ.get(name, '')
+    return int(v) if v.strip() else default
+
+
+def env_list(name, default):
+    v = os.environ.get(name, '')
+    return [int(x) for x in v.replace(',', ' ').split()] if v.strip() else default
+
+
+def settings():
+    quick = os.environ.get('BENCH_QUICK', '') not in ('', '0')
+    return {
+        'quick': quick,
+        'repeats': env_int('BENCH_REPEATS', 1 if quick else 3),
+        'rates': env_list('BENCH_RATES', [99, 999, 4999]),
+        'work_seconds': env_int('BENCH_WORK_SECONDS', 2 if quick else 6),
+        'settle_s': 1.0,
+        'sizes': env_list('BENCH_SIZES', [1000, 10000] if quick else [1000, 10000, 100000]),
+        'seed': env_int('BENCH_SEED', 1),
+        'cold': env_int('BENCH_COLD', 1) != 0,
+        'sym_budget_s': env_int('BENCH_SYM_BUDGET', 10 if quick else 30),
+        'sym_slow_s': env_int('BENCH_SYM_SLOW', 5 if quick else 10),
+        'sym_timeout_s': env_int('BENCH_SYM_TIMEOUT', 120),
+        'parts': os.environ.get('BENCH_PARTS', 'profile,symbolize').replace(',', ' ').split(),
+    }
+
+
+def log(msg):
+    print('bench: ' + msg, file=sys.stderr, flush=True)
+
+
+def write_csv(path, rows, fields):
+    with open(path, 'w', newline='') as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction='ignore')
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: fmt_cell(r.get(k)) for k in fields})
+
+
+def fmt_cell(v):
+    if isinstance(v, float):
+        return '%.6g' % v
+    return '' if v is None else v
+
+
+def versions():
+    def first(cmd):
+        out = bl.output(cmd)
+        return out.splitlines()[0] if out else 'not installed'
+
+    return {
+        'buildtrace': 'git ' + (bl.output(['git', 'rev-parse', '--short', 'HEAD'], '?') +
+                                (' + uncommitted changes'
+                                 if bl.output(['git', 'status', '--porcelain', '--untracked-files=no'])
+                                 else '')),
+        'perf': first(['perf', '--version']),
+        'bcc': 'bpfcc-tools ' + (bl.output(['dpkg-query', '-W', '-f=${Version}', 'bpfcc-tools'])
+                                 or 'not installed'),
+        'llvm-symbolizer': ' '.join(bl.output(['llvm-symbolizer', '--version']).split('\n')[1:2]).strip()
+        or 'not installed',
+        'eu-addr2line': first(['eu-addr2line', '--version']),
+        'addr2line': first(['addr2line', '--version']),
+        'libLLVM-14': bl.output(['dpkg-query', '-W', '-f=libllvm14 ${Version}', 'libllvm14']),
+        'libc6-dbg': bl.output(['dpkg-query', '-W', '-f=libc6-dbg ${Version}', 'libc6-dbg']),
+    }
+
+
+def bcc_status():
+    """Whether bcc's profile tool can compile its program here, and with which kernel headers."""
+    if not shutil.which('profile-bpfcc'):
+        return False, 'bcc is not installed (bpfcc-tools)'
+    src = os.environ.get('BCC_KERNEL_SOURCE')
+    if src:
+        return True, 'kernel headers from %s' % os.environ.get('BENCH_BCC_HEADERS', src)
+    rel = os.uname().release
+    if os.path.exists('/lib/modules/%s/build' % rel) or os.path.exists('/sys/kernel/kheaders.tar.xz'):
+        return True, 'the running kernel\'s headers'
+    return False, 'no kernel headers for this kernel, which bcc compiles its program against'
+
+
+def main():
+    root = os.getcwd()
+    s = settings()
+    work = os.path.join(root, 'build', 'bench')
+    raw = os.path.join(root, 'bench', 'raw')
+    os.makedirs(raw, exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    info = {'machine': bl.machine(), 'versions': versions(), 'settings': s, 'notes': []}
+    started = time.monotonic()
+    t_stats = 'kernel/bpf_stats_enabled'
+    old_stats = bl.sysctl_get('kernel.bpf_stats_enabled')
+    info['max_sample_rate_before'] = bl.sysctl_get('kernel.perf_event_max_sample_rate')
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    prof_rows, sym_rows, agree = [], [], {}
+    try:
+        if 'profile' in s['parts']:
+            with open('/proc/sys/' + t_stats, 'w') as f:
+                f.write('1\n')
+            prof_rows = profile_part(root, work, s, info)
+        if 'symbolize' in s['parts']:
+            sym_rows, agree = symbolize_part(work, s, info)
+    finally:
+        if old_stats is not None:
+            with open('/proc/sys/' + t_stats, 'w') as f:
+                f.write(old_stats + '\n')
+    info['max_sample_rate_after'] = bl.sysctl_get('kernel.perf_event_max_sample_rate')
+    info['loadavg_at_end'] = bl.loadavg()
+    info['bench_seconds'] = round(time.monotonic() - started)
+
+    write_csv(os.path.join(raw, 'profile.csv'), prof_rows, PROFILE_FIELDS)
+    write_csv(os.path.join(raw, 'symbolize.csv'), sym_rows, SYMBOLIZE_FIELDS)
+    agree_rows = [dict(v, lib=lib, tool=t) for lib, per_n in agree.items()
+                  for n, per_tool in per_n.items() for t, v in per_tool.items()]
+    write_csv(os.path.join(raw, 'agreement.csv'), agree_rows, AGREE_FIELDS)
+    info['bpf_programs'] = [{'tool': r['tool'], 'hz': r['hz'], 'rep': r['rep'], 'progs': r['bpf_progs']}
+                            for r in prof_rows if r.get('bpf_progs')]
+    with open(os.path.join(raw, 'run.json'), 'w') as f:
+        json.dump(info, f, indent=1, sort_keys=True)
+        f.write('\n')
+    md = report.render(info, prof_rows, sym_rows, agree)
+    with open(os.path.join(root, 'bench', 'RESULTS.md'), 'w') as f:
+        f.write(md)
+    log('wrote bench/RESULTS.md and bench/raw/ in %d s' % info['bench_seconds'])
+
+
+PROFILE_FIELDS = ['tool', 'hz', 'rep', 'group', 'ok', 'error', 'work_wall', 'work_cpu', 'startup_s', 'prof_cpu',
+                  'record_cpu', 'script_cpu', 'prof_rss_kb', 'wakeups_per_s', 'ttfg_s', 'expected', 'delivered',
+                  'irq', 'samples', 'reported_samples', 'lost', 'unresolved', 'missing_stacks',
+                  'bpf_sample_ns', 'bpf_sample_runs', 'bpf_total_s']
+SYMBOLIZE_FIELDS = ['lib', 'mode', 'n', 'tool', 'rep', 'cache', 'ok', 'error', 'wall', 'cpu', 'rss_kb']
+AGREE_FIELDS = ['lib', 'n', 'tool', 'named', 'exact_llvm', 'same_llvm', 'same_buildtrace', 'majority',
+                'line_llvm', 'chain_llvm', 'frames_per_addr']
+
+
+def profile_part(root, work, s, info):
+    work_bin = os.path.join(work, 'bench-work')
+    rounds = prof.calibrate(work_bin, s['work_seconds'], log)
+    info['workload'] = {'rounds': rounds, 'threads': os.cpu_count(),
+                        'per_thread': '1 MiB buffer compressed, expanded and checked per round'}
+    home = os.path.join(work, 'home')
+    os.makedirs(home, exist_ok=True)
+    env = dict(os.environ)
+    env.pop('DEBUGINFOD_URLS', None)  # no network here: both tools would wait on it
+    env['HOME'] = home                 # their build-id caches stay out of the user's ~/.debug
+    tools = ['buildtrace', 'perf']
+    ok, why = bcc_status()
+    info['bcc'] = why
+    if ok:
+        tools.append('bcc')
+    else:
+        info['notes'].append('bcc\'s profile was not run: ' + why)
+    if not shutil.which('perf'):
+        tools.remove('perf')
+        info['notes'].append('perf is not installed (linux-perf): no perf columns')
+    ctx = prof.Ctx(os.path.join(work, 'prof'), work_bin, rounds, os.cpu_count(),
+                   os.path.join(root, 'buildtrace'), os.environ.get('BPFTOOL', 'bpftool'), env, log)
+    return prof.run_all(ctx, tools, s['rates'], s['repeats'], s['settle_s'])
+
+
+def symbolize_part(work, s, info):
+    have, missing = symb.available_tools()
+    for t in missing:
+        info['notes'].append('%s is not installed: no %s rows' % (t, t))
+    ctx = symb.Ctx(os.path.join(work, 'sym'), s['sizes'], s['repeats'], s['seed'], s['cold'],
+                   s['sym_budget_s'], s['sym_slow_s'], s['sym_timeout_s'], log)
+    rows, agree = [], {}
+    info['libraries'] = {}
+    for lib in symb.libraries():
+        info['libraries'][lib.key] = {'path': lib.path, 'what': lib.what, 'debug': lib.debug,
+                                      'text': ['0x%x' % lib.text[0], lib.text[1]] if lib.text else None,
+                                      'missing': lib.missing}
+        if lib.missing:
+            info['notes'].append('%s not measured: %s' % (lib.key, lib.missing))
+            continue
+        r, notes, a = symb.run_lib(ctx, lib, have)
+        info['libraries'][lib.key]['symbol_coverage'] = lib.coverage
+        rows += r
+        info['notes'] += notes
+        agree[lib.key] = a
+    return rows, agree
+
+
+def load_raw(raw):
+    """The rows of an earlier run, back from bench/raw/, to render RESULTS.md again."""
+    def typed(v):
+        if v in ('True', 'False'):
+            return v == 'True'
+        for conv in (int, float):
+            try:
+                return conv(v)
+            except ValueError:
+                pass
+        return None if v == '' else v
+
+    def rows(name):
+        with open(os.path.join(raw, name), newline='') as f:
+            return [{k: (v if k in ('group', 'error') else typed(v)) for k, v in r.items()}
+                    for r in csv.DictReader(f)]
+
+    with open(os.path.join(raw, 'run.json')) as f:
+        info = json.load(f)
+    prof_rows = rows('profile.csv')
+    progs = {(p['tool'], p['hz'], p['rep']): p['progs'] for p in info.get('bpf_programs', [])}
+    for r in prof_rows:
+        r['bpf_progs'] = progs.get((r['tool'], r['hz'], r['rep']))
+    agree = {}
+    for r in rows('agreement.csv'):
+        agree.setdefault(r['lib'], {}).setdefault(r['n'], {})[r['tool']] = r
+    return info, prof_rows, rows('symbolize.csv'), agree
+
+
+if __name__ == '__main__':
+    if sys.argv[1:] == ['--report-only']:
+        # Renders bench/RESULTS.md again from bench/raw/, without measuring anything.
+        info, p_rows, s_rows, ag = load_raw(os.path.join(os.getcwd(), 'bench', 'raw'))
+        with open(os.path.join(os.getcwd(), 'bench', 'RESULTS.md'), 'w') as f:
+            f.write(report.render(info, p_rows, s_rows, ag))
+        sys.exit(0)
+    if os.geteuid() != 0:
+        sys.exit('bench: needs root (the profilers load BPF programs; cold runs drop the page cache)')
+    main()

@@ -1,0 +1,457 @@
+# report.py - turns one `make bench` run's rows into bench/RESULTS.md: markdown tables of medians with
+# min-max, ratios against the other tools of the same run, the goals met or not, and what this
+# machine could not measure.
+import benchlib as bl
+
+PROFILERS = ['buildtrace', 'perf', 'bcc']
+SYM_TOOLS = ['buildtrace', 'llvm-symbolizer', 'eu-addr2line', 'addr2line']
+
+
+def num(v, digits=2):
+    if v is None:
+        return '—'
+    if abs(v) >= 100:
+        return '%.0f' % v
+    return ('%.' + str(digits) + 'f') % v
+
+
+def spread(xs, unit='', digits=2, scale=1.0, prefix=''):
+    """median (min–max) of the values, or — when there are none."""
+    s = bl.summary([x * scale if x is not None else None for x in xs])
+    if not s:
+        return '—'
+    med, lo, hi, n = s
+    if n == 1:
+        return '%s%s%s' % (prefix, num(med, digits), unit)
+    return '%s%s%s (%s–%s)' % (prefix, num(med, digits), unit, num(lo, digits), num(hi, digits))
+
+
+def times(r):
+    return '—' if r is None else '×%.2f' % r
+
+
+def pct(v):
+    return '—' if v is None else '%.1f%%' % (100 * v)
+
+
+def med(rows, key):
+    return bl.median([r.get(key) for r in rows])
+
+
+def table(head, rows):
+    out = ['| ' + ' | '.join(head) + ' |', '|' + '|'.join('---' for _ in head) + '|']
+    out += ['| ' + ' | '.join(str(c) for c in r) + ' |' for r in rows]
+    return '\n'.join(out) + '\n'
+
+
+# ---- machine ----------------------------------------------------------------------------------
+
+def machine_section(info):
+    m, v, s = info['machine'], info['versions'], info['settings']
+    rows = [
+        ['CPUs (nproc)', m['nproc']], ['CPU model', m['cpu']], ['memory', '%s GiB' % m['memory_gib']],
+        ['kernel', '%s (%s)' % (m['kernel'], m['kernel_version'])], ['OS', m['os']],
+        ['date', m['date']],
+        ['load average at start / end', '%s / %s' % (' '.join(m['loadavg_at_start']),
+                                                     ' '.join(info.get('loadavg_at_end', [])))],
+        ['bench run time', '%s s' % info.get('bench_seconds', '?')],
+    ]
+    rows += [[k, v[k]] for k in ['buildtrace', 'perf', 'bcc', 'llvm-symbolizer', 'eu-addr2line',
+                                 'addr2line', 'libLLVM-14', 'libc6-dbg'] if v.get(k)]
+    settings = ('repeats: %d%s; rates: %s Hz; symbolization sizes: %s; address seed: %d; '
+                'cold runs: %s' % (s['repeats'], ' (BENCH_QUICK)' if s['quick'] else '',
+                                   ', '.join(map(str, s['rates'])),
+                                   ', '.join(map(str, s['sizes'])), s['seed'],
+                                   'yes' if s['cold'] else 'no'))
+    return '## Machine\n\n' + table(['', ''], rows) + '\nSettings: ' + settings + '.\n'
+
+
+# ---- profiling --------------------------------------------------------------------------------
+
+def by_config(rows):
+    groups = {}
+    for r in rows:
+        if r.get('ok'):
+            groups.setdefault((r['tool'], r['hz']), []).append(r)
+    return groups
+
+
+def failures(rows):
+    out = {}
+    for r in rows:
+        if not r.get('ok'):
+            out.setdefault((r['tool'], r['hz']), []).append(r.get('error', '?'))
+    return out
+
+
+def paired_slowdowns(rows):
+    """Each profiled run's workload wall time over that of the baseline run just before it, in the
+    same group: load from other work on the machine changes slowly, so pairs cancel most of it."""
+    base = {r['group']: r['work_wall'] for r in rows
+            if r.get('ok') and r['tool'] == 'none' and r.get('group') is not None}
+    for r in rows:
+        if r.get('ok') and r['tool'] != 'none' and base.get(r.get('group')):
+            r['slowdown'] = r['work_wall'] / base[r['group']]
+    return rows
+
+
+def overhead_section(info, rows, rates):
+    g = by_config(rows)
+    base = g.get(('none', 0), [])
+    w = info.get('workload', {})
+    out = ['## 1. Overhead\n',
+           'The workload (`tools/bench/workload.c`, %s threads, one per CPU, each: %s; %s rounds) '
+           'is timed alone and under each profiler sampling every CPU (`buildtrace -a -F HZ`, '
+           '`perf record -a -g -F HZ`, bcc\'s `profile -af -F HZ`). Slowdown: the workload\'s '
+           'wall time over that of the run alone just before it (each repeat and rate starts with '
+           'one), median (min–max) over the repeats; "vs perf" divides the medians. Profiler CPU: user+system seconds of the '
+           'profiler\'s own processes from start to written output (for perf: `perf record` plus '
+           'the `perf script` that symbolizes). BPF: the programs\' run time as '
+           '`kernel.bpf_stats_enabled` counts it, which the kernel charges to the interrupted '
+           'tasks, not to the profiler; ns/sample is the perf_event program\'s run_time_ns / '
+           'run_cnt. Wakeups: the profiler\'s voluntary context switches per second while the '
+           'workload runs (each is a sleep ended by a wakeup, often an interrupt on a CPU the '
+           'workload runs on).\n' % (w.get('threads', '?'), w.get('per_thread', '?'),
+                                       w.get('rounds', '?'))]
+    head = ['profiler', 'Hz', 'workload wall s', 'slowdown', 'slowdown vs perf', 'workload CPU s',
+            'profiler CPU s', 'CPU vs perf', 'profiler wakeups/s', 'peak RSS MB', 'BPF ns/sample',
+            'BPF CPU s']
+    body = [['none', '—', spread([r['work_wall'] for r in base]), '—', '—',
+             spread([r['work_cpu'] for r in base]), '—', '—', '—', '—', '—', '—']]
+    fails = failures(rows)
+    for hz in rates:
+        perf = g.get(('perf', hz), [])
+        for t in PROFILERS:
+            rs = g.get((t, hz), [])
+            if not rs:
+                if (t, hz) in fails:
+                    body.append([t, hz, 'failed: ' + fails[(t, hz)][0][:120]] + [''] * 9)
+                continue
+            body.append([
+                t, hz, spread([r['work_wall'] for r in rs]),
+                spread([r.get('slowdown') for r in rs], prefix='×'),
+                times(bl.ratio(med(rs, 'slowdown'), med(perf, 'slowdown'))) if t != 'perf' else '—',
+                spread([r['work_cpu'] for r in rs]),
+                spread([r.get('prof_cpu') for r in rs]),
+                times(bl.ratio(med(rs, 'prof_cpu'), med(perf, 'prof_cpu'))) if t != 'perf' else '—',
+                spread([r.get('wakeups_per_s') for r in rs], digits=0),
+                spread([r.get('prof_rss_kb') for r in rs], scale=1 / 1024, digits=1),
+                spread([r.get('bpf_sample_ns') for r in rs], digits=0),
+                spread([r.get('bpf_total_s') for r in rs], digits=3),
+            ])
+    out.append(table(head, body))
+    perf_split = []
+    for hz in rates:
+        rs = g.get(('perf', hz), [])
+        if rs:
+            perf_split.append('%d Hz: record %s s + script %s s' % (
+                hz, num(med(rs, 'record_cpu')), num(med(rs, 'script_cpu'))))
+    if perf_split:
+        out.append('\nperf\'s CPU, split (medians): ' + '; '.join(perf_split) + '.\n')
+    progs = bpf_breakdown(rows)
+    if progs:
+        out.append('\nEvery BPF program of each tool, medians over all its runs (ns per run, runs '
+                   'per profile):\n\n' + progs)
+    return '\n'.join(out)
+
+
+def bpf_breakdown(rows):
+    per = {}
+    for r in rows:
+        for p in r.get('bpf_progs') or []:
+            per.setdefault((r['tool'], r['hz'], p['name']), []).append(p)
+    if not per:
+        return ''
+    body = []
+    for (t, hz, name), ps in sorted(per.items()):
+        ns = [p['run_time_ns'] / p['run_cnt'] for p in ps if p['run_cnt']]
+        body.append([t, hz, '`%s`' % name, ps[0]['type'], spread(ns, digits=0),
+                     spread([p['run_cnt'] for p in ps], digits=0),
+                     spread([p['run_time_ns'] / 1e9 for p in ps], digits=4)])
+    return table(['profiler', 'Hz', 'program', 'type', 'ns/run', 'runs', 'total s'], body)
+
+
+def loss_section(rows, rates):
+    g = by_config(rows)
+    out = ['## 3. Loss\n',
+           'Expected: the rate times the workload\'s CPU seconds (user+system, from wait4). '
+           'Delivered: samples of the workload (`bench-work`) in the written profile. Lost: as the '
+           'tool counts them (buildtrace: its BPF side, samples that found the ring buffer full; '
+           'perf: PERF_RECORD_LOST; bcc aggregates in the kernel and counts none, but says how '
+           'many stacks it could not store). In IRQ entry: delivered samples whose kernel stack '
+           'is in an interrupt\'s entry code (`asm_sysvec_*`, `asm_common_interrupt`), such as '
+           'the reschedule IPIs that wake a profiler\'s reader on another CPU; the kernel does not '
+           'count all of that time as the workload\'s CPU time, which is how delivered can exceed '
+           'expected.\n']
+    head = ['profiler', 'Hz', 'expected', 'delivered', 'delivered / expected', 'in IRQ entry', 'lost',
+            'all samples (every process)']
+    body = []
+    for hz in rates:
+        for t in PROFILERS:
+            rs = g.get((t, hz), [])
+            if not rs:
+                continue
+            fr = [bl.ratio(r.get('delivered'), r.get('expected')) for r in rs]
+            if t == 'bcc':
+                lost = 'not counted; stacks not stored: %s' % spread(
+                    [r.get('missing_stacks') for r in rs], digits=0)
+            else:
+                lost = spread([r.get('lost') for r in rs], digits=0)
+            body.append([t, hz, spread([r.get('expected') for r in rs], digits=0),
+                         spread([r.get('delivered') for r in rs], digits=0),
+                         spread(fr, scale=100, digits=1, unit='%'),
+                         spread([r.get('irq') for r in rs], digits=0), lost,
+                         spread([r.get('samples') for r in rs], digits=0)])
+    out.append(table(head, body))
+    return '\n'.join(out)
+
+
+def ttfg_section(rows, rates):
+    g = by_config(rows)
+    out = ['## 4. Time to first flame graph\n',
+           'From SIGINT (Ctrl-C) to the profile on disk: buildtrace and bcc write folded stacks '
+           'when they stop; perf needs `perf record` to finish and then `perf script` to write '
+           'symbolized samples (which still are not folded stacks: perf is timed to its text '
+           'output only). Measured at the end of each overhead run, so each profile holds the '
+           'whole workload.\n']
+    head = ['profiler', 'Hz', 'seconds', 'vs perf']
+    body = []
+    for hz in rates:
+        perf = g.get(('perf', hz), [])
+        for t in PROFILERS:
+            rs = g.get((t, hz), [])
+            if rs:
+                body.append([t, hz, spread([r.get('ttfg_s') for r in rs], digits=3),
+                             times(bl.ratio(med(rs, 'ttfg_s'), med(perf, 'ttfg_s')))
+                             if t != 'perf' else '—'])
+    out.append(table(head, body))
+    return '\n'.join(out)
+
+
+# ---- symbolization ----------------------------------------------------------------------------
+
+def fmt_n(n):
+    return '%dk' % (n // 1000) if n % 1000 == 0 else str(n)
+
+
+def symbolize_section(info, rows, agree):
+    out = ['## 2. Symbolization\n',
+           'N distinct addresses drawn from `.text` with a fixed seed (a smaller N is a prefix of a '
+           'larger one), on standard input, one tool process per run: `buildtrace symbolize --elf`, '
+           '`llvm-symbolizer --output-style=GNU`, `eu-addr2line -f -C`, `addr2line -f -C` (with '
+           'inlined frames: `--inlines`/`-i`). Cold: after `echo 3 > /proc/sys/vm/drop_caches` '
+           '(the tool\'s own binary and libraries are cold too); warm: the same run again right '
+           'after. Wall seconds median (min–max); ratio against llvm-symbolizer in the same run; '
+           'peak RSS is the warm runs\' median.\n']
+    libs = info.get('libraries', {})
+    for key, lib in libs.items():
+        out.append('### %s\n\n%s (`%s`%s).\n' % (key, lib['what'], lib['path'],
+                                                 ', debug file `%s`' % lib['debug'] if lib['debug'] else ''))
+        if lib.get('missing'):
+            out.append('Not measured here: %s.\n' % lib['missing'])
+            continue
+        if lib.get('symbol_coverage') is not None:
+            out.append('%s of its `.text` lies inside a function symbol with a size (`nm -S` over '
+                       'its symbol tables): an address elsewhere has no symbol that holds it, so '
+                       '"named" above that share is a nearest-symbol-below guess.\n'
+                       % pct(lib['symbol_coverage']))
+        lr = [r for r in rows if r['lib'] == key]
+        sizes = sorted({r['n'] for r in lr})
+        head = ['N', 'tool', 'cold s', 'cold vs llvm-symbolizer', 'warm s', 'warm vs llvm-symbolizer',
+                'peak RSS MB', 'runs']
+        body = []
+        for n in sizes:
+            for t in SYM_TOOLS:
+                rs = [r for r in lr if r['n'] == n and r['tool'] == t]
+                if not rs:
+                    continue
+                bad = [r for r in rs if not r['ok']]
+                if bad:
+                    body.append([fmt_n(n), t, bad[0]['error'], '', '', '', '', ''])
+                    continue
+                cells = [fmt_n(n), t]
+                for cache in ('cold', 'warm'):
+                    cr = [r['wall'] for r in rs if r['cache'] == cache]
+                    ref = [r['wall'] for r in lr if r['n'] == n and r['tool'] == 'llvm-symbolizer'
+                           and r['cache'] == cache and r['ok']]
+                    cells += [spread(cr, digits=3), times(bl.ratio(bl.median(cr), bl.median(ref)))
+                              if t != 'llvm-symbolizer' else '—']
+                cells += [spread([r['rss_kb'] for r in rs if r['cache'] == 'warm'], scale=1 / 1024,
+                                 digits=1),
+                          len([r for r in rs if r['cache'] == 'warm'])]
+                body.append(cells)
+        out.append(table(head, body))
+        a = agree.get(key, {})
+        if a:
+            out.append(agreement_tables(lib, a))
+    return '\n'.join(out)
+
+
+def agree_size(a):
+    """The largest N at which the most tools finished."""
+    most = max(len(v) for v in a.values())
+    return max(n for n, v in a.items() if len(v) == most)
+
+
+def agreement_tables(lib, a):
+    """At the largest N every tool finished, and at the largest N of all when that is larger."""
+    n_all = agree_size(a)
+    ns = [n_all] + ([max(a)] if max(a) != n_all else [])
+    out = []
+    lines = lib['what'].find('file:line') >= 0
+    for n in ns:
+        res = a[n]
+        head = ['tool', 'named', 'same function as llvm-symbolizer', 'same name, spelled alike',
+                'same function as buildtrace', 'same function as most others']
+        if lines:
+            head += ['innermost file:line as llvm-symbolizer', 'whole inline chain as llvm-symbolizer',
+                     'frames per address']
+        body = []
+        for t in SYM_TOOLS:
+            if t not in res:
+                continue
+            r = res[t]
+            row = [t, pct(r['named']), pct(r['same_llvm']), pct(r['exact_llvm']),
+                   pct(r['same_buildtrace']), pct(r['majority'])]
+            if lines:
+                row += [pct(r.get('line_llvm')), pct(r.get('chain_llvm')),
+                        num(r['frames_per_addr'], 3)]
+            body.append(row)
+        out.append('Agreement over N=%s addresses (%s):\n\n' % (
+            fmt_n(n), ', '.join(t for t in SYM_TOOLS if t in res)) + table(head, body))
+    out.append('"Same function": equal names once demangler spacing ("> >" or ">>") and symbol '
+               'versions (`@@GLIBC_2.34`) are set aside, or two symbols at one address (glibc\'s '
+               '`getnameinfo` and `__GI_getnameinfo`), or a part GCC split off a function '
+               '(`foo.cold`, `foo.isra.0`). "Spelled alike": only spacing and versions set aside. '
+               'Two tools that both name nothing agree. "Most others": more than half of the other '
+               'tools that ran at this N.\n')
+    return '\n'.join(out)
+
+
+# ---- goals ------------------------------------------------------------------------------------
+
+def goals_section(info, prof_rows, sym_rows, agree, rates):
+    g = by_config(prof_rows)
+    lines = ['## Goals\n']
+
+    def verdict(ok):
+        return '**met**' if ok else '**not met**'
+
+    if prof_rows:
+        cpu, slow = [], []
+        cpu_ok = slow_ok = True
+        for hz in rates:
+            bt, pf = g.get(('buildtrace', hz), []), g.get(('perf', hz), [])
+            if not bt or not pf:
+                continue
+            b, p = med(bt, 'prof_cpu'), med(pf, 'prof_cpu')
+            cpu_ok &= b <= p
+            cpu.append('%d Hz: %s s vs %s s' % (hz, num(b), num(p)))
+            b, p = med(bt, 'slowdown'), med(pf, 'slowdown')
+            if b is not None and p is not None:
+                slow_ok &= b <= p
+                slow.append('%d Hz: ×%s vs ×%s' % (hz, num(b), num(p)))
+        if cpu:
+            lines.append('- buildtrace\'s CPU per profile at most perf\'s (record + script): %s '
+                         '(medians, buildtrace vs perf: %s).' % (verdict(cpu_ok), '; '.join(cpu)))
+        if slow:
+            lines.append('- workload slowdown no worse than under perf: %s (median slowdowns, '
+                         'buildtrace vs perf: %s; the spread of each is in table 1).' % (
+                             verdict(slow_ok), '; '.join(slow)))
+        bt = g.get(('buildtrace', 999), [])
+        if bt:
+            lost = [r.get('lost') for r in bt]
+            ns = med(bt, 'bpf_sample_ns')
+            share = ns * 999 / 1e9 if ns is not None else None
+            ok = all(x == 0 for x in lost)
+            lines.append('- BPF cost per sample low enough for 999 Hz on every CPU with no loss: %s '
+                         '(lost samples per run: %s; the sampling program takes %s ns per sample, '
+                         '%s of each CPU at 999 Hz).' % (
+                             verdict(ok), ', '.join(str(x) for x in lost), num(ns, 0), pct(share)))
+    if sym_rows:
+        fast, right = [], []
+        fast_ok = right_ok = True
+        for key in sorted({r['lib'] for r in sym_rows}):
+            for n in sorted({r['n'] for r in sym_rows if r['lib'] == key}):
+                for cache in ('cold', 'warm'):
+                    walls = {t: bl.median([r['wall'] for r in sym_rows if r['lib'] == key
+                                           and r['n'] == n and r['tool'] == t and r['cache'] == cache
+                                           and r['ok']]) for t in ('buildtrace', 'llvm-symbolizer')}
+                    if None in walls.values():
+                        continue
+                    ok = walls['buildtrace'] <= walls['llvm-symbolizer']
+                    fast_ok &= ok
+                    if not ok:
+                        fast.append('%s N=%s %s: %s s vs %s s' % (
+                            key, fmt_n(n), cache, num(walls['buildtrace'], 3),
+                            num(walls['llvm-symbolizer'], 3)))
+            a = agree.get(key, {})
+            if a:
+                n = agree_size(a)
+                res = a[n]
+                if 'buildtrace' in res and 'llvm-symbolizer' in res:
+                    b, l = res['buildtrace'], res['llvm-symbolizer']
+                    key_b = b['majority'] if b['majority'] is not None else b['named']
+                    key_l = l['majority'] if l['majority'] is not None else l['named']
+                    ok = key_b >= key_l and b['named'] >= l['named']
+                    right_ok &= ok
+                    right.append('%s N=%s: named %s vs %s, same as most tools %s vs %s' % (
+                        key, fmt_n(n), pct(b['named']), pct(l['named']), pct(b['majority']),
+                        pct(l['majority'])))
+        lines.append('- symbolization at least as fast as llvm-symbolizer: %s%s.' % (
+            verdict(fast_ok), ' (slower: ' + '; '.join(fast) + ')' if fast else
+            ' at every N, cold and warm, in both libraries'))
+        if right:
+            lines.append('- and at least as often right: %s (buildtrace vs llvm-symbolizer: %s).' % (
+                verdict(right_ok), '; '.join(right)))
+    if len(lines) == 1:
+        lines.append('Nothing was measured.')
+    return '\n'.join(lines) + '\n'
+
+
+# ---- what could not be measured ---------------------------------------------------------------
+
+def limits_section(info, prof_rows):
+    notes = list(info.get('notes', []))
+    if info.get('bcc') and 'bcc\'s profile was not run' not in ' '.join(notes):
+        notes.append('bcc\'s profile compiled its program with %s; the program reads only the '
+                     'sampled registers and stacks, no kernel structure, so the headers\' version '
+                     'does not change what it does.' % info['bcc'])
+    for (t, hz), errs in sorted(failures(prof_rows).items()):
+        notes.append('%s at %s Hz failed in %d run(s): %s' % (t, hz or '-', len(errs), errs[0][:200]))
+    b, a = info.get('max_sample_rate_before'), info.get('max_sample_rate_after')
+    if b and a and b != a:
+        notes.append('the kernel lowered kernel.perf_event_max_sample_rate from %s to %s during the '
+                     'run (sampling interrupts took too long)' % (b, a))
+    notes += [
+        'perf\'s own kernel-side cost per sample (the sampling interrupt, copying the stack, writing '
+        'its ring buffer) has no counter like kernel.bpf_stats_enabled; it shows only in the '
+        'workload\'s slowdown and CPU time.',
+        'This machine is shared and has %s CPUs: other work runs beside the benchmark, so wall '
+        'times are noisy; the spread (min–max) shows how much.' % info['machine']['nproc'],
+        'libLLVM-14 has no DWARF here (Debian ships its debug symbols in a separate archive), so it '
+        'is measured for names only; libc carries file:line and inlined frames through libc6-dbg.',
+    ]
+    return '## Not measured here, and caveats\n\n' + '\n'.join('- ' + n for n in notes) + '\n'
+
+
+def render(info, prof_rows, sym_rows, agree):
+    rates = info['settings']['rates']
+    prof_rows = paired_slowdowns(prof_rows)
+    parts = [
+        '# buildtrace benchmarks\n',
+        'Written by `make bench` (tools/bench/); do not edit by hand. Raw numbers: bench/raw/ '
+        '(profile.csv, symbolize.csv, agreement.csv, run.json). Every ratio compares tools '
+        'measured in this same run, on this machine.\n',
+        machine_section(info),
+        goals_section(info, prof_rows, sym_rows, agree, rates),
+    ]
+    if prof_rows:
+        parts.append(overhead_section(info, prof_rows, rates))
+    if sym_rows:
+        parts.append(symbolize_section(info, sym_rows, agree))
+    if prof_rows:
+        parts.append(loss_section(prof_rows, rates))
+        parts.append(ttfg_section(prof_rows, rates))
+    parts.append(limits_section(info, prof_rows))
+    return '\n'.join(parts)
