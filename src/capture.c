@@ -384,6 +384,14 @@ int bt_capture_poll(struct bt_capture *c, int timeout_ms)
 		return c->stop_rc;
 	if (n < 0)
 		return n;
+	/* Samples do not wake the reader (see the sampler), so what the wait did not deliver is
+	 * taken now: at most one poll timeout late, for one wakeup per poll instead of per sample. */
+	int late = ring_buffer__consume(c->rb);
+	if (c->stopped)
+		return c->stop_rc;
+	if (late < 0)
+		return late;
+	n = n > INT_MAX - late ? INT_MAX : n + late;
 	if (c->npending || c->pending_all) {
 		int err = run_pending(c);
 		if (err)
