@@ -138,8 +138,9 @@ static void faults__process_churn__keeps_up_and_forgets_exited(void **state)
 	assert_null(strstr(out, "other records lost"));
 	assert_true(seen >= 1500);
 	assert_true(exits >= 1500);
-	/* what is left is the machine's live processes, not the churn */
-	assert_true(entries < seen / 10);
+	/* what is left is the machine's live processes and those that exited in the last 5 s, not
+	 * the 1500 of the churn (had they been kept, the table would hold them all) */
+	assert_true(entries < 1500 / 4);
 	/* the short-lived processes' own frames were named: the interpreter and the program are known
 	 * from their exec, before any snapshot could run */
 	assert_int_equal(bt_test_run(NULL, 0, "grep -q '^true;' " TMP "/churn.folded || "
