@@ -30,7 +30,7 @@ def settings():
         'quick': quick,
         'repeats': env_int('BENCH_REPEATS', 1 if quick else 3),
         'rates': env_list('BENCH_RATES', [99, 999, 4999]),
-        'work_seconds': env_int('BENCH_WORK_SECONDS', 2 if quick else 6),
+        'work_seconds': env_int('BENCH_WORK_SECONDS', 2 if quick else 5),
         'settle_s': 1.0,
         'sizes': env_list('BENCH_SIZES', [1000, 10000] if quick else [1000, 10000, 100000]),
         'seed': env_int('BENCH_SEED', 1),

@@ -330,6 +330,15 @@ def agreement_tables(lib, a):
 
 # ---- goals ------------------------------------------------------------------------------------
 
+def noise(a, b, key):
+    """A remark when the two sets of runs overlap, so their medians' order may be chance."""
+    xa = [r.get(key) for r in a if r.get(key) is not None]
+    xb = [r.get(key) for r in b if r.get(key) is not None]
+    if len(xa) > 1 and len(xb) > 1 and min(xa) <= max(xb) and min(xb) <= max(xa):
+        return ' (ranges overlap)'
+    return ''
+
+
 def goals_section(info, prof_rows, sym_rows, agree, rates):
     g = by_config(prof_rows)
     lines = ['## Goals\n']
@@ -346,11 +355,11 @@ def goals_section(info, prof_rows, sym_rows, agree, rates):
                 continue
             b, p = med(bt, 'prof_cpu'), med(pf, 'prof_cpu')
             cpu_ok &= b <= p
-            cpu.append('%d Hz: %s s vs %s s' % (hz, num(b), num(p)))
+            cpu.append('%d Hz: %s s vs %s s%s' % (hz, num(b), num(p), noise(bt, pf, 'prof_cpu')))
             b, p = med(bt, 'slowdown'), med(pf, 'slowdown')
             if b is not None and p is not None:
                 slow_ok &= b <= p
-                slow.append('%d Hz: ×%s vs ×%s' % (hz, num(b), num(p)))
+                slow.append('%d Hz: ×%s vs ×%s%s' % (hz, num(b), num(p), noise(bt, pf, 'slowdown')))
         if cpu:
             lines.append('- buildtrace\'s CPU per profile at most perf\'s (record + script): %s '
                          '(medians, buildtrace vs perf: %s).' % (verdict(cpu_ok), '; '.join(cpu)))
