@@ -1,5 +1,6 @@
 /* bidcache.c - the perf-compatible build-id cache: atomic stores (temporary name, then rename) of
  * binaries and debug files, verified opens, listing, removal, size-bounded pruning and archiving. */
+#include "pathfmt.h"
 #include "bidcache.h"
 #include "elffile.h"
 #include "ustar.h"
@@ -25,15 +26,6 @@ static const char *kind_name(enum bt_bidcache_kind k)
 	return k == BT_BIDCACHE_DEBUG ? "debug" : "elf";
 }
 
-static int fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static int fmt(char *buf, size_t len, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	int n = vsnprintf(buf, len, f, ap);
-	va_end(ap);
-	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
 
 int bt_bidcache_default_dir(char *buf, size_t len)
 {
@@ -43,9 +35,9 @@ int bt_bidcache_default_dir(char *buf, size_t len)
 		char tmp[4096];
 		if (getpwuid_r(getuid(), &pw, tmp, sizeof(tmp), &res) != 0 || !res || !res->pw_dir)
 			return -ENOENT;
-		return fmt(buf, len, "%s/.debug", res->pw_dir);
+		return bt_path_fmt(buf, len, "%s/.debug", res->pw_dir);
 	}
-	return fmt(buf, len, "%s/.debug", home);
+	return bt_path_fmt(buf, len, "%s/.debug", home);
 }
 
 /* An absolute path without empty, "." or ".." components and not inside .build-id, so that
@@ -53,8 +45,8 @@ int bt_bidcache_default_dir(char *buf, size_t len)
 static int clean_path(const char *path, char *out, size_t len)
 {
 	if (!path || path[0] != '/')
-		return fmt(out, len, "/%s", UNKNOWN_PATH);
-	int err = fmt(out, len, "%s", path);
+		return bt_path_fmt(out, len, "/%s", UNKNOWN_PATH);
+	int err = bt_path_fmt(out, len, "%s", path);
 	if (err)
 		return err;
 	size_t n = strlen(out);
@@ -73,7 +65,7 @@ static int clean_path(const char *path, char *out, size_t len)
 		if (*p)
 			p++;
 	}
-	return ok ? 0 : fmt(out, len, "/%s", UNKNOWN_PATH);
+	return ok ? 0 : bt_path_fmt(out, len, "/%s", UNKNOWN_PATH);
 }
 
 static int mkdir_p(char *path, mode_t mode)
@@ -98,7 +90,7 @@ static int mkdir_p(char *path, mode_t mode)
 
 static int link_path(const char *cache, const char *hex, char *out, size_t len)
 {
-	return fmt(out, len, "%s/.build-id/%.2s/%s", cache, hex, hex + 2);
+	return bt_path_fmt(out, len, "%s/.build-id/%.2s/%s", cache, hex, hex + 2);
 }
 
 /* Every byte a section or the section header table claims lies inside the file: catches a
@@ -179,7 +171,7 @@ static int link_target_dir(const char *cache, const char *hex, char *dir, size_t
 		if (*p)
 			p++;
 	}
-	return fmt(dir, len, "%s/%s", cache, target + 6);
+	return bt_path_fmt(dir, len, "%s/%s", cache, target + 6);
 }
 
 static int copy_fd(int from, int to)
@@ -220,9 +212,9 @@ out:
 static int store_file(const char *dir, const char *name, int fd, mode_t mode)
 {
 	char tmp[PATH_MAX], final[PATH_MAX];
-	int err = fmt(tmp, sizeof(tmp), "%s/.%s.tmpXXXXXX", dir, name);
+	int err = bt_path_fmt(tmp, sizeof(tmp), "%s/.%s.tmpXXXXXX", dir, name);
 	if (!err)
-		err = fmt(final, sizeof(final), "%s/%s", dir, name);
+		err = bt_path_fmt(final, sizeof(final), "%s/%s", dir, name);
 	if (err)
 		return err;
 	int out = mkostemp(tmp, O_CLOEXEC);
@@ -246,7 +238,7 @@ static int store_link(const char *cache, const char *hex, const char *target)
 	char lp[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX], cur[PATH_MAX];
 	int err = link_path(cache, hex, lp, sizeof(lp));
 	if (!err)
-		err = fmt(dir, sizeof(dir), "%s/.build-id/%.2s", cache, hex);
+		err = bt_path_fmt(dir, sizeof(dir), "%s/.build-id/%.2s", cache, hex);
 	if (err)
 		return err;
 	ssize_t n = readlink(lp, cur, sizeof(cur) - 1);
@@ -259,7 +251,7 @@ static int store_link(const char *cache, const char *hex, const char *target)
 	if (err)
 		return err;
 	for (unsigned attempt = 0;; attempt++) {
-		err = fmt(tmp, sizeof(tmp), "%s/.tmp.%s.%d.%u", dir, hex + 2, (int)getpid(), attempt);
+		err = bt_path_fmt(tmp, sizeof(tmp), "%s/.tmp.%s.%d.%u", dir, hex + 2, (int)getpid(), attempt);
 		if (err)
 			return err;
 		if (symlink(target, tmp) == 0)
@@ -294,7 +286,7 @@ static int add(const char *cache, const struct bt_build_id *id, const char *path
 	int err = link_target_dir(cache, hex, dir, sizeof(dir), target, sizeof(target));
 	struct stat dst;
 	if (!err && stat(dir, &dst) == 0 && S_ISDIR(dst.st_mode)) {
-		err = fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
+		err = bt_path_fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
 		if (err)
 			return err;
 		int have = open_verified(file, id);
@@ -308,13 +300,13 @@ static int add(const char *cache, const struct bt_build_id *id, const char *path
 	char orig[PATH_MAX];
 	err = clean_path(path, orig, sizeof(orig));
 	if (!err)
-		err = fmt(dir, sizeof(dir), "%s%s/%s", cache, orig, hex);
+		err = bt_path_fmt(dir, sizeof(dir), "%s%s/%s", cache, orig, hex);
 	if (!err)
-		err = fmt(target, sizeof(target), "../..%s/%s", orig, hex);
+		err = bt_path_fmt(target, sizeof(target), "../..%s/%s", orig, hex);
 	if (!err)
 		err = mkdir_p(dir, 0755);
 	if (!err)
-		err = fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
+		err = bt_path_fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
 	if (err)
 		return err;
 	int have = open_verified(file, id);
@@ -353,19 +345,19 @@ int bt_bidcache_open(const char *cache_dir, const struct bt_build_id *id, enum b
 		/* perf's old layout: the link itself is the binary. */
 		if (kind != BT_BIDCACHE_ELF)
 			return -ENOENT;
-		err = fmt(file, sizeof(file), "%s", lp);
+		err = bt_path_fmt(file, sizeof(file), "%s", lp);
 	} else {
 		char dir[PATH_MAX], target[PATH_MAX];
 		err = link_target_dir(cache_dir, hex, dir, sizeof(dir), target, sizeof(target));
 		if (!err)
-			err = fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
+			err = bt_path_fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
 	}
 	if (err)
 		return err == -EINVAL ? -EBADMSG : err;
 	int fd = open_verified(file, id);
 	if (fd < 0)
 		return fd;
-	if (pathbuf && fmt(pathbuf, pathlen, "%s", file) != 0) {
+	if (pathbuf && bt_path_fmt(pathbuf, pathlen, "%s", file) != 0) {
 		close(fd);
 		return -ENAMETOOLONG;
 	}
@@ -407,7 +399,7 @@ static int visit_link(const char *cache, int xxfd, const char *xx, const char *r
 		      int (*fn)(void *, const struct bt_bidcache_entry *), void *ctx)
 {
 	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX];
-	if (fmt(hex, sizeof(hex), "%s%s", xx, rest) != 0)
+	if (bt_path_fmt(hex, sizeof(hex), "%s%s", xx, rest) != 0)
 		return 0;
 	struct bt_bidcache_entry e = { 0 };
 	if (bt_buildid_parse_hex(hex, &e.id) != 0)
@@ -418,7 +410,7 @@ static int visit_link(const char *cache, int xxfd, const char *xx, const char *r
 	e.used = st.st_mtim;
 	if (S_ISREG(st.st_mode)) {
 		e.orig_path = UNKNOWN_PATH;
-		if (fmt(dir, sizeof(dir), "%s/.build-id/%s", cache, xx) != 0)
+		if (bt_path_fmt(dir, sizeof(dir), "%s/.build-id/%s", cache, xx) != 0)
 			return 0;
 		e.dir = dir;
 		e.has_elf = true;
@@ -448,7 +440,7 @@ int bt_bidcache_foreach(const char *cache_dir,
 	if (!cache_dir || !fn)
 		return -EINVAL;
 	char top[PATH_MAX];
-	int err = fmt(top, sizeof(top), "%s/.build-id", cache_dir);
+	int err = bt_path_fmt(top, sizeof(top), "%s/.build-id", cache_dir);
 	if (err)
 		return err;
 	DIR *d = opendir(top);
@@ -625,14 +617,14 @@ static int archive_entry(void *ctx, const struct bt_bidcache_entry *e)
 		static const char *const files[] = { "elf", "debug" };
 		for (size_t i = 0; !err && i < 2; i++) {
 			char path[PATH_MAX];
-			if (fmt(path, sizeof(path), "%s/%s", e->dir, files[i]) != 0)
+			if (bt_path_fmt(path, sizeof(path), "%s/%s", e->dir, files[i]) != 0)
 				continue;
 			int fd = open_verified(path, &e->id);
 			if (fd < 0)
 				continue;
 			struct stat fs;
 			if (fstat(fd, &fs) == 0 && strlen(path) > clen + 1 &&
-			    fmt(name, sizeof(name), "%s", path + clen + 1) == 0)
+			    bt_path_fmt(name, sizeof(name), "%s", path + clen + 1) == 0)
 				err = bt_ustar_add_file(&a->tar, name, fs.st_mode, fs.st_mtim.tv_sec, fd,
 							(uint64_t)fs.st_size);
 			close(fd);

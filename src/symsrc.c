@@ -1,6 +1,7 @@
 /* symsrc.c - finds, for one build-id, the binary (mapped fd, path, cache) and the separate debug
  * files (debug directory, debuglink, cache), checks each one's identity, and loads the first good
  * symbol table or DWARF, translating offsets with the binary's own program headers. */
+#include "pathfmt.h"
 #include "symsrc.h"
 #include "bidcache.h"
 #include "elffile.h"
@@ -19,15 +20,6 @@
 
 #define HEXLEN (2 * BT_BUILD_ID_MAXLEN + 1)
 
-static int fmt(char *buf, size_t len, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static int fmt(char *buf, size_t len, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	int n = vsnprintf(buf, len, f, ap);
-	va_end(ap);
-	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
 
 static void set_origin(char *origin, size_t len, const char *name)
 {
@@ -43,7 +35,7 @@ static const char *root_of(const struct bt_symsrc_opts *o)
 int bt_symsrc_cache_dir(const struct bt_symsrc_opts *o, char *buf, size_t len)
 {
 	if (o && o->cache_dir && *o->cache_dir)
-		return fmt(buf, len, "%s", o->cache_dir);
+		return bt_path_fmt(buf, len, "%s", o->cache_dir);
 	return bt_bidcache_default_dir(buf, len);
 }
 
@@ -109,7 +101,7 @@ static int binary_open(const struct bt_symsrc_opts *o, const struct bt_build_id 
 		b->fd = mapped_fd;
 	} else {
 		char full[PATH_MAX];
-		if (path && fmt(full, sizeof(full), "%s%s", root_of(o), path) == 0)
+		if (path && bt_path_fmt(full, sizeof(full), "%s%s", root_of(o), path) == 0)
 			b->fd = open_matching(full, id);
 		if (b->fd < 0) {
 			char cache[PATH_MAX];
@@ -214,7 +206,7 @@ static int debug_next(struct debug_iter *it, const char **origin)
 		int fd = -ENOENT;
 		if (s == 0) {
 			*origin = "debug-dir";
-			if (fmt(it->found, sizeof(it->found), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			if (bt_path_fmt(it->found, sizeof(it->found), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
 				root, hex, hex + 2) == 0)
 				fd = open_matching(it->found, it->id);
 		} else if (s <= 3) {
@@ -235,9 +227,9 @@ static int debug_next(struct debug_iter *it, const char **origin)
 			if (!have_link)
 				continue;
 			/* Next to the file, in .debug/ beside it, and mirrored under /usr/lib/debug. */
-			int r = s == 1 ? fmt(it->found, sizeof(it->found), "%s%s/%s", root, dir, link)
-			      : s == 2 ? fmt(it->found, sizeof(it->found), "%s%s/.debug/%s", root, dir, link)
-				       : fmt(it->found, sizeof(it->found), "%s/usr/lib/debug%s/%s", root,
+			int r = s == 1 ? bt_path_fmt(it->found, sizeof(it->found), "%s%s/%s", root, dir, link)
+			      : s == 2 ? bt_path_fmt(it->found, sizeof(it->found), "%s%s/.debug/%s", root, dir, link)
+				       : bt_path_fmt(it->found, sizeof(it->found), "%s/usr/lib/debug%s/%s", root,
 					     dir, link);
 			if (r == 0)
 				fd = open_debuglink(it->found, crc, it->id);
@@ -368,11 +360,11 @@ static void attach_alt(const struct bt_symsrc_opts *o, struct bt_dwarf *d, int f
 			char hex[HEXLEN], path[PATH_MAX];
 			bt_buildid_hex(&alt, hex, sizeof(hex));
 			int afd = -1;
-			if (fmt(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			if (bt_path_fmt(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
 				root_of(o), hex, hex + 2) == 0)
 				afd = open_matching(path, &alt);
 			if (afd < 0 && name[0] == '/' &&
-			    fmt(path, sizeof(path), "%s%s", root_of(o), name) == 0)
+			    bt_path_fmt(path, sizeof(path), "%s%s", root_of(o), name) == 0)
 				afd = open_matching(path, &alt);
 			if (afd >= 0) {
 				bt_dwarf_set_alt_fd(d, afd);
@@ -427,7 +419,7 @@ int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_build_i
 
 static int copy_path(const char *path, char *out, size_t outlen)
 {
-	return fmt(out, outlen, "%s", path);
+	return bt_path_fmt(out, outlen, "%s", path);
 }
 
 int bt_symsrc_find_path(const struct bt_symsrc_opts *o, const struct bt_build_id *id,
@@ -442,7 +434,7 @@ int bt_symsrc_find_path(const struct bt_symsrc_opts *o, const struct bt_build_id
 	}
 	char hex[HEXLEN], path[PATH_MAX], cache[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	int err = fmt(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root_of(o), hex,
+	int err = bt_path_fmt(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root_of(o), hex,
 		      hex + 2);
 	if (!err && (fd = open_matching(path, id)) >= 0) {
 		close(fd);

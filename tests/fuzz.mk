@@ -20,7 +20,7 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Iinclude \
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := buildid elffile decompress symtab minidebuginfo procmaps kallsyms htab profile \
-                demangle strtab bidcache ustar
+                demangle strtab bidcache ustar pathfmt
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 

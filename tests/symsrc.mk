@@ -1,9 +1,9 @@
 # Symbol sources, build-id cache, DWARF and debuginfod: unit test link lists and fixtures.
 SYMSRC_ELF_OBJS := $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
-SYMSRC_ALL_OBJS := $(BUILD)/symsrc.o $(BUILD)/bidcache.o $(BUILD)/ustar.o $(BUILD)/minidebuginfo.o \
+SYMSRC_ALL_OBJS := $(BUILD)/symsrc.o $(BUILD)/bidcache.o $(BUILD)/pathfmt.o $(BUILD)/ustar.o $(BUILD)/minidebuginfo.o \
                    $(BUILD)/dwarfinfo.o $(BUILD)/symtab.o $(SYMSRC_ELF_OBJS)
 TEST_ustar_OBJS      := $(BUILD)/ustar.o
-TEST_bidcache_OBJS   := $(BUILD)/bidcache.o $(BUILD)/ustar.o $(SYMSRC_ELF_OBJS)
+TEST_bidcache_OBJS   := $(BUILD)/bidcache.o $(BUILD)/pathfmt.o $(BUILD)/ustar.o $(SYMSRC_ELF_OBJS)
 TEST_dwarfinfo_OBJS  := $(BUILD)/dwarfinfo.o
 TEST_symsrc_OBJS     := $(SYMSRC_ALL_OBJS)
 TEST_debuginfod_OBJS := $(BUILD)/debuginfod_client.o $(SYMSRC_ALL_OBJS)
