@@ -1,6 +1,7 @@
 /* dwarfinfo.c - address -> (function, file, line) frames with libdw: a sorted index of compile-unit
- * ranges built on first use, then a walk down the unit's DIE tree through the subprogram and the
- * inlined subroutines containing the address; file:line from the line table and the call sites. */
+ * ranges built on first use; per unit, on its first lookup, a sorted index of its functions' ranges;
+ * then a walk down the one function's DIE tree through the inlined subroutines containing the
+ * address; file:line from the line table and the call sites. */
 #include "dwarfinfo.h"
 
 #include <dwarf.h>
@@ -17,9 +18,25 @@
  * never inlines that deep. */
 #define MAX_DEPTH 128
 
-struct cu_range {
-	uint64_t lo, hi;
-	Dwarf_Off cu;   /* offset of the unit's DIE */
+/* Sorted by lo; maxhi is the largest hi of this entry and every one before it, so that a search
+ * for the entries covering an address stops as soon as none further back can. */
+struct range {
+	uint64_t lo, hi, maxhi;
+	Dwarf_Off die;   /* the unit's or the function's DIE */
+	size_t unit;     /* in a unit range: its index in bt_dwarf.units */
+};
+
+struct range_vec {
+	struct range *v;
+	size_t n, cap;
+};
+
+/* A compile unit's functions, indexed on the unit's first lookup: walking a large unit's DIEs for
+ * every address costs far more than one walk and a binary search. */
+struct unit {
+	struct range_vec fns;
+	bool indexed;
+	int err;
 };
 
 /* A file name made absolute with its unit's compilation directory, kept for the handle's life. */
@@ -36,8 +53,9 @@ struct bt_dwarf {
 	Elf *alt_e;
 	Dwarf *alt_dw;
 	bool indexed;
-	struct cu_range *ranges;
-	size_t nranges, cap;
+	struct range_vec ranges;  /* code ranges of the compile units */
+	struct unit *units;
+	size_t nunits;
 	struct joined *paths;     /* open addressing, npaths_cap a power of two */
 	size_t npaths, npaths_cap;
 };
@@ -108,33 +126,74 @@ void bt_dwarf_close(struct bt_dwarf *d)
 	}
 	elf_end(d->e);
 	close(d->fd);
-	free(d->ranges);
+	free(d->ranges.v);
+	for (size_t i = 0; i < d->nunits; i++)
+		free(d->units[i].fns.v);
+	free(d->units);
 	for (size_t i = 0; i < d->npaths_cap; i++)
 		free(d->paths[i].path);
 	free(d->paths);
 	free(d);
 }
 
-static int push_range(struct bt_dwarf *d, uint64_t lo, uint64_t hi, Dwarf_Off cu)
+static int push_range(struct range_vec *rv, uint64_t lo, uint64_t hi, Dwarf_Off die, size_t unit)
 {
-	if (d->nranges == d->cap) {
-		size_t ncap = d->cap ? 2 * d->cap : 256;
-		struct cu_range *n = realloc(d->ranges, ncap * sizeof(*n));
+	if (rv->n == rv->cap) {
+		size_t ncap = rv->cap ? 2 * rv->cap : 64;
+		struct range *n = realloc(rv->v, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
-		d->ranges = n;
-		d->cap = ncap;
+		rv->v = n;
+		rv->cap = ncap;
 	}
-	d->ranges[d->nranges++] = (struct cu_range){ lo, hi, cu };
+	rv->v[rv->n++] = (struct range){ lo, hi, hi, die, unit };
 	return 0;
 }
 
 static int range_cmp(const void *pa, const void *pb)
 {
-	const struct cu_range *a = pa, *b = pb;
+	const struct range *a = pa, *b = pb;
 	if (a->lo != b->lo)
 		return a->lo < b->lo ? -1 : 1;
-	return a->hi < b->hi ? -1 : a->hi > b->hi;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return a->die < b->die ? -1 : a->die > b->die;
+}
+
+static void sort_ranges(struct range_vec *rv)
+{
+	if (!rv->n)
+		return;
+	qsort(rv->v, rv->n, sizeof(*rv->v), range_cmp);
+	for (size_t i = 1; i < rv->n; i++)
+		if (rv->v[i - 1].maxhi > rv->v[i].maxhi)
+			rv->v[i].maxhi = rv->v[i - 1].maxhi;
+}
+
+/* The entry covering addr that starts nearest before it, or with first_die, the covering entry
+ * whose DIE comes first in the unit (the one a walk of the DIE tree in order would find); NULL when
+ * none covers it. */
+static const struct range *find_range(const struct range_vec *rv, uint64_t addr, bool first_die)
+{
+	size_t lo = 0, hi = rv->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rv->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* v[0..lo) start at or before addr. */
+	const struct range *best = NULL;
+	for (size_t i = lo; i-- > 0 && rv->v[i].maxhi > addr;) {
+		if (rv->v[i].hi <= addr)
+			continue;
+		if (!first_die)
+			return &rv->v[i];
+		if (!best || rv->v[i].die < best->die)
+			best = &rv->v[i];
+	}
+	return best;
 }
 
 /* Every code range of every compile unit, sorted: .debug_aranges is optional and often
@@ -151,36 +210,75 @@ static int build_index(struct bt_dwarf *d)
 			continue;
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
+		bool any = false;
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 			if (hi <= lo)
 				continue;
-			int err = push_range(d, lo, hi, dwarf_dieoffset(&cudie));
+			int err = push_range(&d->ranges, lo, hi, dwarf_dieoffset(&cudie), d->nunits);
 			if (err)
 				return err;
+			any = true;
 		}
+		if (any)
+			d->nunits++;
 	}
-	if (d->nranges)
-		qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
+	d->units = calloc(d->nunits ? d->nunits : 1, sizeof(*d->units));
+	if (!d->units)
+		return -ENOMEM;
+	sort_ranges(&d->ranges);
 	d->indexed = true;
 	return 0;
 }
 
-static bool find_cu(struct bt_dwarf *d, uint64_t addr, Dwarf_Die *cudie)
+/* The DIEs that can hold code directly under a unit, as the unit-level walk of lookups finds them:
+ * functions and blocks, and namespaces and modules searched for the functions they define. */
+static int index_children(Dwarf_Die *parent, struct range_vec *fns, unsigned depth)
 {
-	size_t lo = 0, hi = d->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	Dwarf_Die child;
+	if (depth >= MAX_DEPTH || dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_entry_point: {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				int err = push_range(fns, lo, hi, dwarf_dieoffset(&child), 0);
+				if (err)
+					return err;
+			}
+			break;
+		}
+		case DW_TAG_namespace:
+		case DW_TAG_module: {
+			int err = index_children(&child, fns, depth + 1);
+			if (err)
+				return err;
+			break;
+		}
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static struct unit *unit_of(struct bt_dwarf *d, const struct range *ur, Dwarf_Die *cudie)
+{
+	struct unit *u = &d->units[ur->unit];
+	if (!u->indexed) {
+		u->err = index_children(cudie, &u->fns, 0);
+		sort_ranges(&u->fns);
+		u->indexed = true;
 	}
-	/* ranges[0..lo) start at or before addr; the nearest one that also covers it wins. */
-	for (size_t i = lo; i-- > 0;)
-		if (d->ranges[i].hi > addr)
-			return dwarf_offdie(d->dw, d->ranges[i].cu, cudie) != NULL;
-	/* A unit without range attributes may still be listed in .debug_aranges. */
-	return dwarf_addrdie(d->dw, addr, cudie) != NULL;
+	return u;
 }
 
 struct chain {
@@ -312,13 +410,34 @@ int bt_dwarf_lookup(struct bt_dwarf *d, uint64_t vaddr, struct bt_dwarf_frame *f
 			return err;
 	}
 	Dwarf_Die cudie;
-	if (!max || !find_cu(d, vaddr, &cudie))
+	if (!max)
 		return 0;
+	const struct range *ur = find_range(&d->ranges, vaddr, false);
+	if (ur) {
+		if (!dwarf_offdie(d->dw, ur->die, &cudie))
+			return 0;
+	} else if (!dwarf_addrdie(d->dw, vaddr, &cudie)) {
+		/* A unit without range attributes may still be listed in .debug_aranges. */
+		return 0;
+	}
 	struct chain *c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->n = 0;
-	walk(&cudie, vaddr, c, 0);
+	struct unit *u = ur ? unit_of(d, ur, &cudie) : NULL;
+	if (u && !u->err) {
+		const struct range *fr = find_range(&u->fns, vaddr, true);
+		Dwarf_Die top;
+		if (fr && dwarf_offdie(d->dw, fr->die, &top)) {
+			int tag = dwarf_tag(&top);
+			if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+			    tag == DW_TAG_entry_point)
+				c->die[c->n++] = top;
+			walk(&top, vaddr, c, 1);
+		}
+	} else {
+		walk(&cudie, vaddr, c, 0);
+	}
 
 	const char *file = NULL;
 	int lineno = 0;
