@@ -19,7 +19,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
             -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS   += $(PKG_LIBS) -lstdc++ $(EXTRA_LDLIBS)
+LDLIBS   += $(PKG_LIBS) -liberty $(EXTRA_LDLIBS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Wall -Wno-unused-function
 
 SRCS     := $(wildcard src/*.c)

@@ -621,8 +621,10 @@ int bt_check_demangle(const uint8_t *data, size_t len)
 	if (!name)
 		return -ENOMEM;
 	d = bt_demangle(name);
-	/* Only _Z names are taken for mangled ones, and a demangled name is never empty. */
+	/* Only _Z names are taken for mangled ones, a demangled name is never empty, and never
+	 * longer than the bound (back-references can expand a short name exponentially). */
 	CHECK(!d || (strncmp(name, "_Z", 2) == 0 && d[0] != '\0'));
+	CHECK(!d || strlen(d) <= BT_DEMANGLE_MAX_OUT);
 out:
 	free(d);
 	free(name);

@@ -1,14 +1,14 @@
-/* demangle.c - C++ names through libstdc++'s __cxa_demangle; Rust legacy names (Itanium-shaped with
- * a trailing hash) are decoded here into the form Rust tools print: path::to::fn, no hash. */
+/* demangle.c - C++ names through libiberty's callback demangler, bounded in output and work;
+ * Rust legacy names (Itanium-shaped with a trailing hash) are decoded here into the form Rust tools
+ * print: path::to::fn, no hash. */
 #include "demangle.h"
 
 #include <ctype.h>
+#include <libiberty/demangle.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From the C++ ABI (cxxabi.h), a plain C symbol in libstdc++. */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* Growing output string for the Rust decoder. */
 struct sbuf {
@@ -159,22 +159,45 @@ fail:
 	return NULL;
 }
 
-/* Longer names are left alone: no real symbol comes close, and the demangler's work grows with it. */
-#define BT_DEMANGLE_MAX_NAME (64 * 1024)
+/* Longer names are left alone: no real symbol comes close, and the demangler's stack use (it
+ * allocates nothing, keeping its tables on the stack) grows with the name. */
+#define BT_DEMANGLE_MAX_NAME (16 * 1024)
+
+/* Output accumulated from the demangler's callback. Back-references let a short name expand
+ * exponentially (a few hundred bytes can mean gigabytes); once the output passes
+ * BT_DEMANGLE_MAX_OUT, the callback jumps out, which bounds both memory and time. The demangler
+ * allocates nothing itself, so leaving it that way leaks nothing. */
+struct dm_out {
+	jmp_buf over;
+	struct sbuf b;
+};
+
+static void dm_put(const char *s, size_t n, void *opaque)
+{
+	struct dm_out *o = opaque;
+	if (o->b.len + n > BT_DEMANGLE_MAX_OUT)
+		longjmp(o->over, 1);
+	sb_putn(&o->b, s, n);
+}
 
 char *bt_demangle(const char *name)
 {
-	/* Only _Z names: __cxa_demangle also decodes bare type encodings, turning "i" into "int". */
+	/* Only _Z names: the demangler also decodes bare type encodings, turning "i" into "int". */
 	if (!name || strncmp(name, "_Z", 2) != 0 || strnlen(name, BT_DEMANGLE_MAX_NAME) == BT_DEMANGLE_MAX_NAME)
 		return NULL;
 	char *r = rust_legacy(name);
 	if (r)
 		return r;
-	int status = 0;
-	r = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(r);
+	/* volatile: read after longjmp */
+	struct dm_out *volatile o = calloc(1, sizeof(*o));
+	if (!o)
 		return NULL;
-	}
+	volatile int ok = 0;
+	if (setjmp(o->over) == 0)
+		ok = cplus_demangle_v3_callback(name, DMGL_PARAMS | DMGL_ANSI, dm_put, o);
+	r = ok && !o->b.oom && o->b.p ? o->b.p : NULL;
+	if (!r)
+		free(o->b.p);
+	free(o);
 	return r;
 }

@@ -25,6 +25,8 @@ FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
 .PHONY: fuzz fuzz-build fuzz-seeds check-asan
+# The instrumented objects outlive each build, so that the next one rebuilds only what changed.
+.SECONDARY: $(FUZZ_OBJS)
 
 $(FUZZ_BUILD)/%.o: src/%.c
 	@mkdir -p $(@D)

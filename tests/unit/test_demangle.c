@@ -3,9 +3,12 @@
 #include "testutil.h"
 #include "demangle.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* c++filt expands the standard abbreviations (std::string ...) and spaces closing brackets; the
@@ -106,9 +109,8 @@ static void demangle__libstdcxx_exports__match_cxxfilt(void **state)
 	struct names ns = { 0 };
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd),
-		 "lib=$(sed -n 's,^.* \\(/.*/libstdc++\\.so\\.6[.0-9]*\\)$,\\1,p' /proc/%d/maps | head -n1); "
-		 "nm -D --defined-only --without-symbol-versions \"$lib\" | awk '$3 ~ /^_Z/ {print $3}' | sort -u",
-		 (int)getpid());
+		 "lib=$(/sbin/ldconfig -p | sed -n 's,^.*libstdc++\\.so\\.6 .*=> ,,p' | head -n1); "
+		 "nm -D --defined-only --without-symbol-versions \"$lib\" | awk '$3 ~ /^_Z/ {print $3}' | sort -u");
 	read_lines(&ns, cmd);
 	assert_true(ns.n > 1000);
 	assert_int_equal(compare_with_cxxfilt(&ns, NORMALIZE), ns.n);
@@ -244,6 +246,74 @@ static void demangle__deep_or_huge_names__null_without_crash(void **state)
 	free(d);
 }
 
+/* _Z1f std::pair<int,int> then k more pairs, each of the previous pair twice, by back-reference:
+ * the demangled name doubles with each pair while the mangled one grows by ~16 bytes. */
+static void doubling_name(char *out, size_t len, int k)
+{
+	size_t w = (size_t)snprintf(out, len, "_Z1fSt4pairIiiE");
+	for (int i = 0; i < k; i++) {
+		/* substitution S<seq-id>_ of the previous pair: seq-ids 0, 2, 4 ... in base 36 */
+		char id[8], tmp[8];
+		int v = 2 * i, l = 0;
+		do {
+			tmp[l++] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[v % 36];
+			v /= 36;
+		} while (v);
+		for (int j = 0; j < l; j++)
+			id[j] = tmp[l - 1 - j];
+		id[l] = '\0';
+		w += (size_t)snprintf(out + w, len - w, "St4pairIS%s_S%s_E", id, id);
+	}
+}
+
+/* A few pairs demangle as c++filt says; past BT_DEMANGLE_MAX_OUT the name stays mangled. */
+static void demangle__doubling_backreferences__bounded(void **state)
+{
+	char buf[8192];
+	struct names ns = { 0 };
+	for (int k = 0; k <= 9; k++) {
+		doubling_name(buf, sizeof(buf), k);
+		names_add(&ns, buf);
+	}
+	assert_int_equal(compare_with_cxxfilt(&ns, NORMALIZE), ns.n);
+	names_free(&ns);
+	/* from k = 10 on, the full name is over 64 KiB (k = 9: 33 KiB, demangled above) */
+	for (int k = 10; k <= 400; k += 13) {
+		doubling_name(buf, sizeof(buf), k);
+		char *d = bt_demangle(buf);
+		if (d)
+			fail_msg("k=%d: %zu bytes demangled, over the bound", k, strlen(d));
+	}
+}
+
+/* The same names in a child limited to 256 MiB of address space: an unbounded demangler needs
+ * gigabytes (and minutes) for them and dies there; the alarm catches a demangler that loops. */
+static void demangle__doubling_backreferences__bounded_memory(void **state)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 256u << 20, 256u << 20 };
+		setrlimit(RLIMIT_AS, &rl);
+		alarm(60);
+		char buf[8192];
+		int bad = 0;
+		for (int k = 20; k <= 400; k++) {
+			doubling_name(buf, sizeof(buf), k);
+			char *d = bt_demangle(buf);
+			bad += d != NULL;
+			free(d);
+		}
+		_exit(bad ? 1 : 0);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (WIFSIGNALED(st))
+		fail_msg("the demangler was killed by signal %d", WTERMSIG(st));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Builds a legacy Rust symbol: _ZN, each segment with its length, the hash, E. */
 static void rust_name(char *out, size_t len, const char *const *segs, size_t n, const char *suffix)
 {
@@ -314,6 +384,8 @@ int main(void)
 		cmocka_unit_test(demangle__truncated_names__match_cxxfilt),
 		cmocka_unit_test(demangle__mutated_names__string_or_null),
 		cmocka_unit_test(demangle__deep_or_huge_names__null_without_crash),
+		cmocka_unit_test(demangle__doubling_backreferences__bounded),
+		cmocka_unit_test(demangle__doubling_backreferences__bounded_memory),
 		cmocka_unit_test(demangle__rust_legacy__match_cxxfilt_without_hash),
 		cmocka_unit_test(demangle__rust_lookalikes__stay_cxx),
 	};
