@@ -60,8 +60,9 @@ struct bt_dwarf {
 	size_t npaths, npaths_cap;
 };
 
-/* libelf maps the file itself (private, writable): libdw decompresses SHF_COMPRESSED debug
- * sections in place, which a read-only image would not allow. */
+/* libelf reads the sections it is asked for with pread into its own memory, where libdw can also
+ * decompress SHF_COMPRESSED ones; never a mapping, which a file truncated by another process
+ * would turn into SIGBUS. */
 static int open_dwarf(int fd, int *dupfd, Elf **e, Dwarf **dw)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -69,7 +70,7 @@ static int open_dwarf(int fd, int *dupfd, Elf **e, Dwarf **dw)
 	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (nfd < 0)
 		return -errno;
-	*e = elf_begin(nfd, ELF_C_READ_MMAP, NULL);
+	*e = elf_begin(nfd, ELF_C_READ, NULL);
 	if (!*e || elf_kind(*e) != ELF_K_ELF) {
 		if (*e)
 			elf_end(*e);

@@ -1,5 +1,6 @@
-/* elffile.c - opens ELF files through libelf (mapped, in memory, or decompressed) and reads their
- * notes, .gnu_debuglink, sections and PT_LOAD layout, validating every length against the file. */
+/* elffile.c - opens ELF files through libelf (read from the file with pread, in memory, or
+ * decompressed) and reads their notes, .gnu_debuglink, sections and PT_LOAD layout, validating every
+ * length against the file. */
 #include "elffile.h"
 #include "decompress.h"
 
@@ -9,18 +10,18 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-/* Decompressed ELF files (kernel modules) larger than this are refused. */
+/* Decompressed ELF files (kernel modules) larger than this are refused, and compressed ones
+ * larger than the second. */
 #define BT_ELF_MAX_DECOMPRESSED ((size_t)1 << 30)
+#define BT_ELF_MAX_COMPRESSED ((size_t)1 << 28)
 
 struct bt_elf {
 	Elf *elf;
-	void *map;        /* our mmap of the file, or NULL */
-	size_t map_len;
+	int fd;           /* our descriptor libelf reads the file through, or -1 */
 	void *heap;       /* our decompressed copy, or NULL */
 };
 
@@ -41,6 +42,7 @@ static int wrap_mem(const void *buf, size_t len, struct bt_elf **out)
 	struct bt_elf *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	e->fd = -1;
 	/* libelf only reads the image when no update is asked for; the cast is its API's. */
 	e->elf = elf_memory((char *)buf, len);
 	GElf_Ehdr eh;
@@ -61,7 +63,54 @@ int bt_elf_open_mem(const void *buf, size_t len, struct bt_elf **out)
 	return wrap_mem(buf, len, out);
 }
 
-/* Maps a regular file, or when it is compressed, decompresses it onto the heap. */
+/* len bytes at off, all of them: a file that shrank meanwhile gives -ENOEXEC. */
+static int pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOEXEC;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* A compressed file read whole and decompressed onto the heap. */
+static int open_compressed(int fd, size_t len, struct bt_elf **out)
+{
+	if (len > BT_ELF_MAX_COMPRESSED)
+		return -EFBIG;
+	void *raw = malloc(len);
+	if (!raw)
+		return -ENOMEM;
+	int err = pread_all(fd, raw, len, 0);
+	void *plain = NULL;
+	size_t plen = 0;
+	if (!err) {
+		err = bt_decompress(raw, len, BT_ELF_MAX_DECOMPRESSED, &plain, &plen);
+		if (err == -EINVAL)
+			err = -ENOEXEC;
+	}
+	free(raw);
+	if (err)
+		return err;
+	err = wrap_mem(plain, plen, out);
+	if (err) {
+		free(plain);
+		return err;
+	}
+	(*out)->heap = plain;
+	return 0;
+}
+
+/* A regular file is read by libelf with pread, section by section, as it is asked for: never mapped,
+ * since a file that another process truncates while it is mapped here would turn the next access
+ * into SIGBUS. Compressed files (when allowed) are decompressed onto the heap. */
 static int open_regular_fd(int fd, bool allow_compressed, struct bt_elf **out)
 {
 	struct stat st;
@@ -74,34 +123,37 @@ static int open_regular_fd(int fd, bool allow_compressed, struct bt_elf **out)
 	if ((uint64_t)st.st_size > SIZE_MAX)
 		return -EFBIG;
 	size_t len = (size_t)st.st_size;
-	/* Read-only: libelf only reads an elf_memory image (byte-swapped data goes to its own copies),
-	 * and a writable private mapping of a large library would be charged as committed memory. */
-	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		return -errno;
-	int err;
-	if (allow_compressed && bt_compression_detect(map, len) != BT_COMP_NONE) {
-		void *plain;
-		size_t plen;
-		err = bt_decompress(map, len, BT_ELF_MAX_DECOMPRESSED, &plain, &plen);
-		munmap(map, len);
-		if (err)
-			return err == -EINVAL ? -ENOEXEC : err;
-		err = wrap_mem(plain, plen, out);
-		if (err) {
-			free(plain);
-			return err;
-		}
-		(*out)->heap = plain;
-		return 0;
-	}
-	err = wrap_mem(map, len, out);
-	if (err) {
-		munmap(map, len);
+	unsigned char magic[EI_NIDENT];
+	int err = pread_all(fd, magic, sizeof(magic), 0);
+	if (err)
+		return err;
+	if (allow_compressed && bt_compression_detect(magic, sizeof(magic)) != BT_COMP_NONE)
+		return open_compressed(fd, len, out);
+	if (memcmp(magic, ELFMAG, SELFMAG) != 0)
+		return -ENOEXEC;
+	err = libelf_ready();
+	if (err)
+		return err;
+	struct bt_elf *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	/* Our own descriptor: libelf reads through it for the handle's whole life. */
+	e->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (e->fd < 0) {
+		err = -errno;
+		free(e);
 		return err;
 	}
-	(*out)->map = map;
-	(*out)->map_len = len;
+	e->elf = elf_begin(e->fd, ELF_C_READ, NULL);
+	GElf_Ehdr eh;
+	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
+		if (e->elf)
+			elf_end(e->elf);
+		close(e->fd);
+		free(e);
+		return -ENOEXEC;
+	}
+	*out = e;
 	return 0;
 }
 
@@ -121,7 +173,7 @@ int bt_elf_open_path(const char *path, struct bt_elf **out)
 	if (fd < 0)
 		return -errno;
 	int err = open_regular_fd(fd, true, out);
-	close(fd);  /* the mapping or the heap copy outlives the descriptor */
+	close(fd);  /* the handle reads through its own descriptor, or from the heap */
 	return err;
 }
 
@@ -130,8 +182,8 @@ void bt_elf_close(struct bt_elf *e)
 	if (!e)
 		return;
 	elf_end(e->elf);
-	if (e->map)
-		munmap(e->map, e->map_len);
+	if (e->fd >= 0)
+		close(e->fd);
 	free(e->heap);
 	free(e);
 }
@@ -222,13 +274,13 @@ int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t
 	Elf_Scn *scn = section_by_name(e->elf, name, &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
 		return -ENODATA;
-	/* The bytes as stored (never byte-swapped), straight from the image and bounded by it. */
-	size_t max = 0;
-	const char *base = elf_rawfile(e->elf, &max);
-	if (!base || sh.sh_offset > max || max - sh.sh_offset < sh.sh_size)
+	/* The bytes as stored (never byte-swapped), read for this section alone; a file cut short
+	 * gives less than the header promises. */
+	Elf_Data *d = elf_rawdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size != sh.sh_size)
 		return -ENOEXEC;
-	*data = base + sh.sh_offset;
-	*len = sh.sh_size;
+	*data = d->d_buf;
+	*len = d->d_size;
 	return 0;
 }
 

@@ -216,6 +216,29 @@ static void dwarf__fixture_every_address__matches_llvm_symbolizer(void **state)
 	assert_true(inlined > 10);  /* the fixture did exercise inlined frames */
 }
 
+static void dwarf__compressed_debug_sections__match_llvm_symbolizer(void **state)
+{
+	const char *elf = fixture("symsrc/inl");
+	char tmp[] = "/tmp/bt-zdebug-XXXXXX", out[256];
+	int tfd = mkstemp(tmp);
+	assert_true(tfd >= 0);
+	close(tfd);
+	assert_int_equal(bt_test_run(out, sizeof(out), "objcopy --compress-debug-sections=zlib '%s' '%s' "
+				     "&& readelf -SW '%s' | grep -c ' .debug_info .* C '", elf, tmp, tmp), 0);
+	assert_true(atoi(out) >= 1);  /* the copy's .debug_info is SHF_COMPRESSED */
+	static uint64_t a[512];
+	static struct oaddr o[512];
+	size_t n = fixture_addrs(elf, a, 512);
+	llvm_oracle(elf, a, n, o);
+	struct bt_dwarf *d = open_path(tmp);
+	int bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += compare(d, &o[i]);
+	bt_dwarf_close(d);
+	unlink(tmp);
+	assert_int_equal(bad, 0);
+}
+
 static void dwarf__fixture_debug_file__matches_eu_addr2line(void **state)
 {
 	const char *elf = fixture("symsrc/inl"), *dbg = fixture("symsrc/inl.debug");
@@ -364,6 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dwarf__fixture_every_address__matches_llvm_symbolizer),
 		cmocka_unit_test(dwarf__fixture_debug_file__matches_eu_addr2line),
+		cmocka_unit_test(dwarf__compressed_debug_sections__match_llvm_symbolizer),
 		cmocka_unit_test(dwarf__libc_debug_file__matches_eu_addr2line),
 		cmocka_unit_test(dwarf__max_frames__keeps_innermost),
 		cmocka_unit_test(dwarf__addresses_outside__no_frames),

@@ -3,6 +3,7 @@
  * fx_syms.S; file-offset lookups in this very process; hostile and truncated symbol tables. */
 #include "testutil.h"
 #include "symtab.h"
+#include "elffile.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -939,9 +941,49 @@ static void symtab__not_elf_or_bad_args__errors(void **state)
 	bt_symtab_free(NULL);
 }
 
+/* A file another process truncates in place after buildtrace opened it: reading the symbols then
+ * must fail with an error, not kill the process with SIGBUS (as reading a mapping past the new end
+ * of the file would). Run in a child so that a SIGBUS shows as a failure, not a crashed binary. */
+static void symtab__file_truncated_after_open__error_not_sigbus(void **state)
+{
+	char tmp[] = "/tmp/bt-trunc-XXXXXX";
+	int fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	char cmd[1200];
+	snprintf(cmd, sizeof(cmd), "cp \"$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)\" '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bt_elf *e = NULL;
+		if (bt_elf_open_fd(fd, &e) != 0)
+			_exit(10);
+		if (ftruncate(fd, 64 * 1024) != 0)
+			_exit(11);
+		struct bt_symtab *t = NULL;
+		int err = bt_symtab_load(e, &t);
+		const void *data;
+		size_t len;
+		int serr = bt_elf_section(e, ".gnu_debuglink", &data, &len);
+		bt_symtab_free(t);
+		bt_elf_close(e);
+		/* the symbol tables and the debuglink lie past 64 KiB: both must be errors */
+		_exit(err < 0 && serr < 0 ? 0 : 12);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(fd);
+	unlink(tmp);
+	if (WIFSIGNALED(st))
+		fail_msg("reading a truncated file killed the reader with signal %d", WTERMSIG(st));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(symtab__file_truncated_after_open__error_not_sigbus),
 		cmocka_unit_test(symtab__fixtures__agree_with_nm),
 		cmocka_unit_test(symtab__system_libraries__agree_with_nm),
 		cmocka_unit_test_setup_teardown(symtab__sized_symbol__no_symbol_past_its_end, fx_setup, fx_teardown),
