@@ -93,12 +93,23 @@ fixtures::
 deps:
 	@tools/deps.sh
 
-# make check also boots the second kernel (make vmtest); VMTEST=0 leaves that out locally.
+# make check also boots the second kernel (make vmtest), runs the unit tests a second time built
+# with ASan+UBSan (make check-asan) and every fuzz target for CHECK_FUZZ_SECONDS (make fuzz);
+# VMTEST=0, ASAN=0 and FUZZ=0 leave those out locally, never under CI=true.
 VMTEST ?= 1
+ASAN ?= 1
+FUZZ ?= 1
+CHECK_FUZZ_SECONDS ?= 10
 check: deps
 	$(MAKE) tests
-	@vm=0; if [ "$(VMTEST)" = 1 ] || [ "$${CI:-}" = true ]; then tools/vmtest/run.sh || vm=1; fi; \
-	tools/run-tests.sh $(UNIT_BINS) $(PRIV_BINS) && exit $$vm
+	@ci=$${CI:-}; extra=""; asan_bins=""; \
+	if [ "$(ASAN)" = 1 ] || [ "$$ci" = true ]; then \
+		if $(MAKE) --no-print-directory check-asan-build; then asan_bins="$(ASAN_BINS)"; \
+		else extra="$$extra check-asan-build"; fi; fi; \
+	if [ "$(FUZZ)" = 1 ] || [ "$$ci" = true ]; then \
+		$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) || extra="$$extra fuzz"; fi; \
+	if [ "$(VMTEST)" = 1 ] || [ "$$ci" = true ]; then tools/vmtest/run.sh || extra="$$extra vmtest"; fi; \
+	CHECK_ALSO_FAILED="$$extra" $(ASAN_ENV) tools/run-tests.sh $(UNIT_BINS) $(PRIV_BINS) $$asan_bins
 
 check-unit: $(UNIT_BINS) fixtures
 	tools/run-tests.sh $(UNIT_BINS)

@@ -18,6 +18,12 @@ for t in "$@"; do
 	rm -f "$log"
 done
 [ -n "$crashed" ] && echo "check: binaries that crashed or printed no result:$crashed"
+# Parts of make check that are not test binaries (the second kernel, fuzzing, the sanitizer build)
+# and failed: each counts as one failure.
+for part in ${CHECK_ALSO_FAILED:-}; do
+	echo "check: $part failed (its output is above)"
+	failed=$((failed + 1))
+done
 if [ "${CI:-}" = true ] && [ "$skipped" -gt 0 ]; then
 	echo "check: $skipped skipped under CI=true count as failures"
 	failed=$((failed + skipped)); skipped=0
