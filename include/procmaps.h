@@ -1,5 +1,6 @@
-/* procmaps.h - /proc/PID/maps lines parsed, and the userspace fallback for build-ids of mappings
- * through /proc/PID/map_files (the exact mapped file, even if deleted or replaced). */
+/* procmaps.h - /proc/PID/maps lines parsed, the userspace fallback for build-ids of mappings
+ * through /proc/PID/map_files (the exact mapped file, even if deleted or replaced), and files a
+ * process names opened inside its own root (containers). */
 #ifndef BT_PROCMAPS_H
 #define BT_PROCMAPS_H
 
@@ -35,5 +36,12 @@ int bt_procmaps_open_mapped(const char *root, int pid, uint64_t start, uint64_t 
 /* Build-id of the file mapped at [start,end) of pid, through map_files. 0 or -errno. */
 int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
 			struct bt_build_id *out);
+
+/* Opens path (absolute, as pid names it) inside ROOT/proc/PID/root, the process's root directory:
+ * symlinks and ".." never lead out of it, magic links are refused, and only a regular file is
+ * opened for reading (O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY; checked before it is opened, else
+ * -EINVAL). Without openat2 (kernels before 5.6) a process whose root differs from ours gives
+ * -EXDEV. Returns an fd or -errno (-ESRCH when the process is gone). */
+int bt_procmaps_open_in_root(const char *root, int pid, const char *path);
 
 #endif

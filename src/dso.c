@@ -129,9 +129,17 @@ static int open_exact(struct bt_dso_registry *r, const struct bt_file *f, const 
 	const char *path = bt_strtab_get(&r->paths, f->path_id);
 	if (!path || path[0] != '/')
 		return -ENOENT;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* The path as the process sees it, inside its root (a container's files are not ours). Once
+	 * the process is gone its root is unknown: then our own file of that path, which the build-id
+	 * (or device and inode) check below accepts only if it is the very same file. */
+	int fd = pid > 0 ? bt_procmaps_open_in_root(r->proc_root, pid, path) : -ESRCH;
+	if (fd == -ESRCH) {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);

@@ -1,5 +1,6 @@
-/* procmaps.c - a strict parser for /proc/PID/maps lines, iteration over a process's maps, and
- * opening a mapped file through /proc/PID/map_files to read its build-id. */
+/* procmaps.c - a strict parser for /proc/PID/maps lines, iteration over a process's maps, opening a
+ * mapped file through /proc/PID/map_files to read its build-id, and opening a path a process names
+ * inside that process's root. */
 #include "procmaps.h"
 
 #include <errno.h>
@@ -8,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DELETED_SUFFIX " (deleted)"
@@ -209,4 +212,56 @@ int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
 	int err = bt_buildid_from_fd(fd, out);
 	close(fd);
 	return err;
+}
+
+/* The path resolved by the kernel as if ROOT/proc/PID/root were "/": absolute symlinks and ".."
+ * stay inside it. openat2 is missing on kernels before 5.6 (ENOSYS): then only a process whose
+ * root is ours can be served, as the path means the same to both. O_PATH opens nothing yet. */
+static int path_in_root(int rootfd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOSYS)
+		return -errno;
+	struct stat theirs, ours;
+	if (fstat(rootfd, &theirs) != 0 || stat("/", &ours) != 0)
+		return -errno;
+	if (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+		return -EXDEV;
+	fd = open(path, O_PATH | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	char rp[4096];
+	int err = proc_path(rp, sizeof(rp), root, pid, "root");
+	if (err)
+		return err;
+	int rootfd = open(rp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	int pfd = path_in_root(rootfd, path);
+	close(rootfd);
+	if (pfd < 0)
+		return pfd;
+	struct stat st;
+	if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -EINVAL;
+	}
+	/* Reopened through our own descriptor: the same file, now for reading. */
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	int fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	return err ? err : fd;
 }

@@ -1,7 +1,11 @@
 /* test_faults.c - how the live session behaves when things go wrong: missing privileges, a full
  * disk, Ctrl-C once and twice, thousands of short-lived processes, and leaks under valgrind. */
 #include "testutil.h"
+#include "buildid.h"
+#include "dso.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -178,6 +182,63 @@ static void faults__valgrind_short_profile__no_leaks_no_memory_errors(void **sta
 	assert_true(freed || zero);
 }
 
+/* A process in a chroot (a container's root, as far as paths go) names a file by a path that on
+ * the host holds another file. When the mapping itself cannot be opened (the registry is given no
+ * mapping bounds here), the path is opened inside the process's root: the container's file, not
+ * the host's, is the one taken. */
+static void faults__container_root__paths_resolved_in_the_process_root(void **state)
+{
+	bt_test_require_priv();  /* chroot */
+	const char *inside = "/lib/x86_64-linux-gnu/libc.so.6";  /* on the host: the real libc */
+	char root[] = "/tmp/bt-ctroot-XXXXXX", fx[512], file[600];
+	assert_non_null(mkdtemp(root));
+	bt_test_fixture(fx, sizeof(fx), "libfx.so");
+	snprintf(file, sizeof(file), "%s%s", root, inside);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/lib/x86_64-linux-gnu && cp %s %s", root, fx, file), 0);
+	struct bt_build_id want, host;
+	assert_int_equal(bt_buildid_from_path(file, &want), 0);
+	assert_int_equal(bt_buildid_from_path(inside, &host), 0);
+	assert_false(bt_buildid_eq(&want, &host));
+	struct stat st;
+	assert_int_equal(stat(file, &st), 0);
+
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		if (chroot(root) != 0 || chdir("/") != 0)
+			_exit(1);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	char c;
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
+
+	struct bt_dso_registry r;
+	bt_dso_registry_init(&r, "", NULL, false);
+	int64_t fid = bt_dso_file(&r, st.st_dev, st.st_ino, 0, inside);
+	assert_true(fid >= 0);
+	int64_t did = bt_dso_set_build_id(&r, (uint32_t)fid, &want, BT_ORIGIN_BPF, pid, 0, 0);
+	assert_true(did >= 0);
+	struct bt_dso *d = bt_dso_get(&r, (uint32_t)did);
+	struct stat got;
+	bool opened = d->fd >= 0 && fstat(d->fd, &got) == 0;
+	uint64_t mismatches = r.mismatches;
+	bt_dso_registry_free(&r);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	bt_test_run(NULL, 0, "rm -rf %s", root);
+	assert_true(opened);
+	assert_true(got.st_dev == st.st_dev && got.st_ino == st.st_ino);
+	assert_int_equal(mismatches, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +248,7 @@ int main(void)
 		cmocka_unit_test(faults__sigint_twice__immediate_exit),
 		cmocka_unit_test(faults__process_churn__keeps_up_and_forgets_exited),
 		cmocka_unit_test(faults__valgrind_short_profile__no_leaks_no_memory_errors),
+		cmocka_unit_test(faults__container_root__paths_resolved_in_the_process_root),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -464,6 +464,65 @@ static void procmaps__deleted_mapped_copy__still_has_its_buildid(void **state)
 	munmap(p, (size_t)st.st_size);
 }
 
+/* A process's root stood in for by ROOT/proc/4242/root: a library inside it, an absolute symlink
+ * and a ".." path that would lead to the host's files if followed from our root, a FIFO and a
+ * directory. */
+static void procmaps__open_in_root__stays_inside_the_process_root(void **state)
+{
+	char dir[] = "/tmp/bt_procroot_XXXXXX";
+	make_fake_root(dir, "");
+	char r[256], path[512];
+	snprintf(r, sizeof(r), "%s/proc/4242/root", dir);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/usr/lib %s/etc && printf inside > %s/usr/lib/libx.so "
+				     "&& printf container > %s/etc/hostname && ln -s /etc/hostname %s/usr/lib/abs "
+				     "&& ln -s ../../../../../../../../etc/hostname %s/usr/lib/rel && mkfifo %s/usr/lib/fifo",
+				     r, r, r, r, r, r, r), 0);
+	char buf[64];
+	int fd = bt_procmaps_open_in_root(dir, 4242, "/usr/lib/libx.so");
+	assert_true(fd >= 0);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	assert_int_equal(n, 6);
+	close(fd);
+	/* absolute and relative symlinks, and "..", all resolve inside the root */
+	static const char *const escapes[] = { "/usr/lib/abs", "/usr/lib/rel", "/../../../../etc/hostname" };
+	for (size_t i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++) {
+		fd = bt_procmaps_open_in_root(dir, 4242, escapes[i]);
+		assert_true(fd >= 0);
+		n = read(fd, buf, sizeof(buf) - 1);
+		assert_true(n >= 0);
+		buf[n] = '\0';
+		assert_string_equal(buf, "container");
+		close(fd);
+	}
+	/* not regular files; a relative path; no such process */
+	assert_int_equal(bt_procmaps_open_in_root(dir, 4242, "/usr/lib/fifo"), -EINVAL);
+	assert_int_equal(bt_procmaps_open_in_root(dir, 4242, "/usr/lib"), -EINVAL);
+	assert_int_equal(bt_procmaps_open_in_root(dir, 4242, "usr/lib/libx.so"), -EINVAL);
+	assert_int_equal(bt_procmaps_open_in_root(dir, 4242, "/usr/lib/none.so"), -ENOENT);
+	assert_int_equal(bt_procmaps_open_in_root(dir, 4243, "/usr/lib/libx.so"), -ESRCH);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(bt_test_run(NULL, 0, "%s", path), 0);
+}
+
+/* Through the real /proc: our own root is "/", so a path opens our file. */
+static void procmaps__open_in_root__self_is_our_root(void **state)
+{
+	int fd = bt_procmaps_open_in_root("", getpid(), "/proc/self/exe");
+	/* a magic link is refused under RESOLVE_NO_MAGICLINKS */
+	assert_true(fd < 0);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	fd = bt_procmaps_open_in_root("", getpid(), exe);
+	assert_true(fd >= 0);
+	struct stat a, b;
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(stat(exe, &b), 0);
+	assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +539,8 @@ int main(void)
 		cmocka_unit_test(procmaps__open_mapped__not_a_mapping_boundary__enoent),
 		cmocka_unit_test(procmaps__callback_nonzero__stops_and_is_returned),
 		cmocka_unit_test(procmaps__reaped_process__esrch),
+		cmocka_unit_test(procmaps__open_in_root__stays_inside_the_process_root),
+		cmocka_unit_test(procmaps__open_in_root__self_is_our_root),
 		cmocka_unit_test(procmaps__fake_root__lines_parsed_in_order),
 		cmocka_unit_test(procmaps__fake_root_garbage__einval_after_good_lines),
 		cmocka_unit_test(procmaps__open_mapped__non_regular_targets_refused),
