@@ -12,7 +12,9 @@
  *                  a file at different addresses, so each mapping gets a synthetic range in which
  *                  the whole file is mapped from offset 0: address - memory_start + file_offset is
  *                  the frame's file offset. Kernel frames keep their real addresses in one mapping
- *                  named [kernel.kallsyms] carrying the running kernel's build-id.
+ *                  named [kernel.kallsyms] carrying the running kernel's build-id, or, in a module,
+ *                  in one mapping per loaded module version named [NAME] (as perf names modules)
+ *                  with the module's build-id and the range it was loaded at.
  *   locations      one per sampled frame; a frame with a name has one Line (inline frames are not
  *                  expanded: has_inline_frames is false), one without keeps only its address and
  *                  mapping. has_functions is true for a mapping only when all its frames have names.

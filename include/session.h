@@ -9,6 +9,7 @@
 #include "bt_proto.h"
 #include "dso.h"
 #include "kallsyms.h"
+#include "kmods.h"
 #include "proctable.h"
 #include "profile.h"
 
@@ -30,6 +31,7 @@ struct bt_session_stats {
 	uint64_t bid_missing;          /* mappings whose build-id could not be read at all */
 	uint64_t unmapped_frames;      /* user addresses outside every known mapping */
 	uint64_t exits;
+	uint64_t modules_loaded;       /* module-load events */
 };
 
 struct bt_session {
@@ -39,6 +41,8 @@ struct bt_session {
 	struct bt_profile prof;
 	struct bt_kallsyms *ksyms;
 	int ksyms_err;                 /* why kernel symbols are missing, when they are */
+	struct bt_kmods kmods;         /* kernel modules; a kernel frame's file_id is its module's id + 1 */
+	int kmods_err;                 /* why the modules loaded at start are unknown, when they are */
 	uint64_t ksyms_misses;         /* kernel frames that found no symbol since the last load */
 	struct bt_session_stats stats;
 	uint64_t last_ns;              /* time of the newest record */

@@ -166,12 +166,23 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			fprintf(out, ", \"offset\": \"0x%llx\"", (unsigned long long)l->addr);
 			break;
 		}
-		case BT_LOC_KERNEL:
+		case BT_LOC_KERNEL: {
+			/* a module's frame: the module as perf names it, and its own build-id */
+			const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
+			char modfile[BT_KMOD_NAME_LEN + 3];
+			if (mv)
+				snprintf(modfile, sizeof(modfile), "[%s]", mv->mod.name);
 			bt_json_put_string(out, name, ksuffix ? n : strlen(name));
-			fputs(", \"kind\": \"kernel\", \"file\": \"[kernel.kallsyms]\", \"build_id\": ", out);
-			put_str(out, have_kernel_id ? kernel_hex : NULL);
+			fputs(", \"kind\": \"kernel\", \"file\": ", out);
+			put_str(out, mv ? modfile : "[kernel.kallsyms]");
+			fputs(", \"build_id\": ", out);
+			if (mv)
+				put_str(out, mv->mod.build_id.len ? bt_buildid_hex(&mv->mod.build_id, hex, sizeof(hex)) : NULL);
+			else
+				put_str(out, have_kernel_id ? kernel_hex : NULL);
 			fprintf(out, ", \"address\": \"0x%llx\"", (unsigned long long)l->addr);
 			break;
+		}
 		default:
 			put_str(out, name);
 			fprintf(out, ", \"kind\": \"unmapped\", \"file\": null, \"build_id\": null, "

@@ -305,6 +305,8 @@ static int header(struct pb_build *b, pb_profile *prof, pb_value_type vt[3],
 struct map_info {
 	uint32_t dso_id, path_id;   /* user mappings */
 	bool kernel;
+	uint32_t kmod;              /* kernel: a module version's id + 1, 0 for the kernel image */
+	uint64_t kbase, ksize;      /* a module's loaded range */
 	bool all_named;
 	bool sampled;               /* lo and hi are set */
 	uint64_t lo, hi;            /* file offsets (user) or addresses (kernel) sampled */
@@ -361,8 +363,40 @@ static int64_t user_map(struct pb_build *b, struct map_index *mi, const struct b
 	return (int64_t)i;
 }
 
-static int64_t kernel_map(struct pb_build *b, struct map_index *mi, const struct bt_pprof_opts *o)
+/* A module's mapping: its name in brackets as perf writes module names, its build-id, the range it
+ * was loaded at. One per module version (few: a linear search will do). */
+static int64_t module_map(struct pb_build *b, struct map_index *mi, const struct bt_session *s, uint32_t kmod)
 {
+	for (size_t i = 0; i < b->nmaps; i++)
+		if (mi->info[i].kernel && mi->info[i].kmod == kmod)
+			return (int64_t)i;
+	const struct bt_kmod_ver *v = bt_kmods_get(&s->kmods, kmod - 1);
+	if (!v)
+		return -ENOENT;
+	char hex[2 * BT_BUILD_ID_MAXLEN + 1] = "", name[BT_KMOD_NAME_LEN + 3];
+	if (v->mod.build_id.len)
+		bt_buildid_hex(&v->mod.build_id, hex, sizeof(hex));
+	snprintf(name, sizeof(name), "[%s]", v->mod.name);
+	size_t i = b->nmaps;
+	pb_mapping *m = &b->maps[i];
+	perftools__profiles__mapping__init(m);
+	m->id = i + 1;
+	int64_t fn = str(b, name), bid = str(b, hex);
+	if (fn < 0 || bid < 0)
+		return -ENOMEM;
+	m->filename = fn;
+	m->build_id = bid;
+	mi->info[i] = (struct map_info){ .kernel = true, .all_named = true, .kmod = kmod,
+					 .kbase = v->mod.base, .ksize = v->mod.size };
+	b->nmaps++;
+	return (int64_t)i;
+}
+
+static int64_t kernel_map(struct pb_build *b, struct map_index *mi, const struct bt_session *s,
+			  const struct bt_pprof_opts *o, uint32_t kmod)
+{
+	if (kmod)
+		return module_map(b, mi, s, kmod);
 	if (mi->kernel)
 		return (int64_t)mi->kernel - 1;
 	struct bt_build_id id = { 0 };
@@ -402,7 +436,10 @@ static int place_maps(struct pb_build *b, const struct map_index *mi)
 		pb_mapping *m = &b->maps[i];
 		m->has_functions = in->all_named;
 		if (in->kernel) {
-			if (in->sampled) {
+			if (in->kmod && in->ksize && in->kbase <= UINT64_MAX - in->ksize) {
+				m->memory_start = in->kbase;
+				m->memory_limit = in->kbase + in->ksize;
+			} else if (in->sampled) {
 				m->memory_start = in->lo & ~(PAGE - 1);
 				m->memory_limit = in->hi == UINT64_MAX ? UINT64_MAX : in->hi + 1;
 			}
@@ -445,7 +482,7 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		if (l->kind == BT_LOC_USER)
 			r = user_map(b, mi, s, l->file_id);
 		else if (l->kind == BT_LOC_KERNEL)
-			r = kernel_map(b, mi, o);
+			r = kernel_map(b, mi, s, o, l->file_id);
 		if (r == -ENOMEM)
 			return -ENOMEM;
 		struct map_info *in = r >= 0 ? &mi->info[r] : NULL;
@@ -731,9 +768,14 @@ static bool str_ok(const pb_profile *p, int64_t i)
 	return i == 0 || (i > 0 && (size_t)i < p->n_string_table);
 }
 
+/* The kernel image's mapping, or a module's: "[name]" in the kernel half of the address space. */
 static bool is_kernel_mapping(const pb_profile *p, int64_t mi)
 {
-	return mi >= 0 && !strncmp(pstr(p, p->mapping[mi]->filename), KERNEL_MAPPING, strlen(KERNEL_MAPPING));
+	if (mi < 0)
+		return false;
+	const char *f = pstr(p, p->mapping[mi]->filename);
+	return !strncmp(f, KERNEL_MAPPING, strlen(KERNEL_MAPPING)) ||
+	       (f[0] == '[' && p->mapping[mi]->memory_start >= 0xffff800000000000ULL);
 }
 
 /* Frames of decoded profiles: loc->file_id is the location index; kind USER with addr the line

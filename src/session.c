@@ -27,8 +27,10 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
 	bt_profile_init(&s->prof);
 	s->prof.per_pid = opts->per_pid;
-	if (opts->kernel)
+	if (opts->kernel) {
 		s->ksyms_err = bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
+		s->kmods_err = bt_kmods_init(&s->kmods, s->opts.proc_root);
+	}
 	return 0;
 }
 
@@ -38,6 +40,7 @@ void bt_session_free(struct bt_session *s)
 	bt_dso_registry_free(&s->dsos);
 	bt_profile_free(&s->prof);
 	bt_kallsyms_free(s->ksyms);
+	bt_kmods_free(&s->kmods);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -102,6 +105,26 @@ static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
 	return bt_proctable_map(&s->procs, (int)m->pid, &map);
 }
 
+static int on_module(struct bt_session *s, const struct bt_rec_module *r)
+{
+	s->stats.modules_loaded++;
+	if (!s->opts.kernel)
+		return 0;
+	struct bt_kmodule m = { .base = r->base, .size = r->size };
+	size_t nlen = strnlen(r->name, sizeof(r->name));
+	if (nlen >= sizeof(m.name))
+		nlen = sizeof(m.name) - 1;
+	memcpy(m.name, r->name, nlen);
+	if (r->build_id_status == BT_BID_OK && r->build_id_len && r->build_id_len <= BT_BUILD_ID_MAX) {
+		m.build_id.len = r->build_id_len;
+		memcpy(m.build_id.data, r->build_id, r->build_id_len);
+	} else {
+		m.build_id_err = -ENODATA;
+	}
+	int64_t id = bt_kmods_add(&s->kmods, &m);
+	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
+}
+
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
 {
 	size_t kn = r->kern_n, un = r->user_n;
@@ -129,7 +152,10 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		s->scratch[n++] = (uint32_t)id;
 	}
 	for (size_t i = kn; i-- > 0;) {
-		int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, 0, r->ips[i], false);
+		/* The module version loaded there now: a later reload is another version. */
+		int64_t mod = bt_kmods_at(&s->kmods, r->ips[i]);
+		int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, mod >= 0 ? (uint32_t)mod + 1 : 0,
+					    r->ips[i], false);
 		if (id < 0)
 			return (int)id;
 		s->scratch[n++] = (uint32_t)id;
@@ -175,6 +201,8 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 		const struct bt_rec_munmap *u = (const void *)rec;
 		return bt_proctable_unmap(&s->procs, (int)u->pid, u->start, u->end);
 	}
+	case BT_REC_MODULE:
+		return on_module(s, (const struct bt_rec_module *)rec);
 	default:
 		return 0;
 	}
@@ -194,11 +222,26 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 	switch (l->kind) {
 	case BT_LOC_KERNEL: {
 		const struct bt_ksym *k = s->ksyms ? bt_kallsyms_lookup(s->ksyms, l->addr, &off) : NULL;
+		/* In a module, only that module's symbols: one loaded after kallsyms was read would
+		 * otherwise take the name of the symbol below it in a neighbour. */
+		const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
+		if (k && mv && (!k->module || strcmp(k->module, mv->mod.name) != 0))
+			k = NULL;
+		/* A module's frame that kallsyms does not name: its .ko file, when it is the same build. */
+		const char *ko = !k && l->file_id ? bt_kmods_symbolize(&s->kmods, l->file_id - 1, l->addr, &off)
+						  : NULL;
+		if (ko) {
+			snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", ko);
+			return s->namebuf;
+		}
 		if (!k) {
 			*unresolved = true;
 			if (l->name_id == BT_NAME_UNSET)  /* new frames only: a retry never asks again */
 				s->ksyms_misses++;
-			return "[kernel.kallsyms]_[k]";
+			if (!mv)
+				return "[kernel.kallsyms]_[k]";
+			snprintf(s->namebuf, sizeof(s->namebuf), "[%s]_[k]", mv->mod.name);
+			return s->namebuf;
 		}
 		snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", k->name);
 		return s->namebuf;

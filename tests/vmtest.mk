@@ -25,3 +25,7 @@ $(VMTEST_DIR)/guestprog: tools/vmtest/guestprog.c $(VMTEST_DIR)/libvmguest.so
 vmtest-progs: $(VMTEST_DIR)/kident-probe $(VMTEST_DIR)/guestprog $(VMTEST_DIR)/libvmlate.so
 
 fixtures:: vmtest-progs
+
+# The session's module table: kident underneath, .ko files read through the ELF core.
+TEST_kmods_OBJS := $(BUILD)/kmods.o $(TEST_kident_OBJS)
+$(BUILD)/tests/test_kmods: | $(ELF_FIXTURES)

@@ -108,7 +108,9 @@ for (const sm of p.sample) {
 			fail('sample names missing location ' + lid);
 		const m = String(l.mappingId) !== '0' ? maps.get(String(l.mappingId)) : null;
 		const file = m ? s(m.filename) : '';
-		const kernel = file.startsWith('[kernel.kallsyms]');
+		// the kernel image, or a module: "[NAME]" in the kernel half of the address space
+		const kernel = file.startsWith('[kernel.kallsyms]') ||
+			(file.startsWith('[') && big(m.memoryStart) >= 0xffff800000000000n);
 		if (!l.line.length) {
 			if (!m)
 				frames.push('[unknown]');

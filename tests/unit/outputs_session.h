@@ -158,6 +158,55 @@ static struct os_fixture *os_setup(bool per_pid)
 	return x;
 }
 
+/* Kernel module fx_mod (the fx-mod.ko fixture, found under ROOT/lib/modules/REL), loaded while the
+ * session runs at OS_MOD_BASE, as a module-load record reports it; then one sample in the module's
+ * main and one in a part of it no symbol covers. */
+#define OS_MOD_BASE 0xffffffffc0a01000ULL
+#define OS_MOD_REL "6.1.0-fake-amd64"
+
+static void os_add_module(struct os_fixture *x, char *mod_bid, size_t len)
+{
+	os_oracle_build_id("build/fixtures/fx-mod.ko", mod_bid, len);
+	char path[256];
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/sys/kernel %s/sys/module/fx_mod/sections "
+				     "%s/lib/modules/" OS_MOD_REL " && cp build/fixtures/fx-mod.ko %s/lib/modules/"
+				     OS_MOD_REL "/", x->root, x->root, x->root, x->root), 0);
+	snprintf(path, sizeof(path), "%s/proc/sys/kernel/osrelease", x->root);
+	os_write(path, OS_MOD_REL "\n", strlen(OS_MOD_REL) + 1);
+	char base[64];
+	int n = snprintf(base, sizeof(base), "0x%llx\n", (unsigned long long)OS_MOD_BASE);
+	snprintf(path, sizeof(path), "%s/sys/module/fx_mod/sections/.text", x->root);
+	os_write(path, base, (size_t)n);
+	/* the table as a session started now would have it: the release is read at start */
+	bt_kmods_free(&x->s.kmods);
+	assert_int_equal(bt_kmods_init(&x->s.kmods, x->root), 0);
+
+	struct bt_rec_module m = { .hdr = { .type = BT_REC_MODULE, .version = BT_PROTO_VERSION,
+					    .size = sizeof(m) },
+				   .base = OS_MOD_BASE, .size = 16384, .build_id_status = BT_BID_OK };
+	struct bt_build_id id;
+	assert_int_equal(bt_buildid_parse_hex(mod_bid, &id), 0);
+	m.build_id_len = id.len;
+	memcpy(m.build_id, id.data, id.len);
+	snprintf(m.name, sizeof(m.name), "fx_mod");
+	assert_int_equal(bt_session_record(&x->s, &m.hdr), 0);
+	char out[64];
+	assert_int_equal(bt_test_run(out, sizeof(out), "nm build/fixtures/fx-mod.ko | awk '$3 == \"main\" "
+				     "{ print $1 }'"), 0);
+	uint64_t main_off = strtoull(out, NULL, 16);
+	static const uint64_t hot[2] = { 0x4, 0x1000 };
+	for (int i = 0; i < 2; i++) {
+		struct bt_rec_sample smp = { .hdr = { .type = BT_REC_SAMPLE, .version = BT_PROTO_VERSION,
+						      .size = sizeof(smp) },
+					     .pid = 104, .tid = 104, .kern_n = 1 };
+		snprintf(smp.comm, sizeof(smp.comm), "modprobe");
+		smp.ips[0] = OS_MOD_BASE + (i == 0 ? main_off + hot[0] : hot[1]);
+		assert_int_equal(bt_session_record(&x->s, &smp.hdr), 0);
+		x->total++;
+	}
+	assert_int_equal(bt_session_resolve(&x->s), 0);
+}
+
 static void os_teardown(struct os_fixture *x)
 {
 	bt_session_free(&x->s);

@@ -186,11 +186,34 @@ static void jsonout__write_error__keeps_its_errno(void **state)
 	os_teardown(x);
 }
 
+/* A module loaded during the session: its frames name the module and carry its own build-id, the
+ * function from its .ko file where one covers the address. */
+static void jsonout__module_frames__module_file_and_build_id(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	char mod_bid[2 * BT_BUILD_ID_MAXLEN + 1];
+	os_add_module(x, mod_bid, sizeof(mod_bid));
+	write_session(x, OS_TMP "/mod.json");
+	char out[3 * PATH_MAX], want[3 * PATH_MAX];
+	frame_field(out, sizeof(out), OS_TMP "/mod.json", "$4 == \"[fx_mod]\" && $8 == \"true\"", 0);
+	snprintf(want, sizeof(want), "kernel\tmain\t[fx_mod]\t%s\t", mod_bid);
+	assert_non_null(strstr(out, want));
+	frame_field(out, sizeof(out), OS_TMP "/mod.json", "$4 == \"[fx_mod]\" && $8 == \"false\"", 0);
+	snprintf(want, sizeof(want), "kernel\t[fx_mod]\t[fx_mod]\t%s\t0x%llx", mod_bid,
+		 (unsigned long long)OS_MOD_BASE + 0x1000);
+	assert_non_null(strstr(out, want));
+	/* the kernel image's frames keep the kernel's build-id */
+	frame_field(out, sizeof(out), OS_TMP "/mod.json", "$3 == \"" OS_KSYM_NAME "\"", 5);
+	assert_string_equal(out, OS_KERNEL_BID);
+	os_teardown(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jsonout__session__valid_json_with_the_documented_header),
 		cmocka_unit_test(jsonout__frames__carry_build_ids_and_offsets),
+		cmocka_unit_test(jsonout__module_frames__module_file_and_build_id),
 		cmocka_unit_test(jsonout__session__folds_to_the_same_stacks),
 		cmocka_unit_test(jsonout__per_pid__stacks_carry_pids),
 		cmocka_unit_test(jsonout__folded_input__round_trips),

@@ -526,11 +526,33 @@ static void pprof__odd_bytes_in_names__round_trip(void **state)
 	bt_folded_free(&back);
 }
 
+/* A module's frames: a mapping of their own, [fx_mod] with the module's build-id at its loaded
+ * range; decoded back, the same folded stacks as the live output. */
+static void pprof__module_frames__own_mapping_and_round_trip(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	char mod_bid[2 * BT_BUILD_ID_MAXLEN + 1];
+	os_add_module(x, mod_bid, sizeof(mod_bid));
+	write_session(x, OS_TMP "/mod.pb.gz", PERIOD);
+	os_write_folded(x, OS_TMP "/mod.folded");
+	char out[4096];
+	bt_test_run(out, sizeof(out), "grep -c -F -e 'modprobe;main_[k]' -e 'modprobe;[fx_mod]_[k]' " OS_TMP "/mod.folded");
+	assert_string_equal(out, "2\n");
+	require_npm();
+	assert_decodes_to(OS_TMP "/mod.pb.gz", OS_TMP "/mod.folded");
+	dump(OS_TMP "/mod.pb.gz");
+	const char *cond = "$1 == \"mapping\" && $3 == \"[fx_mod]\"";
+	assert_int_equal(dump_field(out, sizeof(out), OS_TMP "/mod.pb.gz", cond, 4), 0);
+	assert_string_equal(out, mod_bid);
+	os_teardown(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pprof__session__decodes_with_protoc_and_pprof_format),
 		cmocka_unit_test(pprof__mappings__carry_build_ids_of_readelf),
+		cmocka_unit_test(pprof__module_frames__own_mapping_and_round_trip),
 		cmocka_unit_test(pprof__locations__offsets_and_names_match_nm),
 		cmocka_unit_test(pprof__samples__values_period_and_labels),
 		cmocka_unit_test(pprof__unknown_period__samples_only),
