@@ -34,6 +34,10 @@ int bt_elf_file_crc32(int fd, uint32_t *crc);
  * The data belongs to the handle. */
 int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t *len);
 
+/* The value of the first .symtab symbol called name, whatever its type (a linker-script label such
+ * as vmlinux's _text included). 0, -ENODATA when there is none, or -ENOEXEC. */
+int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value);
+
 #define BT_ELF_MAX_LOADS 16
 struct bt_elf_load {
 	uint64_t vaddr, offset, filesz, memsz;

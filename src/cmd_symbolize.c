@@ -1,7 +1,7 @@
 /* cmd_symbolize.c - `buildtrace symbolize`: the session's symbolizer offline. Addresses in an ELF
- * file (--elf), in a running process (--pid) or in the file of a build-id (--build-id), from the
- * arguments or standard input, one output line per frame: inlined frames (from DWARF) innermost
- * first, then the function the symbol table names. */
+ * file (--elf), in a running process (--pid), in the file of a build-id (--build-id) or in the
+ * running kernel (--kernel), from the arguments or standard input, one output line per frame:
+ * inlined frames (from DWARF) innermost first, then the function the symbol table names. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +20,9 @@
 #include "demangle.h"
 #include "dwarfinfo.h"
 #include "elffile.h"
+#include "kallsyms.h"
+#include "kident.h"
+#include "kmods.h"
 #include "procmaps.h"
 #include "symsrc.h"
 #include "symtab.h"
@@ -29,17 +32,25 @@
 static void symbolize_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: buildtrace symbolize (--elf FILE | --pid PID | --build-id HEX) [options] [ADDR...]\n"
+		"usage: buildtrace symbolize (--elf FILE | --pid PID | --build-id HEX | --kernel) [options]\n"
+		"                            [ADDR...]\n"
 		"  Reads hexadecimal addresses from the arguments, or one per line from standard input,\n"
 		"  and prints ADDR<TAB>FUNCTION+0xOFFSET<TAB>FILE:LINE for each frame, inlined frames\n"
 		"  (named without an offset) innermost first; FILE:LINE is empty when unknown.\n"
 		"  --elf FILE        addresses are in FILE's own address space (as nm shows them)\n"
 		"  --pid PID         addresses are in the running process PID\n"
 		"  --build-id HEX    addresses are in the file with this build-id\n"
+		"  --kernel          addresses are in the running kernel (as in /proc/kallsyms): names from\n"
+		"                    kallsyms (a module's .ko file when kallsyms lacks them), file:line from\n"
+		"                    a vmlinux whose build-id is the running kernel's (from --vmlinux,\n"
+		"                    /usr/lib/debug/boot, /boot ..., the debug directories, the build-id\n"
+		"                    cache or debuginfod); one with another build-id is refused\n"
+		"  --vmlinux FILE    the vmlinux to use with --kernel\n"
 		"  Symbols come from the file, its MiniDebugInfo, /usr/lib/debug/.build-id, its\n"
 		"  .gnu_debuglink, the build-id cache, then debuginfod (DEBUGINFOD_URLS).\n"
 		"  --cache-dir DIR   build-id cache (default ~/.debug)\n"
-		"  --root DIR        look for system debug files under DIR instead of /\n"
+		"  --root DIR        look for system debug files (and, with --kernel, /proc, /sys, /boot,\n"
+		"                    /lib/modules) under DIR instead of /\n"
 		"  --no-debuginfod   do not ask debuginfod servers\n"
 		"  --no-demangle     print C++ names as they are in the file\n"
 		"  -v, --verbose     tell on standard error where each file's symbols came from\n"
@@ -73,6 +84,13 @@ struct symbolizer {
 	} *maps;
 	size_t nmaps;
 	struct target one;           /* --elf / --build-id */
+	struct kernel_syms {         /* --kernel */
+		bool on;
+		struct bt_kallsyms *ks;
+		struct bt_kmods mods;
+		struct bt_dwarf *vmlinux;
+		int64_t slide;           /* running address - vmlinux address (KASLR) */
+	} k;
 };
 
 static void target_init(struct target *t)
@@ -214,6 +232,111 @@ static void print_line(FILE *out, const struct bt_dwarf_frame *f)
 	fputc('\n', out);
 }
 
+/* A vmlinux with the running kernel's build-id, and how far KASLR moved it: the running _text (from
+ * kallsyms) less the file's. A vmlinux of another build is named and refused, never used. */
+static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
+{
+	const char *root = s->so.root ? s->so.root : "";
+	struct bt_build_id running;
+	char rhex[2 * BT_BUILD_ID_MAXLEN + 1], hex[2 * BT_BUILD_ID_MAXLEN + 1], path[4096];
+	if (bt_kident_kernel_build_id(root, &running) != 0) {
+		bt_cli_error(0, "the running kernel's build-id is unknown (%s/sys/kernel/notes): no line info",
+			     root);
+		return;
+	}
+	bt_buildid_hex(&running, rhex, sizeof(rhex));
+	int err = bt_kident_find_vmlinux(root, override, path, sizeof(path));
+	int fd = -1;
+	if (err == 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0 && bt_dwarf_open_fd(fd, &s->k.vmlinux) != 0)
+			s->k.vmlinux = NULL;
+	} else if (override) {
+		struct bt_build_id got;
+		if (err == -ESTALE && bt_buildid_from_path(override, &got) == 0)
+			bt_cli_error(0, "%s has build-id %s, the running kernel %s: not used for line info",
+				     override, bt_buildid_hex(&got, hex, sizeof(hex)), rhex);
+		else
+			bt_cli_error(0, "%s cannot give line info for the running kernel: %s", override,
+				     err == -ENODATA ? "it has no build-id" : err == -ENOEXEC ? "not an ELF file "
+				     "(a compressed boot image?)" : strerror(-err));
+		return;
+	} else {
+		/* By build-id: the debug directories, the build-id cache, debuginfod. */
+		char origin[BT_SYMSRC_ORIGIN_LEN];
+		if (bt_symsrc_open_dwarf(&s->so, &running, -1, NULL, &s->k.vmlinux, origin, sizeof(origin)) != 0)
+			s->k.vmlinux = NULL;
+		if (!s->k.vmlinux) {
+			bt_cli_error(0, err == -ESTALE ? "no vmlinux with the running kernel's build-id %s (those "
+				     "found have others): no line info" : "no vmlinux with the running kernel's "
+				     "build-id %s: no line info", rhex);
+			return;
+		}
+	}
+	if (!s->k.vmlinux) {
+		if (fd >= 0)
+			close(fd);
+		bt_cli_error(0, "%s has no DWARF: no line info", path);
+		return;
+	}
+	/* the file's _text: read from the same file the DWARF came from when we opened it */
+	uint64_t file_text = 0;
+	struct bt_elf *e = NULL;
+	bool have = fd >= 0 && bt_elf_open_fd(fd, &e) == 0 && bt_elf_symbol_value(e, "_text", &file_text) == 0;
+	bt_elf_close(e);
+	if (fd >= 0)
+		close(fd);
+	uint64_t run_text = bt_kallsyms_addr(s->k.ks, "_text");
+	if (!have || !run_text) {
+		bt_cli_error(0, "cannot place the vmlinux at the running kernel's addresses (no _text "
+			     "symbol): no line info");
+		bt_dwarf_close(s->k.vmlinux);
+		s->k.vmlinux = NULL;
+		return;
+	}
+	s->k.slide = (int64_t)(run_text - file_text);
+	if (s->verbose)
+		bt_cli_error(0, "line info from %s (build-id %s), KASLR offset 0x%" PRIx64, err == 0 ? path :
+			     "the running kernel's debug file", rhex, (uint64_t)s->k.slide);
+}
+
+/* A running-kernel address: kallsyms' name (in a module, that module's own), else the module's
+ * .ko, with lines from the vmlinux for the kernel image's addresses. */
+static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
+{
+	uint64_t off = 0;
+	int64_t mod = bt_kmods_at(&s->k.mods, addr);
+	const struct bt_kmod_ver *mv = mod >= 0 ? bt_kmods_get(&s->k.mods, (uint32_t)mod) : NULL;
+	const struct bt_ksym *k = bt_kallsyms_lookup(s->k.ks, addr, &off);
+	if (k && mv && (!k->module || strcmp(k->module, mv->mod.name) != 0))
+		k = NULL;
+	const char *name = k ? k->name : mv ? bt_kmods_symbolize(&s->k.mods, (uint32_t)mod, addr, &off) : NULL;
+	struct bt_dwarf_frame frames[MAX_FRAMES];
+	int nf = 0;
+	if (s->k.vmlinux && !mv && !(k && k->module)) {
+		nf = bt_dwarf_lookup(s->k.vmlinux, addr - (uint64_t)s->k.slide, frames, MAX_FRAMES);
+		if (nf < 0)
+			nf = 0;
+	}
+	for (int i = 0; i + 1 < nf; i++) {
+		fprintf(out, "0x%" PRIx64 "\t", addr);
+		print_name(s, out, frames[i].function);
+		fputc('\t', out);
+		print_line(out, &frames[i]);
+	}
+	fprintf(out, "0x%" PRIx64 "\t", addr);
+	if (name) {
+		fputs(name, out);
+		if (mv)
+			fprintf(out, " [%s]", mv->mod.name);
+		fprintf(out, "+0x%" PRIx64 "\t", off);
+	} else {
+		fputs("??\t", out);
+	}
+	print_line(out, nf > 0 ? &frames[nf - 1] : NULL);
+	return name ? 0 : 1;
+}
+
 static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 {
 	while (isspace((unsigned char)*text))
@@ -229,6 +352,8 @@ static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 		fprintf(out, "%s\t??\t\n", text);
 		return -EINVAL;
 	}
+	if (s->k.on)
+		return symbolize_kernel(s, addr, out);
 	/* The address as the file's symbols express it. */
 	struct target *t = NULL;
 	uint64_t vaddr = addr;
@@ -288,6 +413,8 @@ int cmd_symbolize(int argc, char **argv)
 		{ "elf", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "build-id", required_argument, NULL, 'b' },
+		{ "kernel", no_argument, NULL, 'k' },
+		{ "vmlinux", required_argument, NULL, 'V' },
 		{ "cache-dir", required_argument, NULL, 'c' },
 		{ "root", required_argument, NULL, 'r' },
 		{ "no-debuginfod", no_argument, NULL, 'D' },
@@ -296,7 +423,7 @@ int cmd_symbolize(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *elf = NULL, *bid = NULL;
+	const char *elf = NULL, *bid = NULL, *vmlinux = NULL;
 	struct symbolizer s = { .demangle = true, .so = { .debuginfod = true } };
 	target_init(&s.one);
 	int c, rc = 0;
@@ -311,6 +438,8 @@ int cmd_symbolize(int argc, char **argv)
 				return bt_cli_error(2, "invalid pid '%s'", optarg);
 			break;
 		case 'b': bid = optarg; break;
+		case 'k': s.k.on = true; break;
+		case 'V': vmlinux = optarg; break;
 		case 'c': s.so.cache_dir = optarg; break;
 		case 'r': s.so.root = optarg; break;
 		case 'D': s.so.debuginfod = false; break;
@@ -322,9 +451,21 @@ int cmd_symbolize(int argc, char **argv)
 					     argv[optind - 1]);
 		}
 	}
-	if (!!elf + !!pid + !!bid != 1)
-		return bt_cli_error(2, "symbolize needs exactly one of --elf FILE, --pid PID, --build-id HEX");
-	if (elf) {
+	if (!!elf + !!pid + !!bid + s.k.on != 1)
+		return bt_cli_error(2, "symbolize needs exactly one of --elf FILE, --pid PID, --build-id HEX, "
+				    "--kernel");
+	if (vmlinux && !s.k.on)
+		return bt_cli_error(2, "--vmlinux goes with --kernel");
+	if (s.k.on) {
+		const char *root = s.so.root ? s.so.root : "";
+		int err = bt_kallsyms_load(root, &s.k.ks);
+		if (err)
+			return bt_cli_error(1, "cannot read kernel symbols from %s/proc/kallsyms: %s", root,
+					    err == -EACCES ? "addresses are hidden (kptr_restrict; run as root)"
+					    : strerror(-err));
+		bt_kmods_init(&s.k.mods, root);
+		kernel_open_vmlinux(&s, vmlinux);
+	} else if (elf) {
 		char real[PATH_MAX];
 		s.one.fd = open(elf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (s.one.fd < 0)
@@ -382,6 +523,10 @@ int cmd_symbolize(int argc, char **argv)
 	for (size_t i = 0; i < s.nmaps; i++)
 		target_free(&s.maps[i].t);
 	free(s.maps);
+	bt_kallsyms_free(s.k.ks);
+	if (s.k.on)
+		bt_kmods_free(&s.k.mods);
+	bt_dwarf_close(s.k.vmlinux);
 	bt_debuginfod_free(s.dbgd);
 	return rc;
 }

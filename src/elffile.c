@@ -284,6 +284,32 @@ int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t
 	return 0;
 }
 
+int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value)
+{
+	if (!e || !name || !value)
+		return -EINVAL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			return -ENOEXEC;
+		size_t n = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *sn;
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    (sn = elf_strptr(e->elf, sh.sh_link, sym.st_name)) && !strcmp(sn, name)) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENODATA;
+}
+
 int bt_elf_debuglink(struct bt_elf *e, char *name, size_t namelen, uint32_t *crc)
 {
 	if (!e || !name || namelen == 0 || !crc)

@@ -42,7 +42,13 @@ $(SYMSRC_FIX)/libmini-mdi.so: $(SYMSRC_FIX)/libmini.so
 	mv $@.tmp $@
 	rm -rf $@.d
 
-fixtures:: $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYMSRC_FIX)/inl.stripped \
+# Kernel-like: linked without libc at kernel addresses, with DWARF and a build-id.
+$(SYMSRC_FIX)/vmlinux: tests/symsrc/vmlinux.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-pie -no-pie -nostdlib -ffreestanding -Wl,-e,fxk_irq -Wl,--build-id=sha1 \
+		-Wl,-Ttext=0xffffffff81000000 -o $@ $<
+
+fixtures:: $(SYMSRC_FIX)/vmlinux $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYMSRC_FIX)/inl.stripped \
 	   $(SYMSRC_FIX)/libmini.so $(SYMSRC_FIX)/libmini-mdi.so
 
 # These run ./buildtrace as well as their own code.

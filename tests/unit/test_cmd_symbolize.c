@@ -163,12 +163,99 @@ static void symbolize__bad_input__errors(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace symbolize 10 2>/dev/null"), 2);
 }
 
+/* A fake running kernel under ROOT: the stand-in vmlinux's text symbols moved by KSLIDE in
+ * proc/kallsyms (as KASLR moves them), its build-id note as sys/kernel/notes, its release, and the
+ * file itself as boot/vmlinux-REL where buildtrace looks for one. */
+#define KSLIDE 0x2a400000ULL
+#define KREL "6.1.0-fake-amd64"
+
+static void make_kernel_root(char *root, const char *vmlinux)
+{
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p build/tests"), 0);
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(bt_test_run(NULL, 0,
+		"mkdir -p %s/proc/sys/kernel %s/sys/kernel %s/boot && "
+		"nm '%s' | python3 -c 'import sys\n"
+		"for l in sys.stdin:\n a, t, n = l.split()\n"
+		" if t in \"Tt\": print(\"%%x T %%s\" %% (int(a, 16) + %llu, n))' > %s/proc/kallsyms && "
+		"objcopy -O binary --only-section=.note.gnu.build-id '%s' %s/sys/kernel/notes && "
+		"echo " KREL " > %s/proc/sys/kernel/osrelease && cp '%s' %s/boot/vmlinux-" KREL,
+		root, root, root, vmlinux, (unsigned long long)KSLIDE, root, vmlinux, root, root, vmlinux,
+		root), 0);
+}
+
+/* Every byte of the stand-in's functions, given as running addresses: names from kallsyms, and
+ * file:line for each frame (inlined ones too) from the vmlinux found by build-id, at the KASLR
+ * offset, exactly as eu-addr2line reads the file at the unmoved addresses. */
+static void symbolize__kernel__vmlinux_lines_at_the_kaslr_offset(void **state)
+{
+	char rel[256], vml[PATH_MAX], root[] = "build/tests/tmp-ksym-XXXXXX", out[4096];
+	assert_non_null(realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/vmlinux"), vml));
+	make_kernel_root(root, vml);
+	int rc = bt_test_run(out, sizeof(out),
+		"nm -S '%s' | python3 -c 'import sys\n"
+		"for l in sys.stdin:\n f = l.split()\n"
+		" if len(f) == 4 and f[2] in \"Tt\":\n"
+		"  for i in range(int(f[1], 16)): print(\"%%x\" %% (int(f[0], 16) + i))' > %s/addrs && "
+		"python3 -c 'import sys\nfor l in sys.stdin: print(\"%%x\" %% (int(l, 16) + %llu))' "
+		"< %s/addrs > %s/kaddrs && "
+		"./buildtrace symbolize --kernel --root %s -v < %s/kaddrs > %s/bt.out 2> %s/bt.err && "
+		"sed 's/^/0x/' %s/addrs | eu-addr2line -a -i -e '%s' > %s/eu.out && "
+		"tests/tools/linecmp.py %s/bt.out %s/eu.out %llx && "
+		"cut -f2 %s/bt.out | sed 's/+0x.*//' | sort -u | tr '\\n' ' ' && cat %s/bt.err",
+		vml, root, (unsigned long long)KSLIDE, root, root, root, root, root, root, root, vml, root,
+		root, root, (unsigned long long)KSLIDE, root, root);
+	print_message("%s\n", out);
+	assert_int_equal(rc, 0);
+	/* named from kallsyms; the vmlinux found at boot/, at the offset KASLR applied */
+	assert_non_null(strstr(out, "fxk_irq fxk_syscall"));
+	assert_non_null(strstr(out, "line info from"));
+	assert_non_null(strstr(out, "KASLR offset 0x2a400000"));
+	bt_test_run(NULL, 0, "rm -rf %s", root);
+}
+
+/* A vmlinux of another build, named on the command line or found where one is looked for, is
+ * refused with both build-ids named; names still come from kallsyms, lines from nowhere. */
+static void symbolize__kernel__vmlinux_of_another_build__refused(void **state)
+{
+	char rel[256], vml[PATH_MAX], other[PATH_MAX], root[] = "build/tests/tmp-ksym-XXXXXX", out[4096];
+	assert_non_null(realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/vmlinux"), vml));
+	assert_non_null(realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/inl"), other));
+	make_kernel_root(root, vml);
+	char want_run[64], want_other[64];
+	assert_int_equal(bt_test_run(want_run, sizeof(want_run), "readelf -n '%s' | awk '/Build ID/ "
+				     "{ printf \"%%s\", $3 }'", vml), 0);
+	assert_int_equal(bt_test_run(want_other, sizeof(want_other), "readelf -n '%s' | awk '/Build ID/ "
+				     "{ printf \"%%s\", $3 }'", other), 0);
+	uint64_t a = nm_addr(vml, "fxk_irq") + KSLIDE;
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace symbolize --kernel --root %s --vmlinux '%s' "
+			     "%" PRIx64 " 2>&1", root, other, a);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, want_run));
+	assert_non_null(strstr(out, want_other));
+	assert_non_null(strstr(out, "not used for line info"));
+	char want[128];
+	snprintf(want, sizeof(want), "0x%" PRIx64 "\tfxk_irq+0x0\t\n", a);
+	assert_non_null(strstr(out, want));
+	/* the same when the file at boot/ is the other build */
+	assert_int_equal(bt_test_run(NULL, 0, "cp '%s' %s/boot/vmlinux-" KREL, other, root), 0);
+	rc = bt_test_run(out, sizeof(out), "./buildtrace symbolize --kernel --root %s --no-debuginfod "
+			 "%" PRIx64 " 2>&1", root, a);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "no vmlinux with the running kernel's build-id"));
+	assert_non_null(strstr(out, want_run));
+	assert_non_null(strstr(out, want));
+	bt_test_run(NULL, 0, "rm -rf %s", root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(symbolize__elf__frames_match_llvm_symbolizer),
 		cmocka_unit_test(symbolize__pid__same_as_the_file),
 		cmocka_unit_test(symbolize__bad_input__errors),
+		cmocka_unit_test(symbolize__kernel__vmlinux_lines_at_the_kaslr_offset),
+		cmocka_unit_test(symbolize__kernel__vmlinux_of_another_build__refused),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }
