@@ -280,6 +280,44 @@ check_kernel_stacks() {
 	fi
 }
 
+# Check 4: a module loaded during a session, then driven hard (brd, a RAM disk): its frames carry
+# the module's name and the build-id of its .ko, and their names are brd's in kallsyms.
+check_module_frames() {
+	have_buildtrace buildtrace-module-frames || return 0
+	buildtrace -a -d 14 --kernel-only -f json -o $T/mf.json 2> $T/mf.err &
+	bt=$!
+	if wait_attached $bt 120; then
+		sleep 1
+		insmod "$(ko_path brd)" rd_nr=1 rd_size=16384 || info "insmod brd failed"
+		end=$(( $(date +%s) + 7 ))
+		while [ "$(date +%s)" -lt $end ]; do
+			dd if=/dev/zero of=/dev/ram0 bs=1M count=16 2>/dev/null
+			dd if=/dev/ram0 of=/dev/null bs=1M 2>/dev/null
+		done
+	else
+		info "buildtrace never held a BPF link"
+	fi
+	wait $bt
+	rc=$?
+	bid=$(ko_bid brd)
+	grep '"file": "\[brd\]"' $T/mf.json > $T/mf.brd
+	n=$(wc -l < $T/mf.brd)
+	nbid=$(grep -c "\"build_id\": \"$bid\"" $T/mf.brd)
+	# named frames: "name": "X" with X a brd symbol in kallsyms
+	sed -n 's/^.*{"name": "\([^"]*\)".*"resolved": true.*$/\1/p' $T/mf.brd | sort -u > $T/mf.names
+	awk '$4 == "[brd]" { print $3 }' /proc/kallsyms | sort -u > $T/brd.ksyms
+	named=$(wc -l < $T/mf.names)
+	bad=$(comm -23 $T/mf.names $T/brd.ksyms | tr '\n' ' ')
+	if [ $rc = 0 ] && [ "$n" -gt 0 ] && [ "$nbid" = "$n" ] && [ "$named" -gt 0 ] && [ -z "$bad" ]; then
+		pass buildtrace-module-frames
+		info "$n [brd] frames, e.g. $(head -n 3 $T/mf.names | tr '\n' ' ')"
+	else
+		fail buildtrace-module-frames "exit $rc, $n [brd] frames, $nbid with brd's build-id $bid, $named named, not brd's: $bad"
+		info "stderr:"; show $T/mf.err 20
+		info "kernel frames:"; grep '"kind": "kernel"' $T/mf.json | sed 's/^/    | /' | head -n 20
+	fi
+}
+
 # Optional: the privileged cmocka tests, each case one result line.
 check_priv_tests() {
 	cd "$REPO" || { fail priv "no $REPO"; return 0; }
@@ -312,5 +350,6 @@ wanted user && check_user_build_ids
 wanted module && check_module_load
 wanted kident && check_kident_later_module
 wanted kstacks && check_kernel_stacks
+wanted modframes && check_module_frames
 [ "$PRIV" = 1 ] && wanted priv && check_priv_tests
 true
