@@ -11,7 +11,7 @@ BPFTOOL  ?= bpftool
 ARCH     := x86
 
 BUILD    := build
-PKGS     := libbpf libelf libdw libdebuginfod libcap liblzma libzstd zlib
+PKGS     := libbpf libelf libdw libdebuginfod libcap liblzma libzstd zlib libcurl
 # Evaluated when used, so that `make deps` works before the packages exist.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)

@@ -9,6 +9,7 @@ int cmd_symbolize(int argc, char **argv);     /* buildtrace symbolize */
 int cmd_report(int argc, char **argv);        /* buildtrace report */
 int cmd_cache(int argc, char **argv);         /* buildtrace cache list|add|remove|prune */
 int cmd_archive(int argc, char **argv);       /* buildtrace archive */
+int cmd_agent(int argc, char **argv);         /* buildtrace agent: the always-on fleet agent */
 
 #define BT_VERSION "0.1.0"
 

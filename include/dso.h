@@ -41,6 +41,7 @@ struct bt_dso {
 	struct bt_symtab *symtab;
 	char sym_origin[BT_SYMSRC_ORIGIN_LEN];  /* where the symbols came from: "file", "debug-dir" ... */
 	bool debuginfod_pending;       /* a debuginfod lookup for a fuller table is in flight */
+	uint64_t last_use;             /* the registry's epoch when its table was last asked for */
 };
 
 struct bt_dso_registry {
@@ -59,6 +60,8 @@ struct bt_dso_registry {
 	uint64_t cache_stored, cache_errors;
 	struct bt_debuginfod *debuginfod;  /* NULL: never asked */
 	uint64_t debuginfod_adopted;
+	uint64_t epoch;               /* advanced by its user (the agent: once per interval) */
+	uint64_t symtabs_evicted;
 };
 
 /* symsrc may be NULL (defaults); cache_store: keep each build-id's binary that gets samples in the
@@ -102,6 +105,10 @@ void bt_dso_set_debuginfod(struct bt_dso_registry *r, struct bt_debuginfod *c);
  * pending); fn is called with each dso whose symbol table was replaced. Returns how many were. */
 int bt_dso_poll_debuginfod(struct bt_dso_registry *r, int timeout_ms,
 			   void (*fn)(void *ctx, uint32_t dso_id), void *ctx);
+
+/* Frees the symbol tables of dsos not asked for since epoch `before` (they are loaded again, from
+ * the same sources, if asked for later). Returns how many were freed. */
+size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -115,11 +115,14 @@ int bt_caps_drop(const char *keep)
 	for (cap_value_t c = 0; c < (cap_value_t)(sizeof(kept) / sizeof(kept[0])); c++) {
 		if (!kept[c])
 			continue;
-		/* a kept capability stays only in the sets that hold it now: none can be raised here */
+		/* a kept capability stays in the sets that hold it now, and is effective when permitted
+		 * (after a change of user with PR_SET_KEEPCAPS, only the permitted set survives) */
 		for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-			cap_flag_value_t v = CAP_CLEAR;
-			if (cap_get_flag(cur, c, flags[f], &v) == 0 && v == CAP_SET &&
-			    cap_set_flag(next, flags[f], 1, &c, CAP_SET) != 0) {
+			cap_flag_value_t v = CAP_CLEAR, perm = CAP_CLEAR;
+			cap_get_flag(cur, c, CAP_PERMITTED, &perm);
+			bool set = (cap_get_flag(cur, c, flags[f], &v) == 0 && v == CAP_SET) ||
+				   (flags[f] == CAP_EFFECTIVE && perm == CAP_SET);
+			if (set && cap_set_flag(next, flags[f], 1, &c, CAP_SET) != 0) {
 				err = -errno;
 				goto out;
 			}

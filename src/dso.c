@@ -221,6 +221,7 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 	struct bt_dso *d = bt_dso_get(r, dso_id);
 	if (!d)
 		return NULL;
+	d->last_use = r->epoch;
 	if (d->sym_state != BT_SYMS_UNTRIED)
 		return d->symtab;
 	const char *path = bt_strtab_get(&r->paths, d->path_id);
@@ -324,4 +325,20 @@ const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id)
 		return "unknown";
 	const char *s = strrchr(p, '/');
 	return s ? s + 1 : p;
+}
+
+size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ndsos; i++) {
+		struct bt_dso *d = &r->dsos[i];
+		if (d->sym_state != BT_SYMS_LOADED || d->last_use >= before || d->debuginfod_pending)
+			continue;
+		bt_symtab_free(d->symtab);
+		d->symtab = NULL;
+		d->sym_state = BT_SYMS_UNTRIED;
+		n++;
+	}
+	r->symtabs_evicted += n;
+	return n;
 }

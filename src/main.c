@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "cache", cmd_cache, "list, add, remove or prune build-id cache entries" },
 	{ "archive", cmd_archive, "write build-id cache entries to a tar archive" },
 	{ "buildid-list", cmd_buildid_list, "list the build-ids of the files processes map, live" },
+	{ "agent", cmd_agent, "sample the whole machine always, a profile per interval (fleet agent)" },
 };
 
 static void usage(FILE *f)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages buildtrace needs to build and test, only those that are missing.
 set -eu
-PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libcap-dev libiberty-dev
+PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-dev libcap-dev libiberty-dev libcurl4-openssl-dev
       libcmocka-dev zlib1g-dev liblzma-dev libzstd-dev pkg-config elfutils binutils linux-perf
       xz-utils zstd gzip python3 debuginfod libc6-dbg g++ lld libclang-rt-14-dev
       protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libxml2-utils"

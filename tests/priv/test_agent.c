@@ -1,0 +1,352 @@
+/* test_agent.c - `buildtrace agent` run as systemd would run it, against real workloads: profiles
+ * every interval (named, decodable, rotated), a last profile and exit 0 on SIGTERM, peak memory,
+ * capabilities dropped and another user, pushes to a local ingest server (requests checked, the
+ * spool filled while the server is down and sent after a restart, and bounded), and a soak with
+ * processes starting and exiting constantly whose memory stays flat. */
+#include "testutil.h"
+#include "pprof.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP "build/tests/tmp-agent"
+#define SPIN "build/tests/session/spin"
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setpgid(0, 0);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Exit status of pid, waiting up to secs (then -1, the process killed). */
+static int wait_for(pid_t pid, double secs)
+{
+	double end = now_s() + secs;
+	int st;
+	while (now_s() < end) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+static void stop_group(pid_t pid)
+{
+	kill(-pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* Files in dir whose names end in suffix. */
+static int count_files(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	size_t sl = strlen(suffix);
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		n += l > sl && !strcmp(de->d_name + l - sl, suffix) && !strstr(de->d_name, ".tmp.");
+	}
+	closedir(d);
+	return n;
+}
+
+/* A number field of the status file, or -1. */
+static long long status_field(const char *status, const char *key)
+{
+	size_t len;
+	char *s = bt_test_read_file(status, &len);
+	char k[96];
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	const char *at = strstr(s, k);
+	long long v = at ? strtoll(at + strlen(k), NULL, 10) : -1;
+	free(s);
+	return v;
+}
+
+/* Waits until the agent has written its first status file (it is attached and sampling). */
+static void wait_status(const char *status, double secs)
+{
+	double end = now_s() + secs;
+	while (access(status, R_OK) != 0 && now_s() < end)
+		usleep(100000);
+	assert_int_equal(access(status, R_OK), 0);
+}
+
+static int setup(void **state)
+{
+	return bt_test_run(NULL, 0, "rm -rf " TMP " && mkdir -p " TMP) == 0 ? 0 : -1;
+}
+
+/* Five intervals of 2 s against a CPU-bound program: profiles named after it, three kept per
+ * format, pprof that decodes, SIGTERM answered with a last profile and exit 0, memory under 64 MB. */
+static void agent__intervals__rotated_profiles_and_clean_stop(void **state)
+{
+	bt_test_require_priv();
+	const char *dir = TMP "/run1";
+	pid_t spin = spawn("exec " SPIN " 0 30");
+	pid_t ag = spawn("exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run1 --interval 2 -F 99 "
+			 "--max-files 3 2> " TMP "/run1.err");
+	char status[256];
+	snprintf(status, sizeof(status), "%s/status.json", dir);
+	wait_status(status, 60);
+	sleep(9);
+	long long hwm = status_field(status, "peak_rss_kb");
+	double t0 = now_s();
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 20);
+	double took = now_s() - t0;
+	stop_group(spin);
+	char out[4096];
+	bt_test_run(out, sizeof(out), "cat " TMP "/run1.err");
+	print_message("agent: %s(stopped in %.2f s, peak RSS %lld kB)\n", out, took, hwm);
+	assert_int_equal(rc, 0);
+	assert_true(took < 5);
+	assert_non_null(strstr(out, "terminated"));
+	/* at least 4 full intervals and the last partial one were written; 3 of each kept */
+	assert_true(status_field(status, "intervals") >= 5);
+	assert_int_equal(count_files(dir, ".folded"), 3);
+	assert_int_equal(count_files(dir, ".pb.gz"), 3);
+	assert_true(hwm > 0 && hwm < 64 * 1024);
+	assert_true(status_field(status, "samples") > 100);
+	/* the spin program's burn loop in the profiles, folded and pprof alike */
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat %s/*.folded | grep -c '^spin;.*burn'", dir), 0);
+	assert_true(atoi(out) >= 1);
+	assert_int_equal(bt_test_run(out, sizeof(out), "ls %s/*.pb.gz | tail -n 2 | head -n 1", dir), 0);
+	out[strcspn(out, "\n")] = '\0';
+	size_t len;
+	void *pb = bt_test_read_file(out, &len);
+	struct bt_folded f;
+	assert_int_equal(bt_pprof_decode(pb, len, &f), 0);
+	free(pb);
+	FILE *mf = fopen(TMP "/decoded.folded", "we");
+	assert_non_null(mf);
+	assert_int_equal(bt_folded_write(&f, mf), 0);
+	fclose(mf);
+	bt_folded_free(&f);
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '^spin;.*burn' " TMP "/decoded.folded"), 0);
+	assert_true(atoi(out) >= 1);
+}
+
+/* As user nobody (from the config file), with CAP_BPF, CAP_PERFMON and the rest dropped: a program
+ * started after the drop is still found, its mappings read and its frames named. */
+static void agent__other_user_and_dropped_caps__still_profiles(void **state)
+{
+	bt_test_require_priv();
+	const char *dir = TMP "/run2";
+	FILE *cf = fopen(TMP "/agent.conf", "we");
+	assert_non_null(cf);
+	fprintf(cf, "# a test config\noutput-dir = %s/%s\ninterval = 2\nfrequency = 99\nformat = folded\n"
+		"user = nobody\n", getcwd((char[512]){ 0 }, 512), dir);
+	fclose(cf);
+	pid_t ag = spawn("exec ./buildtrace agent --config " TMP "/agent.conf 2> " TMP "/run2.err");
+	char status[256], out[4096];
+	snprintf(status, sizeof(status), "%s/status.json", dir);
+	wait_status(status, 60);
+	pid_t spin = spawn("exec " SPIN " 0 30");
+	sleep(5);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "awk '/^(Uid|CapEff|CapPrm):/' /proc/%d/status", (int)ag);
+	bt_test_run(out, sizeof(out), "%s", cmd);
+	char uid[32];
+	bt_test_run(uid, sizeof(uid), "id -u nobody | tr -d '\\n'");
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 20);
+	stop_group(spin);
+	print_message("agent status: %s", out);
+	assert_int_equal(rc, 0);
+	/* Uid: real effective saved fs, all nobody */
+	char want[160];
+	snprintf(want, sizeof(want), "Uid:\t%s\t%s\t%s", uid, uid, uid);
+	assert_non_null(strstr(out, want));
+	const char *eff = strstr(out, "CapEff:");
+	assert_non_null(eff);
+	unsigned long long capeff = strtoull(eff + 7, NULL, 16);
+	assert_int_equal(capeff & (1ULL << 39), 0);  /* CAP_BPF */
+	assert_int_equal(capeff & (1ULL << 38), 0);  /* CAP_PERFMON */
+	assert_int_equal(capeff & (1ULL << 12), 0);  /* CAP_NET_ADMIN, as an example of the rest */
+	assert_true(capeff != 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat %s/*.folded | grep -c '^spin;.*burn'", dir), 0);
+	assert_true(atoi(out) >= 1);
+}
+
+/* The requests of N.meta files in dir, as "METHOD PATH QUERY CTYPE" lines. */
+static void requests(const char *dir, char *out, size_t len)
+{
+	bt_test_run(out, len, "for f in %s/*.meta; do [ -f \"$f\" ] && tr '\\n' ' ' < \"$f\" && echo; done", dir);
+}
+
+static pid_t start_receiver(int port, const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "exec python3 tests/tools/ingest_server.py %d %s", port, dir);
+	pid_t pid = spawn(cmd);
+	for (int i = 0; i < 100 && bt_test_http_status(port, "/ready") != 200; i++)
+		usleep(50000);
+	assert_int_equal(bt_test_http_status(port, "/ready"), 200);
+	return pid;
+}
+
+/* Pushes: every request a POST /ingest with the app name and labels, times, format and rate; the
+ * bodies decode. With the server down the profiles wait in the spool (bounded), and the next run
+ * sends them once it is back. */
+static void agent__push__ingest_requests_spool_and_replay(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	char url[64], cmd[1024], out[16384];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+	const char *recv = TMP "/recv";
+	pid_t srv = start_receiver(port, recv);
+	pid_t spin = spawn("exec " SPIN " 0 60");
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run3 --interval 2 -F 99 "
+		 "--push %s --app-name testapp --label env=ci --label host=vm1 2> " TMP "/run3.err", url);
+	pid_t ag = spawn(cmd);
+	wait_status(TMP "/run3/status.json", 60);
+	sleep(6);
+	kill(ag, SIGTERM);
+	assert_int_equal(wait_for(ag, 20), 0);
+	requests(recv, out, sizeof(out));
+	print_message("requests:\n%s", out);
+	char want[256];
+	snprintf(want, sizeof(want), "POST /ingest name=testapp.cpu%%7Benv%%3Dci%%2Chost%%3Dvm1%%7D&from=");
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "&format=pprof&sampleRate=99&spyName=buildtrace"));
+	assert_non_null(strstr(out, "&format=folded&sampleRate=99&spyName=buildtrace"));
+	assert_non_null(strstr(out, "multipart/form-data"));
+	/* from < until in each, and every body decodes: pprof by bt_pprof_decode, folded as lines */
+	int rc = bt_test_run(out, sizeof(out),
+		"for m in %s/*.meta; do q=$(sed -n 3p $m); b=${m%%.meta}.body; "
+		"from=$(echo $q | sed 's/.*from=\\([0-9]*\\).*/\\1/'); until=$(echo $q | sed 's/.*until=\\([0-9]*\\).*/\\1/'); "
+		"[ $from -lt $until ] || { echo bad times $q; exit 1; }; "
+		"case $q in *format=folded*) [ ! -s $b ] || grep -qvE '^.+ [0-9]+$' $b && { echo bad folded $b; exit 1; } ;; "
+		"*format=pprof*) gzip -t $b || { echo bad gzip $b; exit 1; } ;; esac; done; echo ok", recv);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -l 'format=pprof' %s/*.meta | tail -n 1", recv), 0);
+	out[strcspn(out, "\n")] = '\0';
+	char body[600];
+	snprintf(body, sizeof(body), "%.*s.body", (int)(strlen(out) - 5), out);
+	size_t len;
+	void *pb = bt_test_read_file(body, &len);
+	struct bt_folded f;
+	assert_int_equal(bt_pprof_decode(pb, len, &f), 0);
+	bt_folded_free(&f);
+	free(pb);
+	int sent_first = count_files(recv, ".meta");
+	assert_true(sent_first >= 4);
+
+	/* the server goes away: profiles wait in the spool, at most 3 of them */
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	FILE *cf = fopen(TMP "/spool.conf", "we");
+	fprintf(cf, "spool-max-files = 3\n");
+	fclose(cf);
+	unlink(TMP "/run3/status.json");
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run3 --interval 1 -F 99 "
+		 "--push %s --app-name testapp --config " TMP "/spool.conf 2> " TMP "/run3b.err", url);
+	ag = spawn(cmd);
+	wait_status(TMP "/run3/status.json", 60);
+	sleep(7);
+	kill(ag, SIGTERM);
+	assert_int_equal(wait_for(ag, 20), 0);
+	int spooled = count_files(TMP "/run3/spool", ".pprof") + count_files(TMP "/run3/spool", ".folded");
+	bt_test_run(out, sizeof(out), "cat " TMP "/run3/status.json");
+	print_message("status with the server down: %s", out);
+	assert_true(spooled >= 1 && spooled <= 3);
+	assert_true(strstr(out, "\"dropped\": 0,") == NULL);  /* more were made than the spool holds */
+	assert_true(strstr(out, "\"errors\": 0,") == NULL);
+
+	/* back up: the next run sends what was spooled */
+	srv = start_receiver(port, TMP "/recv2");
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run3 --interval 30 -F 99 "
+		 "--push %s --app-name testapp 2> " TMP "/run3c.err", url);
+	ag = spawn(cmd);
+	double end = now_s() + 60;
+	while (count_files(TMP "/recv2", ".meta") < spooled && now_s() < end)
+		usleep(200000);
+	kill(ag, SIGTERM);
+	assert_int_equal(wait_for(ag, 20), 0);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	stop_group(spin);
+	assert_true(count_files(TMP "/recv2", ".meta") >= spooled);
+}
+
+/* Minutes of processes starting and exiting all the time: the agent's memory stays flat. */
+static void agent__soak_with_churn__memory_flat(void **state)
+{
+	bt_test_require_priv();
+	pid_t churn = spawn("while :; do /bin/true; sh -c 'exec " SPIN " 0 0.01' >/dev/null; done");
+	FILE *cf = fopen(TMP "/soak.conf", "we");
+	fprintf(cf, "evict-after = 10\n");
+	fclose(cf);
+	pid_t ag = spawn("exec ./buildtrace agent --output-dir $(pwd)/" TMP "/soak --interval 5 -F 99 "
+			 "--max-files 2 --config " TMP "/soak.conf 2> " TMP "/soak.err");
+	wait_status(TMP "/soak/status.json", 60);
+	long rss[40];
+	int n = 0;
+	for (; n < 30; n++) {
+		sleep(5);
+		char out[64];
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "awk '/^VmRSS:/ { print $2 }' /proc/%d/status", (int)ag);
+		bt_test_run(out, sizeof(out), "%s", cmd);
+		rss[n] = atol(out);
+	}
+	char procs[64];
+	bt_test_run(procs, sizeof(procs), "grep -o '\"processes\": [0-9]*' " TMP "/soak/status.json");
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 20);
+	stop_group(churn);
+	/* after a warm-up third, the last third may not sit higher than the middle third's peak plus
+	 * 4 MB: a leak of even 100 bytes per process would add tens of MB over these minutes */
+	long mid = 0, last = 0;
+	for (int i = 10; i < 20; i++)
+		mid = rss[i] > mid ? rss[i] : mid;
+	for (int i = 20; i < 30; i++)
+		last = rss[i] > last ? rss[i] : last;
+	print_message("RSS kB per 5 s:");
+	for (int i = 0; i < n; i++)
+		print_message(" %ld", rss[i]);
+	print_message("\n%s\n", procs);
+	assert_int_equal(rc, 0);
+	assert_true(mid > 0);
+	assert_true(last <= mid + 4096);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(agent__intervals__rotated_profiles_and_clean_stop),
+		cmocka_unit_test(agent__other_user_and_dropped_caps__still_profiles),
+		cmocka_unit_test(agent__push__ingest_requests_spool_and_replay),
+		cmocka_unit_test(agent__soak_with_churn__memory_flat),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
