@@ -196,6 +196,35 @@ static void agent__other_user_and_dropped_caps__still_profiles(void **state)
 	assert_true(atoi(out) >= 1);
 }
 
+/* SIGHUP: the config file is read again; a change of formats shows in the next profiles. */
+static void agent__sighup__config_reloaded(void **state)
+{
+	bt_test_require_priv();
+	const char *dir = TMP "/run4";
+	char cwd[512], out[2048];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	FILE *cf = fopen(TMP "/hup.conf", "we");
+	fprintf(cf, "output-dir = %s/%s\ninterval = 1\nformat = folded\n", cwd, dir);
+	fclose(cf);
+	pid_t ag = spawn("exec ./buildtrace agent --config " TMP "/hup.conf 2> " TMP "/run4.err");
+	char status[256];
+	snprintf(status, sizeof(status), "%s/status.json", dir);
+	wait_status(status, 60);
+	sleep(2);
+	assert_int_equal(count_files(dir, ".pb.gz"), 0);
+	cf = fopen(TMP "/hup.conf", "we");
+	fprintf(cf, "output-dir = %s/%s\ninterval = 1\nformat = pprof\n", cwd, dir);
+	fclose(cf);
+	kill(ag, SIGHUP);
+	sleep(3);
+	int pb = count_files(dir, ".pb.gz");
+	kill(ag, SIGTERM);
+	assert_int_equal(wait_for(ag, 20), 0);
+	bt_test_run(out, sizeof(out), "cat " TMP "/run4.err");
+	assert_non_null(strstr(out, "config reloaded"));
+	assert_true(pb >= 1);
+}
+
 /* The requests of N.meta files in dir, as "METHOD PATH QUERY CTYPE" lines. */
 static void requests(const char *dir, char *out, size_t len)
 {
@@ -345,6 +374,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(agent__intervals__rotated_profiles_and_clean_stop),
 		cmocka_unit_test(agent__other_user_and_dropped_caps__still_profiles),
+		cmocka_unit_test(agent__sighup__config_reloaded),
 		cmocka_unit_test(agent__push__ingest_requests_spool_and_replay),
 		cmocka_unit_test(agent__soak_with_churn__memory_flat),
 	};
