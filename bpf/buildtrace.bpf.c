@@ -100,6 +100,42 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 
 /* ---- samples ---------------------------------------------------------------------------- */
 
+/* The user registers (as they were on entry to the kernel, or at the interrupt) and the top of the
+ * user stack, for the unwinder in userspace. A read that crosses the top of the stack fails whole,
+ * so smaller copies are tried in turn. Kernel threads have no user stack. */
+static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (!task->mm)
+		return;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return;
+	struct bt_rec_ustack *u;
+	if (!RESERVE(u, BT_REC_USTACK))
+		return;
+	u->hdr.time_ns = now;
+	u->pid = tgid;
+	u->tid = tid;
+	u->ip = BPF_CORE_READ(regs, ip);
+	u->sp = BPF_CORE_READ(regs, sp);
+	u->bp = BPF_CORE_READ(regs, bp);
+	const void *sp = (const void *)u->sp;
+	__u32 len = 0;
+	if (bpf_probe_read_user(u->data, BT_USTACK_BYTES, sp) == 0)
+		len = BT_USTACK_BYTES;
+	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 2, sp) == 0)
+		len = BT_USTACK_BYTES / 2;
+	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 4, sp) == 0)
+		len = BT_USTACK_BYTES / 4;
+	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 8, sp) == 0)
+		len = BT_USTACK_BYTES / 8;
+	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 32, sp) == 0)
+		len = BT_USTACK_BYTES / 32;
+	u->len = len;
+	bpf_ringbuf_submit(u, BPF_RB_NO_WAKEUP);
+}
+
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
@@ -109,9 +145,13 @@ int sample(struct bpf_perf_event_data *ctx)
 	if (tid == 0 || !is_watched(tgid))
 		return 0;
 	count(BT_CNT_SAMPLES);
+	__u64 now = bpf_ktime_get_ns();
+	if (cfg_flags & BT_CFG_DWARF)
+		copy_user_stack(tgid, tid, now);
 	struct bt_rec_sample *rec;
 	if (!RESERVE(rec, BT_REC_SAMPLE))
 		return 0;
+	rec->hdr.time_ns = now;
 	rec->pid = tgid;
 	rec->tid = tid;
 	rec->cpu = bpf_get_smp_processor_id();

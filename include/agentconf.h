@@ -31,6 +31,7 @@ struct bt_agent_conf {
 	char status_file[BT_AGENT_STR];  /* default OUTPUT_DIR/status.json */
 	double evict_s;                  /* symbol tables unused this long are dropped; default 600 */
 	size_t ringbuf_bytes;            /* default 4 MiB */
+	bool dwarf;                      /* call-graph: dwarf (default) or fp */
 };
 
 /* The defaults. */

@@ -26,7 +26,8 @@ enum bt_rec_type {
 	BT_REC_MUNMAP = 6,  /* struct bt_rec_munmap */
 	BT_REC_VMA = 7,     /* struct bt_rec_mapping: an executable file mapping read by the task_vma iterator */
 	BT_REC_MODULE = 8,  /* struct bt_rec_module */
-	BT_REC_TYPE_MAX = 9,
+	BT_REC_USTACK = 9,  /* struct bt_rec_ustack: the user registers and stack of the sample after it */
+	BT_REC_TYPE_MAX = 10,
 };
 
 /* Every record starts with this; size is the whole record's size in bytes. */
@@ -126,7 +127,24 @@ struct bt_rec_module {
 	char name[BT_MODNAME_LEN];
 };
 
+/* Bytes of user stack copied per sample for unwinding with call frame information. */
+#define BT_USTACK_BYTES 8192
+
+/* The user-mode registers unwinding starts from and the top of the user stack, copied by the
+ * sampler just before the BT_REC_SAMPLE record of the same tid and time. len is how many bytes of
+ * data were copied from address sp upwards (0 when none could be read). */
+struct bt_rec_ustack {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u64 ip, sp, bp;
+	__u32 len;
+	__u32 pad;
+	__u8 data[BT_USTACK_BYTES];
+};
+
 _Static_assert(sizeof(struct bt_rec_hdr) == 16, "bt_rec_hdr size");
+_Static_assert(sizeof(struct bt_rec_ustack) == 16 + 8 + 24 + 8 + BT_USTACK_BYTES, "bt_rec_ustack size");
 _Static_assert(sizeof(struct bt_rec_sample) == 16 + 40 + 16 * BT_MAX_STACK, "bt_rec_sample size");
 _Static_assert(sizeof(struct bt_rec_exec) == 16 + 8 + BT_COMM_LEN + BT_PATH_MAX, "bt_rec_exec size");
 _Static_assert(sizeof(struct bt_rec_fork) == 16 + 8 + BT_COMM_LEN, "bt_rec_fork size");
@@ -140,6 +158,7 @@ _Static_assert(sizeof(struct bt_rec_module) == 16 + 16 + 8 + 20 + 4 + BT_MODNAME
 #define BT_CFG_USER 0x2         /* collect user stacks */
 #define BT_CFG_KERNEL 0x4       /* collect kernel stacks */
 #define BT_CFG_FOLLOW_FORK 0x8  /* children of watched processes are watched too */
+#define BT_CFG_DWARF 0x10       /* copy user registers and stack for unwinding in userspace */
 
 /* Index of the per-CPU counters map (bt_counters) besides the per-type drop counts. */
 enum bt_counter {

@@ -32,6 +32,7 @@ struct bt_capture_opts {
 	bt_record_fn on_record;
 	void *ctx;              /* passed to on_record and log */
 	bt_log_fn log;          /* what could not attach and why; may be NULL */
+	bool dwarf;             /* also copy user registers and stack (BT_REC_USTACK) per sample */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'

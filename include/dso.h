@@ -42,6 +42,8 @@ struct bt_dso {
 	char sym_origin[BT_SYMSRC_ORIGIN_LEN];  /* where the symbols came from: "file", "debug-dir" ... */
 	bool debuginfod_pending;       /* a debuginfod lookup for a fuller table is in flight */
 	uint64_t last_use;             /* the registry's epoch when its table was last asked for */
+	struct bt_cfi *cfi;            /* call frame information, opened on first use */
+	int cfi_err;                   /* why there is none (-errno) once tried; 0 untried or open */
 };
 
 struct bt_dso_registry {
@@ -109,6 +111,10 @@ int bt_dso_poll_debuginfod(struct bt_dso_registry *r, int timeout_ms,
 /* Frees the symbol tables of dsos not asked for since epoch `before` (they are loaded again, from
  * the same sources, if asked for later). Returns how many were freed. */
 size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before);
+
+/* The dso's call frame information (from its exact file), opened on first use; NULL when it has
+ * none or its file is not open. */
+struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -32,6 +32,10 @@ struct bt_session_stats {
 	uint64_t unmapped_frames;      /* user addresses outside every known mapping */
 	uint64_t exits;
 	uint64_t modules_loaded;       /* module-load events */
+	uint64_t dwarf_stacks;         /* user stacks unwound with call frame information */
+	uint64_t dwarf_frames;         /* frames those gave */
+	uint64_t dwarf_stops[5];       /* by enum bt_unwind_stop: why each walk ended */
+	uint64_t dwarf_unwind_ns;      /* time spent unwinding */
 };
 
 struct bt_session {
@@ -47,6 +51,13 @@ struct bt_session {
 	struct bt_session_stats stats;
 	uint64_t last_ns;              /* time of the newest record */
 	uint32_t scratch[2 * BT_MAX_STACK];
+	struct {                       /* the user stack unwound from the last BT_REC_USTACK */
+		uint32_t tid;
+		uint64_t time_ns;
+		size_t n;
+		uint64_t ips[BT_MAX_STACK];
+	} ustack;
+	int unwind_pid;                /* the process being unwound, for the CFI lookup */
 	char namebuf[1024];
 };
 

@@ -22,6 +22,7 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->spool_max_bytes = 64ULL << 20;
 	c->evict_s = 600;
 	c->ringbuf_bytes = 4u << 20;
+	c->dwarf = true;
 }
 
 static int say(char *err, size_t len, int code, const char *fmt, ...)
@@ -157,6 +158,12 @@ int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, c
 			return say(err, errlen, -EINVAL, "label: '%s': names and values may hold only letters, "
 				   "digits, '_', '-' (and '.' in values)", v);
 		c->nlabels++;
+		return 0;
+	}
+	if (!strcmp(key, "call-graph") || !strcmp(key, "call_graph")) {
+		if (strcmp(v, "dwarf") && strcmp(v, "fp"))
+			return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf or fp", v);
+		c->dwarf = !strcmp(v, "dwarf");
 		return 0;
 	}
 	if (!strcmp(key, "user"))

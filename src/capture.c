@@ -58,6 +58,7 @@ static const uint32_t rec_min_size[BT_REC_TYPE_MAX] = {
 	[BT_REC_MUNMAP] = sizeof(struct bt_rec_munmap),
 	[BT_REC_VMA] = sizeof(struct bt_rec_mapping),
 	[BT_REC_MODULE] = sizeof(struct bt_rec_module),
+	[BT_REC_USTACK] = sizeof(struct bt_rec_ustack),
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -133,6 +134,8 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 		const struct bt_rec_module *m = (const void *)h;
 		return m->build_id_len <= BT_BUILD_ID_MAX && has_nul(m->name, BT_MODNAME_LEN);
 	}
+	case BT_REC_USTACK:
+		return ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_BYTES;
 	default:
 		return true;
 	}
@@ -669,6 +672,8 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		cfg |= BT_CFG_KERNEL;
 	if (opts->follow_forks)
 		cfg |= BT_CFG_FOLLOW_FORK;
+	if (opts->dwarf && opts->user_stacks && opts->sz >= offsetof(struct bt_capture_opts, dwarf) + sizeof(opts->dwarf))
+		cfg |= BT_CFG_DWARF;
 	c->skel->rodata->cfg_flags = cfg;
 	size_t rbsz = ringbuf_size(opts->ringbuf_bytes);
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, (uint32_t)rbsz))) {

@@ -39,7 +39,8 @@ static void agent_usage(FILE *f)
 		"  read the config file again.\n"
 		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
 		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
-		"                      evict-after, ringbuf-size); options given here win over the file\n"
+		"                      evict-after, ringbuf-size, call-graph); options given here win over\n"
+		"                      the file\n"
 		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
 		"  --interval SECONDS  one profile per this long (default 60)\n"
 		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
@@ -362,7 +363,7 @@ static int run(struct agent *a)
 	struct bt_capture_opts co = {
 		.sz = sizeof(co), .all = true, .samples = true, .user_stacks = true, .kernel_stacks = true,
 		.follow_forks = true, .freq_hz = c->freq_hz, .ringbuf_bytes = c->ringbuf_bytes,
-		.on_record = on_record, .ctx = a, .log = capture_log,
+		.on_record = on_record, .ctx = a, .log = capture_log, .dwarf = c->dwarf,
 	};
 	int rc = 0;
 	int err = bt_capture_open(&co, &a->cap, msg, sizeof(msg));

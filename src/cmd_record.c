@@ -52,6 +52,7 @@ struct record_args {
 	bool per_pid;
 	bool live;           /* force the live view on or off; default: when stderr is a terminal */
 	bool live_set;
+	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
 };
 
 static void record_usage(FILE *f)
@@ -70,6 +71,9 @@ static void record_usage(FILE *f)
 		"      --user-only         user stacks only\n"
 		"      --kernel-only       kernel stacks only\n"
 		"      --per-pid           keep the stacks of different processes apart\n"
+		"      --call-graph MODE   user stacks by dwarf (the default: call frame information,\n"
+		"                          complete stacks for code built without frame pointers; 8 KiB\n"
+		"                          of stack copied per sample) or fp (frame pointers only)\n"
 		"      --cache-dir DIR     build-id cache (default ~/.debug)\n"
 		"      --no-cache          do not store sampled binaries in the build-id cache\n"
 		"      --no-debuginfod     never ask a debuginfod server for symbols\n"
@@ -81,7 +85,7 @@ static void record_usage(FILE *f)
 }
 
 enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
-       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE };
+       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH };
 
 /* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
 static int add_also_write(struct record_args *a, char *arg)
@@ -114,6 +118,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
 		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
 		{ "per-pid", no_argument, NULL, OPT_PER_PID },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -129,6 +134,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	int c, err;
 	a->freq = 99;
 	a->format = "folded";
+	a->dwarf = true;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", opts, NULL)) != -1) {
@@ -159,6 +165,14 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_USER_ONLY: user_only = true; break;
 		case OPT_KERNEL_ONLY: kernel_only = true; break;
 		case OPT_PER_PID: a->per_pid = true; break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "dwarf"))
+				a->dwarf = true;
+			else if (!strcmp(optarg, "fp"))
+				a->dwarf = false;
+			else
+				return bt_cli_error(2, "invalid --call-graph '%s': expected dwarf or fp", optarg);
+			break;
 		case OPT_CACHE_DIR: a->cache_dir = optarg; break;
 		case OPT_NO_CACHE: a->no_cache = true; break;
 		case OPT_NO_DEBUGINFOD: a->no_debuginfod = true; break;
@@ -396,7 +410,7 @@ static int run(struct record_args *a)
 		.sz = sizeof(co), .pids = a->pids, .npids = a->npids, .all = a->all, .samples = true,
 		.user_stacks = a->user, .kernel_stacks = a->kernel, .follow_forks = true,
 		.freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
-		.on_record = on_record, .ctx = rc, .log = capture_log,
+		.on_record = on_record, .ctx = rc, .log = capture_log, .dwarf = a->dwarf,
 	};
 	struct bt_capture *c = NULL;
 	int err = bt_capture_open(&co, &c, msg, sizeof(msg));
@@ -500,6 +514,17 @@ static int run(struct record_args *a)
 		fprintf(stderr, ", %llu mappings without a readable build-id",
 			(unsigned long long)s->stats.bid_missing);
 	fprintf(stderr, "\n");
+	if (a->dwarf && s->stats.dwarf_stacks) {
+		const uint64_t *w = s->stats.dwarf_stops;
+		fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
+			"each, %d KiB copied per sample; ended at the outermost frame %llu, without call frame "
+			"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu\n",
+			(unsigned long long)s->stats.dwarf_stacks,
+			(double)s->stats.dwarf_frames / (double)s->stats.dwarf_stacks,
+			(double)s->stats.dwarf_unwind_ns / 1e3 / (double)s->stats.dwarf_stacks,
+			BT_USTACK_BYTES / 1024, (unsigned long long)w[0], (unsigned long long)w[1],
+			(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4]);
+	}
 	if (a->verbose)
 		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
 			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",

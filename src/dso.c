@@ -1,6 +1,7 @@
 /* dso.c - file versions and build-ids. Symbols are read only from bytes proven to carry the captured
  * build-id: the mapping itself via /proc/PID/map_files, or a path whose build-id matches. */
 #include "dso.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@ void bt_dso_registry_free(struct bt_dso_registry *r)
 		if (r->dsos[i].fd >= 0)
 			close(r->dsos[i].fd);
 		bt_symtab_free(r->dsos[i].symtab);
+		bt_cfi_close(r->dsos[i].cfi);
 	}
 	free(r->files);
 	free(r->dsos);
@@ -337,8 +339,24 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
 		bt_symtab_free(d->symtab);
 		d->symtab = NULL;
 		d->sym_state = BT_SYMS_UNTRIED;
+		bt_cfi_close(d->cfi);
+		d->cfi = NULL;
+		d->cfi_err = 0;
 		n++;
 	}
 	r->symtabs_evicted += n;
 	return n;
+}
+
+struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d || d->cfi_err)
+		return NULL;
+	if (!d->cfi) {
+		d->cfi_err = d->fd >= 0 ? bt_cfi_open(d->fd, &d->cfi) : -ENOENT;
+		if (d->cfi_err)
+			d->cfi = NULL;
+	}
+	return d->cfi;
 }

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "demangle.h"
 #include "procmaps.h"
+#include "unwind.h"
 
 dev_t bt_kdev_to_dev(uint32_t kdev)
 {
@@ -55,6 +57,7 @@ static size_t rec_min_size(uint16_t type)
 	case BT_REC_VMA: return sizeof(struct bt_rec_mapping);
 	case BT_REC_MUNMAP: return sizeof(struct bt_rec_munmap);
 	case BT_REC_MODULE: return sizeof(struct bt_rec_module);
+	case BT_REC_USTACK: return sizeof(struct bt_rec_ustack);
 	default: return SIZE_MAX;
 	}
 }
@@ -125,6 +128,48 @@ static int on_module(struct bt_session *s, const struct bt_rec_module *r)
 	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
 }
 
+/* The CFI of the file mapped at pc in the process being unwound, and its load bias. */
+static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
+{
+	struct bt_session *s = ctx;
+	const struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
+	const struct bt_mapping *m = p ? bt_process_lookup(p, pc) : NULL;
+	struct bt_file *f = m ? bt_dso_file_get(&s->dsos, m->file_id) : NULL;
+	if (!f || f->dso_id == BT_NO_ID)
+		return -ENOENT;
+	struct bt_cfi *c = bt_dso_cfi(&s->dsos, f->dso_id);
+	uint64_t vaddr;
+	if (!c || bt_cfi_offset_to_vaddr(c, pc - m->start + m->pgoff, &vaddr) != 0)
+		return -ENOENT;
+	*cfi = c;
+	*bias = pc - vaddr;
+	return 0;
+}
+
+static double mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Unwound now, while the process's mappings are those of the sample that follows it. */
+static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u)
+{
+	double t0 = mono_ns();
+	struct bt_unwind_regs regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp };
+	enum bt_unwind_stop why = BT_UNWIND_BAD;
+	s->unwind_pid = (int)u->pid;
+	s->ustack.n = bt_unwind(&regs, u->data, u->len <= BT_USTACK_BYTES ? u->len : 0, find_cfi, s,
+				s->ustack.ips, BT_MAX_STACK, &why);
+	s->ustack.tid = u->tid;
+	s->ustack.time_ns = u->hdr.time_ns;
+	s->stats.dwarf_stacks++;
+	s->stats.dwarf_frames += s->ustack.n;
+	s->stats.dwarf_stops[why < 5 ? why : 4]++;
+	s->stats.dwarf_unwind_ns += (uint64_t)(mono_ns() - t0);
+}
+
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
 {
 	size_t kn = r->kern_n, un = r->user_n;
@@ -137,8 +182,15 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	const struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
 	size_t n = 0;
 	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
+	/* The unwound stack of this very sample replaces the frame-pointer walk. */
+	const __u64 *uips = &r->ips[kn];
+	if (s->ustack.n && s->ustack.tid == r->tid && s->ustack.time_ns == r->hdr.time_ns) {
+		uips = (const __u64 *)s->ustack.ips;
+		un = s->ustack.n;
+	}
+	s->ustack.n = 0;
 	for (size_t i = un; i-- > 0;) {
-		uint64_t ip = r->ips[kn + i];
+		uint64_t ip = uips[i];
 		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
 		int64_t id;
 		if (m) {
@@ -203,6 +255,9 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	}
 	case BT_REC_MODULE:
 		return on_module(s, (const struct bt_rec_module *)rec);
+	case BT_REC_USTACK:
+		on_ustack(s, (const struct bt_rec_ustack *)rec);
+		return 0;
 	default:
 		return 0;
 	}

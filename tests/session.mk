@@ -24,3 +24,14 @@ $(SESSION_DIR)/dspin $(SESSION_DIR)/dspin.debug: tests/session/spin.c
 	objcopy --strip-all $(SESSION_DIR)/dspin.full $(SESSION_DIR)/dspin
 
 fixtures:: $(SESSION_DIR)/dspin
+
+# Built without frame pointers (as distributions build), but for one file with them: the
+# call-frame-information unwinder is compared with perf --call-graph dwarf on it.
+$(SESSION_DIR)/nofp: tests/session/nofp.c tests/session/nofp_fp.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -c -o $@.o tests/session/nofp.c
+	$(CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -c -o $@.fp.o tests/session/nofp_fp.c
+	$(CC) -Wl,--build-id=sha1 -o $@ $@.o $@.fp.o
+	rm -f $@.o $@.fp.o
+
+fixtures:: $(SESSION_DIR)/nofp

@@ -30,6 +30,7 @@ static void agentconf__defaults__documented_values(void **state)
 	assert_string_equal(c.spool_dir, "/var/lib/buildtrace/profiles/spool");
 	assert_string_equal(c.status_file, "/var/lib/buildtrace/profiles/status.json");
 	assert_string_equal(c.push_url, "");
+	assert_true(c.dwarf);
 }
 
 static void agentconf__file__every_key_read(void **state)
@@ -41,7 +42,7 @@ static void agentconf__file__every_key_read(void **state)
 	write_conf(path, "# comment\n\noutput-dir = /srv/prof   # trailing comment\ninterval=30\n"
 		   "frequency = 49\nformat = pprof\nmax-files = 7\npush = http://pyro:4040\n"
 		   "app-name = web.api\nlabel = env=prod\nlabel = region=eu-1\nuser = nobody\n"
-		   "spool-max-files = 5\nspool-max-bytes = 2M\nevict-after = 120\nringbuf-size = 8M\n");
+		   "spool-max-files = 5\nspool-max-bytes = 2M\nevict-after = 120\nringbuf-size = 8M\ncall-graph = fp\n");
 	struct bt_agent_conf c;
 	char err[256] = "";
 	bt_agent_conf_defaults(&c);
@@ -62,6 +63,7 @@ static void agentconf__file__every_key_read(void **state)
 	assert_int_equal(c.spool_max_bytes, 2 << 20);
 	assert_true(c.evict_s == 120);
 	assert_int_equal(c.ringbuf_bytes, 8 << 20);
+	assert_false(c.dwarf);
 	assert_string_equal(c.spool_dir, "/srv/prof/spool");
 	/* an option given after the file wins */
 	assert_int_equal(bt_agent_conf_set(&c, "interval", "5", err, sizeof(err)), 0);
@@ -82,6 +84,7 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "label", "a b=c", "letters", -EINVAL },
 		{ "app-name", "a{b}", "letters", -EINVAL },
 		{ "spool-max-bytes", "12Q", "spool-max-bytes", -EINVAL },
+		{ "call-graph", "lbr", "call-graph", -EINVAL },
 		{ "colour", "blue", "unknown setting 'colour'", -ENOENT },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -159,7 +159,7 @@ def profile_part(root, work, s, info):
     env = dict(os.environ)
     env.pop('DEBUGINFOD_URLS', None)  # no network here: both tools would wait on it
     env['HOME'] = home                 # their build-id caches stay out of the user's ~/.debug
-    tools = ['buildtrace', 'perf']
+    tools = ['buildtrace', 'buildtrace-fp', 'perf', 'perf-dwarf']
     ok, why = bcc_status()
     info['bcc'] = why
     if ok:
@@ -168,6 +168,7 @@ def profile_part(root, work, s, info):
         info['notes'].append('bcc\'s profile was not run: ' + why)
     if not shutil.which('perf'):
         tools.remove('perf')
+        tools.remove('perf-dwarf')
         info['notes'].append('perf is not installed (linux-perf): no perf columns')
     ctx = prof.Ctx(os.path.join(work, 'prof'), work_bin, rounds, os.cpu_count(),
                    os.path.join(root, 'buildtrace'), os.environ.get('BPFTOOL', 'bpftool'), env, log)

@@ -46,11 +46,16 @@ def calibrate(work_bin, seconds, log):
 # ---- the profilers ----------------------------------------------------------------------------
 
 def profiler_cmd(ctx, tool, hz, d):
-    if tool == 'buildtrace':
+    if tool in ('buildtrace', 'buildtrace-fp'):
+        # buildtrace: its default call graph (dwarf); buildtrace-fp: frame pointers only
+        graph = ['--call-graph', 'fp'] if tool == 'buildtrace-fp' else []
         return [ctx.buildtrace, '-a', '-F', str(hz), '-o', os.path.join(d, 'out.folded'),
-                '--no-live'], None
+                '--no-live'] + graph, None
     if tool == 'perf':
         return ['perf', 'record', '-a', '-g', '-F', str(hz), '-o', os.path.join(d, 'perf.data')], None
+    if tool == 'perf-dwarf':
+        return ['perf', 'record', '-a', '--call-graph', 'dwarf', '-F', str(hz), '-o',
+                os.path.join(d, 'perf.data')], None
     if tool == 'bcc':
         # -a: kernel frames marked _[k], like buildtrace's folded output; -f: folded stacks.
         return [shutil.which('profile-bpfcc') or 'profile-bpfcc', '-af', '-F', str(hz)], \
@@ -192,7 +197,7 @@ def run_one(ctx, tool, hz, rep, settle):
         row.update(work_wall=w.wall, work_cpu=w.cpu)
         if sw0 is not None and sw1 is not None:
             row['wakeups_per_s'] = (sw1 - sw0) / w.wall
-        progs = bpf_stats(ctx, p.target()) if tool != 'perf' else []
+        progs = bpf_stats(ctx, p.target()) if not tool.startswith('perf') else []
         t_int = time.monotonic()
         p.signal(signal.SIGINT)
         r = p.wait(timeout=300)
@@ -205,7 +210,7 @@ def run_one(ctx, tool, hz, rep, settle):
         return row
 
     row['expected'] = hz * w.cpu
-    if tool == 'perf':
+    if tool.startswith('perf'):
         script_out = os.path.join(d, 'script.txt')
         s = bl.run(['perf', 'script', '-i', os.path.join(d, 'perf.data'), '--show-lost-events'],
                    stdin=subprocess.DEVNULL, stdout=script_out, stderr=os.path.join(d, 'script.err'),
@@ -221,7 +226,7 @@ def run_one(ctx, tool, hz, rep, settle):
         row['samples'], row['delivered'], row['irq'], row['lost'] = perf_script_counts(script_out)
     else:
         row['samples'], row['delivered'], row['irq'] = folded_counts(os.path.join(d, 'out.folded'))
-        if tool == 'buildtrace':
+        if tool.startswith('buildtrace'):
             m = SUMMARY_RE.search(bl.read(err_path))
             if m:
                 row['reported_samples'] = int(m.group(1))
@@ -260,6 +265,10 @@ def run_all(ctx, tools, rates, repeats, settle):
         for hz in rr:
             for tool in ['none'] + tt:
                 if tool in broken:
+                    continue
+                # perf's DWARF mode writes 8 KiB per sample and unwinds it all in perf script:
+                # above 999 Hz a run takes minutes and gigabytes
+                if tool == 'perf-dwarf' and hz > 999:
                     continue
                 what = ' at %d Hz' % hz if tool != 'none' else ' (no profiler)'
                 ctx.log('profile: repeat %d/%d: %s%s' % (rep + 1, repeats, tool, what))

@@ -3,7 +3,10 @@
 # machine could not measure.
 import benchlib as bl
 
-PROFILERS = ['buildtrace', 'perf', 'bcc']
+PROFILERS = ['buildtrace', 'buildtrace-fp', 'perf', 'perf-dwarf', 'bcc']
+# Each profiler beside perf with the same kind of call graph: buildtrace's default (dwarf, call
+# frame information) beside perf --call-graph dwarf, frame-pointer stacks beside perf -g.
+COUNTERPART = {'buildtrace': 'perf-dwarf', 'buildtrace-fp': 'perf', 'bcc': 'perf'}
 SYM_TOOLS = ['buildtrace', 'llvm-symbolizer', 'eu-addr2line', 'addr2line']
 
 
@@ -120,8 +123,8 @@ def overhead_section(info, rows, rates):
              spread([r['work_cpu'] for r in base]), '—', '—', '—', '—', '—', '—']]
     fails = failures(rows)
     for hz in rates:
-        perf = g.get(('perf', hz), [])
         for t in PROFILERS:
+            perf = g.get((COUNTERPART.get(t, 'perf'), hz), [])
             rs = g.get((t, hz), [])
             if not rs:
                 if (t, hz) in fails:
@@ -130,10 +133,10 @@ def overhead_section(info, rows, rates):
             body.append([
                 t, hz, spread([r['work_wall'] for r in rs]),
                 spread([r.get('slowdown') for r in rs], prefix='×'),
-                times(bl.ratio(med(rs, 'slowdown'), med(perf, 'slowdown'))) if t != 'perf' else '—',
+                times(bl.ratio(med(rs, 'slowdown'), med(perf, 'slowdown'))) if t in COUNTERPART else '—',
                 spread([r['work_cpu'] for r in rs]),
                 spread([r.get('prof_cpu') for r in rs]),
-                times(bl.ratio(med(rs, 'prof_cpu'), med(perf, 'prof_cpu'))) if t != 'perf' else '—',
+                times(bl.ratio(med(rs, 'prof_cpu'), med(perf, 'prof_cpu'))) if t in COUNTERPART else '—',
                 spread([r.get('wakeups_per_s') for r in rs], digits=0),
                 spread([r.get('prof_rss_kb') for r in rs], scale=1 / 1024, digits=1),
                 spread([r.get('bpf_sample_ns') for r in rs], digits=0),
@@ -217,13 +220,13 @@ def ttfg_section(rows, rates):
     head = ['profiler', 'Hz', 'seconds', 'vs perf']
     body = []
     for hz in rates:
-        perf = g.get(('perf', hz), [])
         for t in PROFILERS:
+            perf = g.get((COUNTERPART.get(t, 'perf'), hz), [])
             rs = g.get((t, hz), [])
             if rs:
                 body.append([t, hz, spread([r.get('ttfg_s') for r in rs], digits=3),
                              times(bl.ratio(med(rs, 'ttfg_s'), med(perf, 'ttfg_s')))
-                             if t != 'perf' else '—'])
+                             if t in COUNTERPART else '—'])
     out.append(table(head, body))
     return '\n'.join(out)
 
@@ -349,23 +352,24 @@ def goals_section(info, prof_rows, sym_rows, agree, rates):
     if prof_rows:
         cpu, slow = [], []
         cpu_ok = slow_ok = True
-        for hz in rates:
-            bt, pf = g.get(('buildtrace', hz), []), g.get(('perf', hz), [])
-            if not bt or not pf:
-                continue
-            b, p = med(bt, 'prof_cpu'), med(pf, 'prof_cpu')
-            cpu_ok &= b <= p
-            cpu.append('%d Hz: %s s vs %s s%s' % (hz, num(b), num(p), noise(bt, pf, 'prof_cpu')))
-            b, p = med(bt, 'slowdown'), med(pf, 'slowdown')
-            if b is not None and p is not None:
-                slow_ok &= b <= p
-                slow.append('%d Hz: ×%s vs ×%s%s' % (hz, num(b), num(p), noise(bt, pf, 'slowdown')))
+        for mine, theirs, how in (('buildtrace', 'perf-dwarf', 'dwarf'), ('buildtrace-fp', 'perf', 'fp')):
+            for hz in rates:
+                bt, pf = g.get((mine, hz), []), g.get((theirs, hz), [])
+                if not bt or not pf:
+                    continue
+                b, p = med(bt, 'prof_cpu'), med(pf, 'prof_cpu')
+                cpu_ok &= b <= p
+                cpu.append('%s %d Hz: %s s vs %s s%s' % (how, hz, num(b), num(p), noise(bt, pf, 'prof_cpu')))
+                b, p = med(bt, 'slowdown'), med(pf, 'slowdown')
+                if b is not None and p is not None:
+                    slow_ok &= b <= p
+                    slow.append('%s %d Hz: ×%s vs ×%s%s' % (how, hz, num(b), num(p), noise(bt, pf, 'slowdown')))
         if cpu:
-            lines.append('- buildtrace\'s CPU per profile at most perf\'s (record + script): %s '
-                         '(medians, buildtrace vs perf: %s).' % (verdict(cpu_ok), '; '.join(cpu)))
+            lines.append('- buildtrace\'s CPU per profile at most perf\'s (record + script) with the same kind '
+                         'of call graph: %s (medians, buildtrace vs perf: %s).' % (verdict(cpu_ok), '; '.join(cpu)))
         if slow:
-            lines.append('- workload slowdown no worse than under perf: %s (median slowdowns, '
-                         'buildtrace vs perf: %s; the spread of each is in table 1).' % (
+            lines.append('- workload slowdown no worse than under perf with the same kind of call graph: %s '
+                         '(median slowdowns, buildtrace vs perf: %s; the spread of each is in table 1).' % (
                              verdict(slow_ok), '; '.join(slow)))
         bt = g.get(('buildtrace', 999), [])
         if bt:

@@ -1,0 +1,43 @@
+/* unwind.h - user stacks without frame pointers: the call frame information (.eh_frame, else
+ * .debug_frame) of each file, compiled into rules cached by address range, applied to a sample's
+ * registers and copy of the top of its stack (x86_64). */
+#ifndef BT_UNWIND_H
+#define BT_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bt_cfi;
+
+/* Opens the CFI of the ELF file open as fd (duplicated). 0, -ENODATA (no CFI), -ENOEXEC, -errno. */
+int bt_cfi_open(int fd, struct bt_cfi **out);
+void bt_cfi_close(struct bt_cfi *c);
+/* The address (as the file's CFI and symbols express it) of a file offset; 0 or -ERANGE. */
+int bt_cfi_offset_to_vaddr(const struct bt_cfi *c, uint64_t offset, uint64_t *vaddr);
+/* Rules compiled so far (they are cached per address range). */
+size_t bt_cfi_cached(const struct bt_cfi *c);
+
+struct bt_unwind_regs {
+	uint64_t ip, sp, bp;
+};
+
+/* The CFI for a pc of the process, and bias such that pc - bias is the address the CFI expects.
+ * 0, or -ENOENT when no file with CFI is mapped there. */
+typedef int (*bt_unwind_find_fn)(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias);
+
+enum bt_unwind_stop {
+	BT_UNWIND_END = 0,     /* the outermost frame: CFI says there is no caller */
+	BT_UNWIND_NO_CFI,      /* a pc no CFI covers, and no frame pointer to follow */
+	BT_UNWIND_STACK,       /* a read beyond the copied part of the stack */
+	BT_UNWIND_BAD,         /* an expression that cannot be evaluated, or no progress */
+	BT_UNWIND_MAX,         /* max frames written */
+};
+
+/* Walks the stack: ips[0] is regs->ip, then each caller's return address, innermost first.
+ * stack holds len bytes copied from regs->sp upwards. Where no CFI covers a pc, the frame pointer
+ * chain is followed instead. Returns the number of ips written (>= 1 when max >= 1); *why says
+ * what ended the walk. Allocates nothing once the rules for the pcs met are cached. */
+size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t len,
+		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, size_t max, enum bt_unwind_stop *why);
+
+#endif

@@ -1,0 +1,97 @@
+/* test_record_dwarf.c - `--call-graph dwarf` on a program built without frame pointers, whose hot paths
+ * run through libc's qsort into a comparator and through a function built with frame pointers back
+ * into code without them: the stacks match perf --call-graph dwarf's for the same process and
+ * seconds, and reach the program's entry; the frame-pointer walk, for contrast, does not. */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TMP "build/tests/tmp-record-dwarf"
+#define PROG "build/tests/session/nofp"
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int setup(void **state)
+{
+	return bt_test_run(NULL, 0, "rm -rf " TMP " && mkdir -p " TMP) == 0 ? 0 : -1;
+}
+
+/* The hot functions really have no frame pointer: none of them sets %rbp up. */
+static void unwind__fixture__built_without_frame_pointers(void **state)
+{
+	char out[256];
+	assert_int_equal(bt_test_run(out, sizeof(out), "objdump -d --no-show-raw-insn " PROG " | awk '"
+				     "/^[0-9a-f]+ <(run|fill_and_sort|sort_block|nofp_leaf|cmp)>:/ { f = $2; n++ } "
+				     "/^[0-9a-f]+ </ && !/<(run|fill_and_sort|sort_block|nofp_leaf|cmp)>/ { f = \"\" } "
+				     "f != \"\" && /mov +%%rsp,%%rbp/ { bad++ } END { print n + 0, bad + 0 }'"), 0);
+	assert_string_equal(out, "5 0\n");
+	/* and the frame-pointer half does */
+	assert_int_equal(bt_test_run(out, sizeof(out), "objdump -d --no-show-raw-insn --disassemble=fp_layer "
+				     PROG " | grep -c 'mov  *%%rsp,%%rbp'"), 0);
+	assert_int_equal(atoi(out), 1);
+}
+
+static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
+{
+	bt_test_require_priv();
+	char out[8192], cmd[512];
+	pid_t w = spawn("exec " PROG " 12");
+	usleep(300000);
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 --call-graph dwarf -o " TMP "/perf.data "
+		 "-p %d -- sleep 5 >" TMP "/perf.log 2>&1", (int)w);
+	pid_t perf = spawn(cmd);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 5 --call-graph dwarf -o " TMP
+			     "/bt.folded 2>&1", (int)w);
+	waitpid(perf, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "call graph dwarf:"));
+	/* Frame-pointer stacks of the same process, for contrast. */
+	rc = bt_test_run(NULL, 0, "./buildtrace -p %d -F 99 -d 2 --call-graph fp -o " TMP "/fp.folded 2>/dev/null",
+			 (int)w);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	assert_int_equal(rc, 0);
+	/* perf without inlined frames: buildtrace names each physical frame once */
+	rc = bt_test_run(out, sizeof(out), "perf script --no-inline -F comm,ip,sym,dso -i " TMP "/perf.data "
+			 "2>/dev/null | tests/tools/foldtool.py perf-fold > " TMP "/perf.folded && "
+			 "tests/tools/foldtool.py chain-match " TMP "/bt.folded " TMP "/perf.folded main && "
+			 "tests/tools/foldtool.py chain-match " TMP "/fp.folded " TMP "/perf.folded main");
+	assert_int_equal(rc, 0);
+	double dwarf = atof(out), fp = atof(strchr(out, '\n') + 1);
+	print_message("samples whose chain from main perf also shows: dwarf %.3f, frame pointers %.3f\n", dwarf, fp);
+	assert_true(dwarf >= 0.8);
+	/* Both hot paths, complete: from the program's entry through libc into the comparator, and
+	 * through the frame-pointer function back into code without frame pointers. */
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '^nofp;_start;__libc_start_main[^;]*;"
+				     "__libc_start_call_main;main;run;fill_and_sort;sort_block;qsort[^;]*;.*cmp ' "
+				     TMP "/bt.folded"), 0);
+	assert_true(atoi(out) >= 1);
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '^nofp;_start;.*;main;run;fp_layer;nofp_leaf ' "
+				     TMP "/bt.folded"), 0);
+	assert_int_equal(atoi(out), 1);
+	/* the frame-pointer walk loses most of these chains */
+	assert_true(fp < dwarf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(unwind__fixture__built_without_frame_pointers),
+		cmocka_unit_test(unwind__dwarf__same_full_chains_as_perf_dwarf),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

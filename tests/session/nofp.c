@@ -1,0 +1,54 @@
+/* nofp.c - a program built without frame pointers (-O2 -fomit-frame-pointer) for the unwinding
+ * tests: main -> run -> fill_and_sort -> sort_block -> qsort (libc) -> cmp, and main -> run ->
+ * fp_layer (nofp_fp.c, built with frame pointers) -> nofp_leaf, back in code without them.
+ * Runs argv[1] seconds. */
+#include <stdlib.h>
+#include <time.h>
+
+int fp_layer(int n);
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	for (int i = 0; i < 20; i++)
+		x = x * 1.0000001 + 1e-9;
+	return x < y ? -1 : x > y;
+}
+
+__attribute__((noinline)) void sort_block(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp);
+}
+
+__attribute__((noinline)) void fill_and_sort(double *v, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = (double)rand_r(&seed) / RAND_MAX;
+	sort_block(v, n);
+}
+
+__attribute__((noinline)) int nofp_leaf(int n)
+{
+	volatile double acc = 0;
+	for (int i = 0; i < n; i++)
+		acc += (double)i * 0.5;
+	return (int)acc;
+}
+
+__attribute__((noinline)) void run(double secs)
+{
+	static double v[20000];
+	time_t end = time(NULL) + (time_t)secs;
+	unsigned s = 1;
+	volatile int sink = 0;
+	while (time(NULL) < end) {
+		fill_and_sort(v, 20000, s++);
+		sink += fp_layer(2000000);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	run(argc > 1 ? atof(argv[1]) : 5);
+	return 0;
+}
