@@ -232,6 +232,18 @@ static void print_line(FILE *out, const struct bt_dwarf_frame *f)
 	fputc('\n', out);
 }
 
+/* Inlined frames: DWARF's functions other than the outermost, one line each. */
+static void print_inlined(struct symbolizer *s, FILE *out, uint64_t addr, const struct bt_dwarf_frame *frames,
+			  int nf)
+{
+	for (int i = 0; i + 1 < nf; i++) {
+		fprintf(out, "0x%" PRIx64 "\t", addr);
+		print_name(s, out, frames[i].function);
+		fputc('\t', out);
+		print_line(out, &frames[i]);
+	}
+}
+
 /* A vmlinux with the running kernel's build-id, and how far KASLR moved it: the running _text (from
  * kallsyms) less the file's. A vmlinux of another build is named and refused, never used. */
 static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
@@ -318,12 +330,7 @@ static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
 		if (nf < 0)
 			nf = 0;
 	}
-	for (int i = 0; i + 1 < nf; i++) {
-		fprintf(out, "0x%" PRIx64 "\t", addr);
-		print_name(s, out, frames[i].function);
-		fputc('\t', out);
-		print_line(out, &frames[i]);
-	}
+	print_inlined(s, out, addr, frames, nf);
 	fprintf(out, "0x%" PRIx64 "\t", addr);
 	if (name) {
 		fputs(name, out);
@@ -385,13 +392,7 @@ static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 		if (nf < 0)
 			nf = 0;
 	}
-	/* Inlined frames: DWARF's functions other than the outermost. */
-	for (int i = 0; i + 1 < nf; i++) {
-		fprintf(out, "0x%" PRIx64 "\t", addr);
-		print_name(s, out, frames[i].function);
-		fputc('\t', out);
-		print_line(out, &frames[i]);
-	}
+	print_inlined(s, out, addr, frames, nf);
 	const struct bt_dwarf_frame *outer = nf > 0 ? &frames[nf - 1] : NULL;
 	fprintf(out, "0x%" PRIx64 "\t", addr);
 	if (sym) {

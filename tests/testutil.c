@@ -145,3 +145,25 @@ void *bt_test_read_file(const char *path, size_t *len)
 	*len = n;
 	return buf;
 }
+
+static pid_t spawn_sh(const char *cmd, bool group)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (group)
+			setpgid(0, 0);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+pid_t bt_test_spawn(const char *cmd)
+{
+	return spawn_sh(cmd, false);
+}
+
+pid_t bt_test_spawn_group(const char *cmd)
+{
+	return spawn_sh(cmd, true);
+}

@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -15,6 +16,11 @@
 /* Runs a shell command and captures up to len-1 bytes of its stdout (NUL-terminated).
  * Returns the command's exit status, or -1 if it could not be run. */
 int bt_test_run(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Starts "sh -c cmd" in the background; its pid. The _group variant puts it in a process group of
+ * its own (kill(-pid, ...) reaches everything it started). */
+pid_t bt_test_spawn(const char *cmd);
+pid_t bt_test_spawn_group(const char *cmd);
 
 /* True when CI=true is set in the environment. */
 int bt_test_in_ci(void);

@@ -20,15 +20,10 @@
 #define TMP "build/tests/tmp-agent"
 #define SPIN "build/tests/session/spin"
 
+/* In a process group of its own, so that stop_group ends a shell loop and what it started. */
 static pid_t spawn(const char *cmd)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return bt_test_spawn_group(cmd);
 }
 
 static double now_s(void)

@@ -24,16 +24,6 @@ static int setup(void **state)
 	return bt_test_run(NULL, 0, "mkdir -p " TMP) == 0 ? 0 : -1;
 }
 
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
 static void faults__no_privileges__names_missing_capabilities(void **state)
 {
 	bt_test_require_priv();  /* it takes root to become someone without them */
@@ -54,7 +44,7 @@ static void faults__disk_full__error_and_no_partial_file(void **state)
 	umount2(TMP "/full", MNT_DETACH);
 	/* one page: any flame graph is bigger */
 	assert_int_equal(mount("tmpfs", TMP "/full", "tmpfs", 0, "size=4k"), 0);
-	pid_t w = spawn("exec build/demo-workload 4");
+	pid_t w = bt_test_spawn("exec build/demo-workload 4");
 	usleep(300000);
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -d 1 -f svg -o " TMP "/full/out.svg 2>&1",
 			     (int)w);
@@ -72,7 +62,7 @@ static void faults__disk_full__error_and_no_partial_file(void **state)
  * exit status and how long it took to exit after the signal. */
 static int signal_session(int sig, int times, double *exit_secs)
 {
-	pid_t bt = spawn("exec ./buildtrace -a -o " TMP "/sig.folded 2>" TMP "/sig.err");
+	pid_t bt = bt_test_spawn("exec ./buildtrace -a -o " TMP "/sig.folded 2>" TMP "/sig.err");
 	/* attached once it has written nothing yet but runs; give it time to load */
 	sleep(3);
 	struct timespec t0, t1;
@@ -119,7 +109,7 @@ static void faults__process_churn__keeps_up_and_forgets_exited(void **state)
 	char out[4096];
 	/* 1500 short-lived processes, then 8 quiet seconds: the table must have dropped them by the
 	 * end (exited processes are kept 5 s for samples still in flight) */
-	pid_t churn = spawn("sleep 1; i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done; "
+	pid_t churn = bt_test_spawn("sleep 1; i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done; "
 			    "touch " TMP "/churn.done");
 	unlink(TMP "/churn.done");
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -a -v -o " TMP "/churn.folded 2>&1 & bt=$!; "
@@ -160,7 +150,7 @@ static void faults__valgrind_short_profile__no_leaks_no_memory_errors(void **sta
 			fail_msg("valgrind is missing");
 		skip();
 	}
-	pid_t w = spawn("exec build/demo-workload 30");
+	pid_t w = bt_test_spawn("exec build/demo-workload 30");
 	usleep(300000);
 	/* valgrind does not know every bpf(2) command's attributes and reports valid calls as bad
 	 * parameters: those are filtered out; any other error or leak fails */

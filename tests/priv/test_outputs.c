@@ -19,16 +19,6 @@ static int setup(void **state)
 	return bt_test_run(NULL, 0, "rm -rf " T " && mkdir -p " T) == 0 ? 0 : -1;
 }
 
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
 static void stop(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -59,7 +49,7 @@ static int npm_ready(void)
 /* One session of the demo workload, written in all four formats at once. */
 static void record_all(void)
 {
-	pid_t w = spawn("exec build/demo-workload 6");
+	pid_t w = bt_test_spawn("exec build/demo-workload 6");
 	usleep(300000);
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "./buildtrace -p %d -F 199 -d 2 -o " T "/all.folded --also-write pprof:" T
@@ -166,8 +156,8 @@ static void outputs__one_session__build_ids_are_those_of_the_files(void **state)
 static void outputs__per_pid__pid_labels_are_the_processes(void **state)
 {
 	bt_test_require_priv();
-	pid_t a = spawn("exec build/tests/session/spin 0.3 1.5 > /dev/null");
-	pid_t b = spawn("exec build/tests/session/spin 0.3 1.5 > /dev/null");
+	pid_t a = bt_test_spawn("exec build/tests/session/spin 0.3 1.5 > /dev/null");
+	pid_t b = bt_test_spawn("exec build/tests/session/spin 0.3 1.5 > /dev/null");
 	char cmd[512], out[4096];
 	snprintf(cmd, sizeof(cmd), "./buildtrace -p %d,%d --per-pid --user-only -d 3 -f pprof -o " T "/pid.pb.gz "
 		 "--also-write json:" T "/pid.json 2>&1", (int)a, (int)b);

@@ -20,16 +20,6 @@ static int setup(void **state)
 }
 
 /* Starts a command in the background; returns its pid. */
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
 static void stop(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -54,13 +44,13 @@ static void record__demo_workload__stacks_match_perf(void **state)
 {
 	bt_test_require_priv();
 	char out[4096];
-	pid_t w = spawn("exec build/demo-workload 8");
+	pid_t w = bt_test_spawn("exec build/demo-workload 8");
 	usleep(300000);
 	/* Both profilers watch the same process over the same seconds. */
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 -g -o " TMP "/perf.data -p %d "
 		 "-- sleep 3 >" TMP "/perf.log 2>&1", (int)w);
-	pid_t perf = spawn(cmd);
+	pid_t perf = bt_test_spawn(cmd);
 	/* frame pointers on both sides (perf -g): the walks must agree frame for frame; the DWARF
 	 * call graph is compared with perf's in test_record_dwarf.c */
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 3 --call-graph fp -o " TMP
@@ -87,7 +77,7 @@ static void count_once(double *got, double *cpu)
 	char out[4096];
 	/* The spinner waits until buildtrace is attached, burns 2.5 s of CPU, reports its CPU time and
 	 * exits, which ends the session: every CPU-second it used falls inside the session. */
-	pid_t w = spawn("exec " SESSION_DIR "/spin 1.5 2.5 > " TMP "/spin.cpu");
+	pid_t w = bt_test_spawn("exec " SESSION_DIR "/spin 1.5 2.5 > " TMP "/spin.cpu");
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 199 -o " TMP "/count.folded 2>&1",
 			     (int)w);
 	waitpid(w, NULL, 0);
@@ -139,7 +129,7 @@ static void record__library_replaced_before_attach__each_process_its_version(voi
 	bt_test_require_priv();
 	char cmd[1024], out[4096];
 	snprintf(cmd, sizeof(cmd), versions_script, "6", "6");
-	pid_t launcher = spawn(cmd);
+	pid_t launcher = bt_test_spawn(cmd);
 	sleep(1);
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p $(pgrep -d, -P %d -f verhost) -d 2 "
 			     "-o " TMP "/after.folded 2>&1", (int)launcher);
@@ -157,7 +147,7 @@ static void record__library_replaced_during_session__each_process_its_version(vo
 	snprintf(cmd, sizeof(cmd), "sleep 1.5; " "%s", versions_script);
 	char full[1400];
 	snprintf(full, sizeof(full), cmd, "2", "2");
-	pid_t launcher = spawn(full);
+	pid_t launcher = bt_test_spawn(full);
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -d 8 -o " TMP "/during.folded 2>&1",
 			     (int)launcher);
 	waitpid(launcher, NULL, 0);
@@ -207,7 +197,7 @@ static void record__system_wide_kernel_frames__all_in_kallsyms(void **state)
 {
 	bt_test_require_priv();
 	char out[4096];
-	pid_t w = spawn("exec dd if=/dev/zero of=/dev/null bs=64 count=100000000 2>/dev/null");
+	pid_t w = bt_test_spawn("exec dd if=/dev/zero of=/dev/null bs=64 count=100000000 2>/dev/null");
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -a --kernel-only -d 2 -o " TMP "/kernel.folded 2>&1");
 	stop(w);
 	assert_int_equal(rc, 0);

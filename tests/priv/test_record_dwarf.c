@@ -14,16 +14,6 @@
 #define TMP "build/tests/tmp-record-dwarf"
 #define PROG "build/tests/session/nofp"
 
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
 static int setup(void **state)
 {
 	return bt_test_run(NULL, 0, "rm -rf " TMP " && mkdir -p " TMP) == 0 ? 0 : -1;
@@ -48,11 +38,11 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 {
 	bt_test_require_priv();
 	char out[8192], cmd[512];
-	pid_t w = spawn("exec " PROG " 12");
+	pid_t w = bt_test_spawn("exec " PROG " 12");
 	usleep(300000);
 	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 --call-graph dwarf -o " TMP "/perf.data "
 		 "-p %d -- sleep 5 >" TMP "/perf.log 2>&1", (int)w);
-	pid_t perf = spawn(cmd);
+	pid_t perf = bt_test_spawn(cmd);
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 5 --call-graph dwarf -o " TMP
 			     "/bt.folded 2>&1", (int)w);
 	waitpid(perf, NULL, 0);
