@@ -58,6 +58,12 @@ struct bt_session {
 		uint64_t ips[BT_MAX_STACK];
 	} ustack;
 	int unwind_pid;                /* the process being unwound, for the CFI lookup */
+	/* The vDSO is no file: its CFI comes from this process's own copy, the same image in every
+	 * 64-bit process of this kernel. vdso_state: 0 untried, 1 ready, -errno none. */
+	struct bt_cfi *vdso_cfi;
+	void *vdso_image;
+	size_t vdso_len;
+	int vdso_state;
 	char namebuf[1024];
 };
 

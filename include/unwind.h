@@ -11,6 +11,8 @@ struct bt_cfi;
 
 /* Opens the CFI of the ELF file open as fd (duplicated). 0, -ENODATA (no CFI), -ENOEXEC, -errno. */
 int bt_cfi_open(int fd, struct bt_cfi **out);
+/* The same from an ELF image in memory (e.g. the vDSO), which must outlive the handle. */
+int bt_cfi_open_mem(const void *buf, size_t len, struct bt_cfi **out);
 void bt_cfi_close(struct bt_cfi *c);
 /* The address (as the file's CFI and symbols express it) of a file offset; 0 or -ERANGE. */
 int bt_cfi_offset_to_vaddr(const struct bt_cfi *c, uint64_t offset, uint64_t *vaddr);

@@ -74,6 +74,7 @@ int bt_proctable_exec(struct bt_proctable *t, int pid, uint32_t comm_id)
 		return -ENOMEM;
 	p->nmaps = 0;
 	p->comm_id = comm_id;
+	p->vdso_known = false;  /* a new address space */
 	return 0;
 }
 
@@ -87,6 +88,11 @@ int bt_proctable_fork(struct bt_proctable *t, int parent, int child, uint32_t co
 		return -ENOMEM;
 	c->comm_id = comm_id;
 	struct bt_process *p = bt_proctable_find(t, parent);
+	if (p) {
+		c->vdso_start = p->vdso_start;
+		c->vdso_end = p->vdso_end;
+		c->vdso_known = p->vdso_known;
+	}
 	if (p && p->nmaps) {
 		c->maps = malloc(p->nmaps * sizeof(*c->maps));
 		if (!c->maps)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
@@ -43,6 +45,8 @@ void bt_session_free(struct bt_session *s)
 	bt_profile_free(&s->prof);
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
+	bt_cfi_close(s->vdso_cfi);
+	free(s->vdso_image);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -128,13 +132,75 @@ static int on_module(struct bt_session *s, const struct bt_rec_module *r)
 	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
 }
 
+struct vdso_range {
+	uint64_t start, end;
+};
+
+static int find_vdso(void *ctx, const struct bt_procmap *m)
+{
+	struct vdso_range *r = ctx;
+	if (strcmp(m->path, "[vdso]") != 0)
+		return 0;
+	r->start = m->start;
+	r->end = m->end;
+	return 1;
+}
+
+/* This process's vDSO image and its CFI, made once. */
+static struct bt_cfi *own_vdso(struct bt_session *s)
+{
+	if (s->vdso_state)
+		return s->vdso_cfi;
+	s->vdso_state = -ENOENT;
+	struct vdso_range r = { 0 };
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base || bt_procmaps_foreach("", getpid(), find_vdso, &r) != 1 || r.start != base)
+		return NULL;
+	s->vdso_len = r.end - r.start;
+	s->vdso_image = malloc(s->vdso_len);
+	if (!s->vdso_image)
+		return NULL;
+	memcpy(s->vdso_image, (const void *)base, s->vdso_len);
+	if (bt_cfi_open_mem(s->vdso_image, s->vdso_len, &s->vdso_cfi) != 0) {
+		s->vdso_cfi = NULL;
+		return NULL;
+	}
+	s->vdso_state = 1;
+	return s->vdso_cfi;
+}
+
+/* A pc in the process's [vDSO]: its CFI (when its vDSO is the size of ours) and bias. */
+static int find_vdso_cfi(struct bt_session *s, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
+{
+	struct bt_process *p = bt_proctable_get(&s->procs, s->unwind_pid);
+	if (!p)
+		return -ENOENT;
+	if (!p->vdso_known) {
+		struct vdso_range r = { 0 };
+		bt_procmaps_foreach(s->opts.proc_root, p->pid, find_vdso, &r);
+		p->vdso_start = r.start;
+		p->vdso_end = r.end;
+		p->vdso_known = true;
+	}
+	if (pc < p->vdso_start || pc >= p->vdso_end || !own_vdso(s) ||
+	    p->vdso_end - p->vdso_start != s->vdso_len)
+		return -ENOENT;
+	*cfi = s->vdso_cfi;
+	*bias = p->vdso_start;
+	return 0;
+}
+
 /* The CFI of the file mapped at pc in the process being unwound, and its load bias. */
 static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 {
 	struct bt_session *s = ctx;
 	const struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
-	const struct bt_mapping *m = p ? bt_process_lookup(p, pc) : NULL;
-	struct bt_file *f = m ? bt_dso_file_get(&s->dsos, m->file_id) : NULL;
+	if (!p)
+		return -ENOENT;
+	const struct bt_mapping *m = bt_process_lookup(p, pc);
+	if (!m)
+		return find_vdso_cfi(s, pc, cfi, bias);
+	struct bt_file *f = bt_dso_file_get(&s->dsos, m->file_id);
 	if (!f || f->dso_id == BT_NO_ID)
 		return -ENOENT;
 	struct bt_cfi *c = bt_dso_cfi(&s->dsos, f->dso_id);

@@ -51,6 +51,29 @@ struct bt_cfi {
 	size_t n, cap;
 };
 
+/* The CFI of an opened libelf handle: .eh_frame, else .debug_frame. */
+static int cfi_from(struct bt_cfi *c)
+{
+	c->cfi = dwarf_getcfi_elf(c->elf);
+	c->cfi_from_elf = c->cfi != NULL;
+	if (!c->cfi) {
+		c->dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
+		c->cfi = c->dw ? dwarf_getcfi(c->dw) : NULL;
+	}
+	return c->cfi ? 0 : -ENODATA;
+}
+
+static void cfi_undo(struct bt_cfi *c)
+{
+	if (c->dw)
+		dwarf_end(c->dw);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
 int bt_cfi_open(int fd, struct bt_cfi **out)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -67,33 +90,44 @@ int bt_cfi_open(int fd, struct bt_cfi **out)
 	int err = -ENOEXEC;
 	struct bt_elf *be = NULL;
 	/* the layout through the ELF core, the CFI through libdw, both read with pread */
-	if (bt_elf_open_fd(c->fd, &be) != 0 || bt_elf_layout(be, &c->layout) != 0)
-		goto fail;
-	bt_elf_close(be);
-	be = NULL;
-	c->elf = elf_begin(c->fd, ELF_C_READ, NULL);
-	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF)
-		goto fail;
-	c->cfi = dwarf_getcfi_elf(c->elf);
-	c->cfi_from_elf = c->cfi != NULL;
-	if (!c->cfi) {
-		c->dw = dwarf_begin_elf(c->elf, DWARF_C_READ, NULL);
-		c->cfi = c->dw ? dwarf_getcfi(c->dw) : NULL;
+	if (bt_elf_open_fd(c->fd, &be) != 0 || bt_elf_layout(be, &c->layout) != 0) {
+		bt_elf_close(be);
+		cfi_undo(c);
+		return err;
 	}
-	err = -ENODATA;
-	if (!c->cfi)
-		goto fail;
+	bt_elf_close(be);
+	c->elf = elf_begin(c->fd, ELF_C_READ, NULL);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || (err = cfi_from(c)) != 0) {
+		cfi_undo(c);
+		return err;
+	}
 	*out = c;
 	return 0;
-fail:
+}
+
+int bt_cfi_open_mem(const void *buf, size_t len, struct bt_cfi **out)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	struct bt_cfi *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = -1;
+	struct bt_elf *be = NULL;
+	int err = -ENOEXEC;
+	if (bt_elf_open_mem(buf, len, &be) != 0 || bt_elf_layout(be, &c->layout) != 0) {
+		bt_elf_close(be);
+		cfi_undo(c);
+		return err;
+	}
 	bt_elf_close(be);
-	if (c->dw)
-		dwarf_end(c->dw);
-	if (c->elf)
-		elf_end(c->elf);
-	close(c->fd);
-	free(c);
-	return err;
+	c->elf = elf_memory((char *)buf, len);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || (err = cfi_from(c)) != 0) {
+		cfi_undo(c);
+		return err;
+	}
+	*out = c;
+	return 0;
 }
 
 void bt_cfi_close(struct bt_cfi *c)
@@ -105,7 +139,8 @@ void bt_cfi_close(struct bt_cfi *c)
 	if (c->dw)
 		dwarf_end(c->dw);
 	elf_end(c->elf);
-	close(c->fd);
+	if (c->fd >= 0)
+		close(c->fd);
 	free(c->rules);
 	free(c);
 }

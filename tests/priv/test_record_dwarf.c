@@ -77,11 +77,34 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 	assert_true(fp < dwarf);
 }
 
+/* A program that lives in clock_gettime: its samples are in the vDSO, which is no file; the
+ * unwinder takes the vDSO's call frame information from buildtrace's own copy of the same image. */
+static void unwind__dwarf__through_the_vdso(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	pid_t w = bt_test_spawn("exec " PROG " 6 vdso");
+	usleep(300000);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 3 -o " TMP "/vdso.folded 2>&1", (int)w);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	char total[32], whole[32];
+	assert_int_equal(bt_test_run(total, sizeof(total), "tests/tools/foldtool.py total " TMP "/vdso.folded"), 0);
+	assert_int_equal(bt_test_run(whole, sizeof(whole), "grep '^nofp;_start;.*;main;vdso_loop' " TMP
+				     "/vdso.folded > " TMP "/vdso.whole; tests/tools/foldtool.py total " TMP "/vdso.whole"), 0);
+	print_message("%s of %s samples reach _start\n", strtok(whole, "\n"), strtok(total, "\n"));
+	assert_true(atoi(total) > 50);
+	assert_true(atoi(whole) >= 0.8 * atoi(total));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwind__fixture__built_without_frame_pointers),
 		cmocka_unit_test(unwind__dwarf__same_full_chains_as_perf_dwarf),
+		cmocka_unit_test(unwind__dwarf__through_the_vdso),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

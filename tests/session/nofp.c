@@ -1,8 +1,10 @@
 /* nofp.c - a program built without frame pointers (-O2 -fomit-frame-pointer) for the unwinding
  * tests: main -> run -> fill_and_sort -> sort_block -> qsort (libc) -> cmp, and main -> run ->
  * fp_layer (nofp_fp.c, built with frame pointers) -> nofp_leaf, back in code without them.
- * Runs argv[1] seconds. */
+ * Runs argv[1] seconds; with a second argument "vdso", in main -> vdso_loop -> clock_gettime (the
+ * vDSO, which is no file) instead. */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 int fp_layer(int n);
@@ -47,8 +49,22 @@ __attribute__((noinline)) void run(double secs)
 	}
 }
 
+__attribute__((noinline)) void vdso_loop(double secs)
+{
+	struct timespec now, end;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)secs;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+}
+
 int main(int argc, char **argv)
 {
-	run(argc > 1 ? atof(argv[1]) : 5);
+	double secs = argc > 1 ? atof(argv[1]) : 5;
+	if (argc > 2 && !strcmp(argv[2], "vdso"))
+		vdso_loop(secs);
+	else
+		run(secs);
 	return 0;
 }
