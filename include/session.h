@@ -36,6 +36,7 @@ struct bt_session_stats {
 	uint64_t dwarf_frames;         /* frames those gave */
 	uint64_t dwarf_stops[5];       /* by enum bt_unwind_stop: why each walk ended */
 	uint64_t dwarf_unwind_ns;      /* time spent unwinding */
+	uint64_t dwarf_fallback;       /* samples whose user stack came from the frame-pointer walk */
 };
 
 struct bt_session {

@@ -518,12 +518,14 @@ static int run(struct record_args *a)
 		const uint64_t *w = s->stats.dwarf_stops;
 		fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
 			"each, %d KiB copied per sample; ended at the outermost frame %llu, without call frame "
-			"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu\n",
+			"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu; "
+			"%llu samples kept their frame-pointer stack\n",
 			(unsigned long long)s->stats.dwarf_stacks,
 			(double)s->stats.dwarf_frames / (double)s->stats.dwarf_stacks,
 			(double)s->stats.dwarf_unwind_ns / 1e3 / (double)s->stats.dwarf_stacks,
 			BT_USTACK_BYTES / 1024, (unsigned long long)w[0], (unsigned long long)w[1],
-			(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4]);
+			(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4],
+			(unsigned long long)s->stats.dwarf_fallback);
 	}
 	if (a->verbose)
 		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "

@@ -253,6 +253,8 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	if (s->ustack.n && s->ustack.tid == r->tid && s->ustack.time_ns == r->hdr.time_ns) {
 		uips = (const __u64 *)s->ustack.ips;
 		un = s->ustack.n;
+	} else if (s->stats.dwarf_stacks && un) {
+		s->stats.dwarf_fallback++;
 	}
 	s->ustack.n = 0;
 	for (size_t i = un; i-- > 0;) {
