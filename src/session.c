@@ -172,10 +172,12 @@ static struct bt_cfi *own_vdso(struct bt_session *s)
 /* A pc in the process's [vDSO]: its CFI (when its vDSO is the size of ours) and bias. */
 static int find_vdso_cfi(struct bt_session *s, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 {
-	struct bt_process *p = bt_proctable_get(&s->procs, s->unwind_pid);
+	/* find, not get: get would take a process that exited (its samples still arriving) for a new
+	 * one under a reused pid. Nor is an exited process's /proc entry its own any more. */
+	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
 	if (!p)
 		return -ENOENT;
-	if (!p->vdso_known) {
+	if (!p->vdso_known && !p->dead) {
 		struct vdso_range r = { 0 };
 		bt_procmaps_foreach(s->opts.proc_root, p->pid, find_vdso, &r);
 		p->vdso_start = r.start;
