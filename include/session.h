@@ -85,7 +85,8 @@ int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
 /* Names every frame that has no final name yet. */
 int bt_session_resolve(struct bt_session *s);
 
-/* Forgets processes that exited more than grace_ns before the newest record. */
+/* Forgets processes that exited more than grace_ns ago (by the records' clock, CLOCK_MONOTONIC, or
+ * the newest record's time if that is later). */
 void bt_session_reap(struct bt_session *s, uint64_t grace_ns);
 
 /* Distinct build-ids seen. */

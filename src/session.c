@@ -437,7 +437,12 @@ int bt_session_resolve(struct bt_session *s)
 
 void bt_session_reap(struct bt_session *s, uint64_t grace_ns)
 {
-	bt_proctable_reap(&s->procs, s->last_ns, grace_ns);
+	/* Time goes on when no record arrives (a quiet machine): the records' clock,
+	 * bpf_ktime_get_ns, is CLOCK_MONOTONIC. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	bt_proctable_reap(&s->procs, now > s->last_ns ? now : s->last_ns, grace_ns);
 }
 
 size_t bt_session_build_ids(const struct bt_session *s)
