@@ -301,6 +301,21 @@ static int out_open(struct out_file *o)
 	if (!o->path || !strcmp(o->path, "-"))
 		return 0;
 	o->f = NULL;
+	/* A device or a FIFO (-o /dev/null, a pipe) is written as it is: renaming a file over it
+	 * would replace the device node itself. */
+	struct stat st;
+	if (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		int fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return -e;
+		}
+		return 0;
+	}
 	if (asprintf(&o->tmp, "%s.tmp.%d", o->path, (int)getpid()) < 0) {
 		o->tmp = NULL;
 		return -ENOMEM;
@@ -328,7 +343,7 @@ static int out_commit(struct out_file *o, const struct bt_session *s, const stru
 	if (fclose(o->f) != 0 && !err)
 		err = -errno;
 	o->f = NULL;
-	if (!err && rename(o->tmp, o->path) != 0)
+	if (!err && o->tmp && rename(o->tmp, o->path) != 0)
 		err = -errno;
 	return err;
 }

@@ -193,6 +193,20 @@ static void record__unwritable_output__error_and_no_file(void **state)
 	assert_non_null(strstr(out, "cannot write /nonexistent-dir/x.folded"));
 }
 
+/* Output to a FIFO (or a device such as /dev/null) is written into it: the profile is not renamed
+ * over it, which would replace the node with a regular file. */
+static void record__output_to_fifo__written_in_place(void **state)
+{
+	bt_test_require_priv();
+	char out[2048];
+	int rc = bt_test_run(out, sizeof(out), "rm -f " TMP "/out.fifo && mkfifo " TMP "/out.fifo && "
+			     "{ timeout 20 cat " TMP "/out.fifo > " TMP "/fifo.json & } && "
+			     "./buildtrace -p %d -d 1 -f json -o " TMP "/out.fifo 2>&1 && wait && "
+			     "test -p " TMP "/out.fifo && grep -c '\"frames\"' " TMP "/fifo.json", (int)getpid());
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+}
+
 static void record__system_wide_kernel_frames__all_in_kallsyms(void **state)
 {
 	bt_test_require_priv();
@@ -223,6 +237,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(record__bad_command_lines__clear_message_nonzero_exit),
 		cmocka_unit_test(record__unwritable_output__error_and_no_file),
+		cmocka_unit_test(record__output_to_fifo__written_in_place),
 		cmocka_unit_test(record__demo_workload__stacks_match_perf),
 		cmocka_unit_test(record__sample_count__matches_frequency_and_cpu_time),
 		cmocka_unit_test(record__library_replaced_before_attach__each_process_its_version),
