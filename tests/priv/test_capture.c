@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "capture.h"
-#include "session.h"
 
 #define PROGS "build/tests/progs"
 #define TMP "build/tests/tmp-capture"
@@ -1084,66 +1083,9 @@ static void buildid_list__bad_arguments__exit_2(void **state)
 	}
 }
 
-/* BPF programs appear in kallsyms as bpf_prog_TAG_NAME when they are loaded: a frame in one loaded
- * after the session read kallsyms has no name until kallsyms is read again, which a miss asks
- * for; then it has the program's name. */
-static void capture__bpf_programs_loaded_later__named_after_reload(void **state)
-{
-	bt_test_require_priv();
-	struct bt_session *s = calloc(1, sizeof(*s));
-	assert_non_null(s);
-	struct bt_session_opts so = { .proc_root = "", .kernel = true };
-	assert_int_equal(bt_session_init(s, &so), 0);
-	assert_int_equal(s->ksyms_err, 0);
-	struct recs r = { 0 };
-	int self = getpid();
-	struct bt_capture_opts extra = { .samples = true, .user_stacks = true, .kernel_stacks = true,
-					 .freq_hz = 99 };
-	struct bt_capture *c = open_capture(&self, 1, &r, &extra);
-	/* the sampler program, loaded just now: the one kallsyms lists now that the session's copy
-	 * of kallsyms does not (a program of another test may still be on its way out) */
-	char out[4096];
-	assert_int_equal(bt_test_run(out, sizeof(out), "awk '$3 ~ /^bpf_prog_[0-9a-f]+_sample$/ "
-				     "{ print $1, $3 }' /proc/kallsyms"), 0);
-	char name[128] = "";
-	unsigned long long addr = 0;
-	for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char n[128];
-		unsigned long long a;
-		uint64_t off;
-		if (sscanf(l, "%llx %127s", &a, n) != 2)
-			continue;
-		const struct bt_ksym *k = bt_kallsyms_lookup(s->ksyms, a, &off);
-		if (!k || strcmp(k->name, n) != 0) {
-			addr = a;
-			snprintf(name, sizeof(name), "%s", n);
-		}
-	}
-	assert_true(addr != 0);
-	int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, 0, addr + 4, false);
-	assert_true(id >= 0);
-	uint32_t ids[1] = { (uint32_t)id };
-	assert_int_equal(bt_profile_add(&s->prof, 0, 1, ids, 1, 1), 0);
-	assert_int_equal(bt_session_resolve(s), 0);
-	const char *before = bt_strtab_get(&s->prof.names, s->prof.locs[id].name_id);
-	assert_null(strstr(before, name));
-	assert_true(s->ksyms_misses > 0 || strcmp(before, "[kernel.kallsyms]_[k]") != 0);
-	assert_int_equal(bt_session_reload_kallsyms(s), 0);
-	assert_int_equal(bt_session_resolve(s), 0);
-	char want[160];
-	snprintf(want, sizeof(want), "%s_[k]", name);
-	assert_string_equal(bt_strtab_get(&s->prof.names, s->prof.locs[id].name_id), want);
-	bt_capture_close(c);
-	recs_free(&r);
-	bt_session_free(s);
-	free(s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		/* first: no program of an earlier case may still be on its way out of kallsyms */
-		cmocka_unit_test(capture__bpf_programs_loaded_later__named_after_reload),
 		cmocka_unit_test(capture__snapshot__every_exec_mapping_matches_maps_and_readelf),
 		cmocka_unit_test(capture__dlopen_after_attach__buildid_matches_readelf),
 		cmocka_unit_test(capture__mmap_on_another_mount__path_crosses_mounts),
