@@ -64,6 +64,14 @@ struct {
 	__type(value, struct bt_scratch);
 } scratch SEC(".maps");
 
+/* A sample is assembled here, then only its used part is copied into the ring buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bt_rec_sample);
+} sample_buf SEC(".maps");
+
 static __always_inline void count(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&counters, &idx);
@@ -148,10 +156,10 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	if (cfg_flags & BT_CFG_DWARF)
 		copy_user_stack(tgid, tid, now);
-	struct bt_rec_sample *rec;
-	if (!RESERVE(rec, BT_REC_SAMPLE))
+	__u32 zero = 0;
+	struct bt_rec_sample *rec = bpf_map_lookup_elem(&sample_buf, &zero);
+	if (!rec)
 		return 0;
-	rec->hdr.time_ns = now;
 	rec->pid = tgid;
 	rec->tid = tid;
 	rec->cpu = bpf_get_smp_processor_id();
@@ -159,7 +167,9 @@ int sample(struct bpf_perf_event_data *ctx)
 	rec->user_err = 0;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	__u32 kn = 0, un = 0;
-	if (cfg_flags & BT_CFG_KERNEL) {
+	/* Interrupted in user mode: there is no kernel stack to walk. */
+	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;  /* the context allows whole-word loads only */
+	if ((cfg_flags & BT_CFG_KERNEL) && (cs & 3) == 0) {
 		long r = bpf_get_stack(ctx, rec->ips, BT_MAX_STACK * sizeof(__u64), 0);
 		if (r < 0)
 			rec->kern_err = r;
@@ -179,13 +189,23 @@ int sample(struct bpf_perf_event_data *ctx)
 				un = r / sizeof(__u64);
 		}
 	}
+	if (kn > BT_MAX_STACK)
+		kn = BT_MAX_STACK;
+	if (un > BT_MAX_STACK)
+		un = BT_MAX_STACK;
 	rec->kern_n = kn;
 	rec->user_n = un;
+	/* Only the frames taken go into the ring: a few hundred bytes instead of the whole array. */
+	__u32 len = offsetof(struct bt_rec_sample, ips) + (kn + un) * sizeof(__u64);
+	fill_hdr(&rec->hdr, BT_REC_SAMPLE, len);
+	rec->hdr.time_ns = now;  /* the time of its user stack record too */
 	/* Waking the reader per sample costs a context switch each time on a busy machine; the
 	 * reader polls on a timeout instead, and is woken only once the buffer is half full. */
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
-	bpf_ringbuf_submit(rec, avail > size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	if (bpf_ringbuf_output(&events, rec, len,
+			       avail > size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
+		count(BT_CNT_DROP_BASE + BT_REC_SAMPLE);
 	return 0;
 }
 

@@ -50,7 +50,7 @@ struct bt_capture {
 
 /* The size of each record type; a record may be longer (a newer producer), never shorter. */
 static const uint32_t rec_min_size[BT_REC_TYPE_MAX] = {
-	[BT_REC_SAMPLE] = sizeof(struct bt_rec_sample),
+	[BT_REC_SAMPLE] = offsetof(struct bt_rec_sample, ips),  /* then kern_n + user_n ips */
 	[BT_REC_EXEC] = sizeof(struct bt_rec_exec),
 	[BT_REC_FORK] = sizeof(struct bt_rec_fork),
 	[BT_REC_EXIT] = sizeof(struct bt_rec_exit),
@@ -115,7 +115,9 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 	switch (h->type) {
 	case BT_REC_SAMPLE: {
 		const struct bt_rec_sample *s = (const void *)h;
-		return (unsigned)s->kern_n + s->user_n <= 2 * BT_MAX_STACK && has_nul(s->comm, BT_COMM_LEN);
+		unsigned n = (unsigned)s->kern_n + s->user_n;
+		return n <= 2 * BT_MAX_STACK && h->size >= offsetof(struct bt_rec_sample, ips) + n * 8 &&
+		       has_nul(s->comm, BT_COMM_LEN);
 	}
 	case BT_REC_EXEC: {
 		const struct bt_rec_exec *e = (const void *)h;
