@@ -518,15 +518,22 @@ static bool kernel_has_btf_type(const char *name, int kind)
 	return ok;
 }
 
-/* The last non-empty line of the verifier log: usually the reason for a rejection. */
+/* The reason for a rejection: the last line of the verifier log that is not its closing statistics
+ * ("processed N insns ...", "verification time ...", "stack depth ..."). */
 static const char *log_tail(char *log, size_t len)
 {
 	log[len - 1] = '\0';
-	size_t n = strlen(log);
-	while (n && (log[n - 1] == '\n' || log[n - 1] == ' '))
-		log[--n] = '\0';
-	char *nl = strrchr(log, '\n');
-	return nl ? nl + 1 : log;
+	for (;;) {
+		size_t n = strlen(log);
+		while (n && (log[n - 1] == '\n' || log[n - 1] == ' '))
+			log[--n] = '\0';
+		char *nl = strrchr(log, '\n');
+		char *last = nl ? nl + 1 : log;
+		if (!nl || (strncmp(last, "processed ", 10) && strncmp(last, "verification time", 17) &&
+			    strncmp(last, "stack depth", 11)))
+			return last;
+		*nl = '\0';
+	}
 }
 
 static size_t ringbuf_size(size_t want)
