@@ -21,6 +21,7 @@
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
+#include "jsonout.h"
 #include "output.h"
 #include "profdir.h"
 #include "push.h"
@@ -144,19 +145,10 @@ struct status_ctx {
 	struct agent *a;
 };
 
+/* Paths and error texts may hold any bytes: written as valid JSON whatever they are. */
 static void json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	bt_json_put_string(f, s, strlen(s));
 }
 
 static int write_status(void *ctx, FILE *f)
