@@ -325,6 +325,25 @@ static bool map_eq(void *ctx, uint64_t val, const void *key)
 	return !a->kernel && a->dso_id == k->dso_id && a->path_id == k->path_id;
 }
 
+/* Appends a mapping named file with build-id hex (may be ""), described by info: its index or
+ * -ENOMEM. */
+static int64_t add_map(struct pb_build *b, struct map_index *mi, const char *file, const char *hex,
+		       const struct map_info *info)
+{
+	size_t i = b->nmaps;
+	pb_mapping *m = &b->maps[i];
+	perftools__profiles__mapping__init(m);
+	m->id = i + 1;
+	int64_t fn = str(b, file), bid = str(b, hex);
+	if (fn < 0 || bid < 0)
+		return -ENOMEM;
+	m->filename = fn;
+	m->build_id = bid;
+	mi->info[i] = *info;
+	b->nmaps++;
+	return (int64_t)i;
+}
+
 /* The mapping of user file file_id, added when new: its index, -ENOENT for an unknown file, or
  * -ENOMEM. */
 static int64_t user_map(struct pb_build *b, struct map_index *mi, const struct bt_session *s,
@@ -338,29 +357,18 @@ static int64_t user_map(struct pb_build *b, struct map_index *mi, const struct b
 	uint64_t *v = bt_htab_find(&mi->h, h, map_eq, mi, &key);
 	if (v)
 		return (int64_t)*v;
-	size_t i = b->nmaps;
 	const struct bt_dso *d = f->dso_id < s->dsos.ndsos ? &s->dsos.dsos[f->dso_id] : NULL;
 	char hex[2 * BT_BUILD_ID_MAXLEN + 1] = "";
 	if (d && d->build_id.len)
 		bt_buildid_hex(&d->build_id, hex, sizeof(hex));
-	pb_mapping *m = &b->maps[i];
-	perftools__profiles__mapping__init(m);
-	m->id = i + 1;
-	int64_t fn = str(b, bt_strtab_get(&s->dsos.paths, f->path_id));
-	int64_t bid = str(b, hex);
-	if (fn < 0 || bid < 0)
-		return -ENOMEM;
-	m->filename = fn;
-	m->build_id = bid;
 	key.all_named = true;
 	struct stat st;
 	if (d && d->fd >= 0 && fstat(d->fd, &st) == 0 && st.st_size > 0)
 		key.size = (uint64_t)st.st_size;
-	mi->info[i] = key;
-	if (bt_htab_insert(&mi->h, h, i))
+	int64_t i = add_map(b, mi, bt_strtab_get(&s->dsos.paths, f->path_id), hex, &key);
+	if (i >= 0 && bt_htab_insert(&mi->h, h, (uint64_t)i))
 		return -ENOMEM;
-	b->nmaps++;
-	return (int64_t)i;
+	return i;
 }
 
 /* A module's mapping: its name in brackets as perf writes module names, its build-id, the range it
@@ -377,19 +385,9 @@ static int64_t module_map(struct pb_build *b, struct map_index *mi, const struct
 	if (v->mod.build_id.len)
 		bt_buildid_hex(&v->mod.build_id, hex, sizeof(hex));
 	snprintf(name, sizeof(name), "[%s]", v->mod.name);
-	size_t i = b->nmaps;
-	pb_mapping *m = &b->maps[i];
-	perftools__profiles__mapping__init(m);
-	m->id = i + 1;
-	int64_t fn = str(b, name), bid = str(b, hex);
-	if (fn < 0 || bid < 0)
-		return -ENOMEM;
-	m->filename = fn;
-	m->build_id = bid;
-	mi->info[i] = (struct map_info){ .kernel = true, .all_named = true, .kmod = kmod,
-					 .kbase = v->mod.base, .ksize = v->mod.size };
-	b->nmaps++;
-	return (int64_t)i;
+	struct map_info info = { .kernel = true, .all_named = true, .kmod = kmod,
+				 .kbase = v->mod.base, .ksize = v->mod.size };
+	return add_map(b, mi, name, hex, &info);
 }
 
 static int64_t kernel_map(struct pb_build *b, struct map_index *mi, const struct bt_session *s,
@@ -404,19 +402,11 @@ static int64_t kernel_map(struct pb_build *b, struct map_index *mi, const struct
 	/* An unreadable build-id leaves it empty: the frames keep their names and addresses. */
 	if (bt_kident_kernel_build_id(o && o->kernel_root ? o->kernel_root : "", &id) == 0)
 		bt_buildid_hex(&id, hex, sizeof(hex));
-	size_t i = b->nmaps;
-	pb_mapping *m = &b->maps[i];
-	perftools__profiles__mapping__init(m);
-	m->id = i + 1;
-	int64_t fn = str(b, KERNEL_MAPPING), bid = str(b, hex);
-	if (fn < 0 || bid < 0)
-		return -ENOMEM;
-	m->filename = fn;
-	m->build_id = bid;
-	mi->info[i] = (struct map_info){ .kernel = true, .all_named = true };
-	mi->kernel = i + 1;
-	b->nmaps++;
-	return (int64_t)i;
+	struct map_info info = { .kernel = true, .all_named = true };
+	int64_t i = add_map(b, mi, KERNEL_MAPPING, hex, &info);
+	if (i >= 0)
+		mi->kernel = (size_t)i + 1;
+	return i;
 }
 
 #define PAGE 4096ULL
