@@ -167,3 +167,17 @@ pid_t bt_test_spawn_group(const char *cmd)
 {
 	return spawn_sh(cmd, true);
 }
+
+pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 --call-graph %s -o '%s' -p %d "
+		 "-- sleep %d >'%s.log' 2>&1", callgraph, data, pid, seconds, data);
+	return spawn_sh(cmd, false);
+}
+
+int bt_test_perf_fold(const char *data, const char *extra, const char *folded)
+{
+	return bt_test_run(NULL, 0, "perf script %s -F comm,ip,sym,dso -i '%s' 2>/dev/null | "
+			   "tests/tools/foldtool.py perf-fold > '%s'", extra, data, folded);
+}

@@ -22,6 +22,13 @@ int bt_test_run(char *out, size_t len, const char *fmt, ...) __attribute__((form
 pid_t bt_test_spawn(const char *cmd);
 pid_t bt_test_spawn_group(const char *cmd);
 
+/* perf as the oracle for a profile of process pid: bt_test_perf_record starts `perf record -e
+ * cpu-clock -F 99 --call-graph callgraph -p pid -- sleep seconds` writing data (its messages go to
+ * data.log) and returns its pid to wait for; bt_test_perf_fold runs `perf script` (plus the extra
+ * options) on data and folds its stacks into folded with tests/tools/foldtool.py: the shell's status. */
+pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data);
+int bt_test_perf_fold(const char *data, const char *extra, const char *folded);
+
 /* True when CI=true is set in the environment. */
 int bt_test_in_ci(void);
 

@@ -47,11 +47,8 @@ static void record__demo_workload__stacks_match_perf(void **state)
 	pid_t w = bt_test_spawn("exec build/demo-workload 8");
 	usleep(300000);
 	/* Both profilers watch the same process over the same seconds. */
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 -g -o " TMP "/perf.data -p %d "
-		 "-- sleep 3 >" TMP "/perf.log 2>&1", (int)w);
-	pid_t perf = bt_test_spawn(cmd);
-	/* frame pointers on both sides (perf -g): the walks must agree frame for frame; the DWARF
+	pid_t perf = bt_test_perf_record(w, "fp", 3, TMP "/perf.data");
+	/* frame pointers on both sides: the walks must agree frame for frame; the DWARF
 	 * call graph is compared with perf's in test_record_dwarf.c */
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 3 --call-graph fp -o " TMP
 			     "/bt.folded 2>&1", (int)w);
@@ -59,9 +56,9 @@ static void record__demo_workload__stacks_match_perf(void **state)
 	stop(w);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "samples"));
-	rc = bt_test_run(out, sizeof(out), "perf script -F comm,ip,sym,dso -i " TMP "/perf.data 2>/dev/null | "
-			 "tests/tools/foldtool.py perf-fold > " TMP "/perf.folded && "
-			 "tests/tools/foldtool.py overlap --user " TMP "/bt.folded " TMP "/perf.folded");
+	assert_int_equal(bt_test_perf_fold(TMP "/perf.data", "", TMP "/perf.folded"), 0);
+	rc = bt_test_run(out, sizeof(out), "tests/tools/foldtool.py overlap --user " TMP "/bt.folded " TMP
+			 "/perf.folded");
 	assert_int_equal(rc, 0);
 	double ov = atof(out);
 	print_message("stack overlap with perf: %.3f\n", ov);

@@ -37,12 +37,10 @@ static void unwind__fixture__built_without_frame_pointers(void **state)
 static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 {
 	bt_test_require_priv();
-	char out[8192], cmd[512];
+	char out[8192];
 	pid_t w = bt_test_spawn("exec " PROG " 12");
 	usleep(300000);
-	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 --call-graph dwarf -o " TMP "/perf.data "
-		 "-p %d -- sleep 5 >" TMP "/perf.log 2>&1", (int)w);
-	pid_t perf = bt_test_spawn(cmd);
+	pid_t perf = bt_test_perf_record(w, "dwarf", 5, TMP "/perf.data");
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 5 --call-graph dwarf -o " TMP
 			     "/bt.folded 2>&1", (int)w);
 	waitpid(perf, NULL, 0);
@@ -56,9 +54,9 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 	waitpid(w, NULL, 0);
 	assert_int_equal(rc, 0);
 	/* perf without inlined frames: buildtrace names each physical frame once */
-	rc = bt_test_run(out, sizeof(out), "perf script --no-inline -F comm,ip,sym,dso -i " TMP "/perf.data "
-			 "2>/dev/null | tests/tools/foldtool.py perf-fold > " TMP "/perf.folded && "
-			 "tests/tools/foldtool.py chain-match " TMP "/bt.folded " TMP "/perf.folded main && "
+	assert_int_equal(bt_test_perf_fold(TMP "/perf.data", "--no-inline", TMP "/perf.folded"), 0);
+	rc = bt_test_run(out, sizeof(out), "tests/tools/foldtool.py chain-match " TMP "/bt.folded " TMP
+			 "/perf.folded main && "
 			 "tests/tools/foldtool.py chain-match " TMP "/fp.folded " TMP "/perf.folded main");
 	assert_int_equal(rc, 0);
 	double dwarf = atof(out), fp = atof(strchr(out, '\n') + 1);

@@ -198,6 +198,17 @@ static size_t fixture_addrs(const char *elf, uint64_t *a, size_t max)
 	return n;
 }
 
+/* Opens path and compares every oracle answer: the number of addresses that differ. */
+static int mismatches(const char *path, const struct oaddr *o, size_t n)
+{
+	struct bt_dwarf *d = open_path(path);
+	int bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += compare(d, &o[i]);
+	bt_dwarf_close(d);
+	return bad;
+}
+
 static void dwarf__fixture_every_address__matches_llvm_symbolizer(void **state)
 {
 	const char *elf = fixture("symsrc/inl");
@@ -205,14 +216,10 @@ static void dwarf__fixture_every_address__matches_llvm_symbolizer(void **state)
 	static struct oaddr o[512];
 	size_t n = fixture_addrs(elf, a, 512);
 	llvm_oracle(elf, a, n, o);
-	struct bt_dwarf *d = open_path(elf);
-	int bad = 0, inlined = 0;
-	for (size_t i = 0; i < n; i++) {
-		bad += compare(d, &o[i]);
+	int inlined = 0;
+	for (size_t i = 0; i < n; i++)
 		inlined += o[i].n > 1;
-	}
-	bt_dwarf_close(d);
-	assert_int_equal(bad, 0);
+	assert_int_equal(mismatches(elf, o, n), 0);
 	assert_true(inlined > 10);  /* the fixture did exercise inlined frames */
 }
 
@@ -230,11 +237,7 @@ static void dwarf__compressed_debug_sections__match_llvm_symbolizer(void **state
 	static struct oaddr o[512];
 	size_t n = fixture_addrs(elf, a, 512);
 	llvm_oracle(elf, a, n, o);
-	struct bt_dwarf *d = open_path(tmp);
-	int bad = 0;
-	for (size_t i = 0; i < n; i++)
-		bad += compare(d, &o[i]);
-	bt_dwarf_close(d);
+	int bad = mismatches(tmp, o, n);
 	unlink(tmp);
 	assert_int_equal(bad, 0);
 }
@@ -247,12 +250,7 @@ static void dwarf__fixture_debug_file__matches_eu_addr2line(void **state)
 	size_t n = fixture_addrs(elf, a, 512);
 	eu_oracle(dbg, a, n, o);
 	/* The separate debug file (NOBITS code) answers exactly like the oracle on it. */
-	struct bt_dwarf *d = open_path(dbg);
-	int bad = 0;
-	for (size_t i = 0; i < n; i++)
-		bad += compare(d, &o[i]);
-	bt_dwarf_close(d);
-	assert_int_equal(bad, 0);
+	assert_int_equal(mismatches(dbg, o, n), 0);
 }
 
 static void dwarf__libc_debug_file__matches_eu_addr2line(void **state)
