@@ -57,6 +57,7 @@ struct bt_session {
 		uint64_t time_ns;
 		size_t n;
 		uint64_t ips[BT_MAX_STACK];
+		uint8_t exact[BT_MAX_STACK];   /* see bt_unwind */
 	} ustack;
 	int unwind_pid;                /* the process being unwound, for the CFI lookup */
 	/* The vDSO is no file: its CFI comes from this process's own copy, the same image in every

@@ -37,9 +37,13 @@ enum bt_unwind_stop {
 
 /* Walks the stack: ips[0] is regs->ip, then each caller's return address, innermost first.
  * stack holds len bytes copied from regs->sp upwards. Where no CFI covers a pc, the frame pointer
- * chain is followed instead. Returns the number of ips written (>= 1 when max >= 1); *why says
- * what ended the walk. Allocates nothing once the rules for the pcs met are cached. */
+ * chain is followed instead. exact (NULL: not wanted) gets, per ip, 1 when it is where the thread
+ * was rather than a return address: ips[0], and the pc a signal interrupted (the frame beyond a
+ * signal trampoline, as its CFI marks it); a return address is named by the call before it, an
+ * exact pc by itself. Returns the number of ips written (>= 1 when max >= 1); *why says what ended
+ * the walk. Allocates nothing once the rules for the pcs met are cached. */
 size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t len,
-		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, size_t max, enum bt_unwind_stop *why);
+		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, uint8_t *exact, size_t max,
+		 enum bt_unwind_stop *why);
 
 #endif

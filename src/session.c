@@ -229,7 +229,7 @@ static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u)
 	enum bt_unwind_stop why = BT_UNWIND_BAD;
 	s->unwind_pid = (int)u->pid;
 	s->ustack.n = bt_unwind(&regs, u->data, u->len <= BT_USTACK_BYTES ? u->len : 0, find_cfi, s,
-				s->ustack.ips, BT_MAX_STACK, &why);
+				s->ustack.ips, s->ustack.exact, BT_MAX_STACK, &why);
 	s->ustack.tid = u->tid;
 	s->ustack.time_ns = u->hdr.time_ns;
 	s->stats.dwarf_stacks++;
@@ -252,8 +252,10 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
 	/* The unwound stack of this very sample replaces the frame-pointer walk. */
 	const __u64 *uips = &r->ips[kn];
+	const uint8_t *exact = NULL;   /* frame pointers: every frame but the first is a return address */
 	if (s->ustack.n && s->ustack.tid == r->tid && s->ustack.time_ns == r->hdr.time_ns) {
 		uips = (const __u64 *)s->ustack.ips;
+		exact = s->ustack.exact;
 		un = s->ustack.n;
 	} else if (s->stats.dwarf_stacks && un) {
 		s->stats.dwarf_fallback++;
@@ -261,13 +263,14 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	s->ustack.n = 0;
 	for (size_t i = un; i-- > 0;) {
 		uint64_t ip = uips[i];
+		bool caller = exact ? !exact[i] : i > 0;
 		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
 		int64_t id;
 		if (m) {
-			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, i > 0);
+			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, caller);
 		} else {
 			s->stats.unmapped_frames++;
-			id = bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, i > 0);
+			id = bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, caller);
 		}
 		if (id < 0)
 			return (int)id;
@@ -380,6 +383,14 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 		}
 		const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
 		const struct bt_sym *sym = st ? bt_symtab_lookup_offset(st, l->addr - l->is_caller, &off) : NULL;
+		/* A return address at the very start of a function, after a byte no function holds:
+		 * a signal handler returning into the trampoline the kernel made it call (glibc's
+		 * __restore_rt), which no call instruction precedes. */
+		if (!sym && st && l->is_caller) {
+			sym = bt_symtab_lookup_offset(st, l->addr, &off);
+			if (sym && off)
+				sym = NULL;
+		}
 		if (!sym) {
 			*unresolved = true;
 			return placeholder(s, l);

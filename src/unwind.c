@@ -387,7 +387,8 @@ static bool caller_reg(const struct reg_rule *rr, int regno, const struct regs *
 }
 
 size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t len,
-		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, size_t max, enum bt_unwind_stop *why)
+		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, uint8_t *exact_out, size_t max,
+		 enum bt_unwind_stop *why)
 {
 	enum bt_unwind_stop stop = BT_UNWIND_MAX;
 	struct mem m = { stack, len, regs->sp };
@@ -399,6 +400,8 @@ size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t
 	bool exact = true;   /* the first pc is where the thread was; the others are return addresses */
 	while (n < max) {
 		uint64_t pc = r.v[REG_RA];
+		if (exact_out)
+			exact_out[n] = exact;
 		ips[n++] = pc;
 		if (n == max)
 			break;

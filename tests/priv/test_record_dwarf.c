@@ -1,7 +1,8 @@
 /* test_record_dwarf.c - `--call-graph dwarf` on a program built without frame pointers, whose hot paths
  * run through libc's qsort into a comparator and through a function built with frame pointers back
  * into code without them: the stacks match perf --call-graph dwarf's for the same process and
- * seconds, and reach the program's entry; the frame-pointer walk, for contrast, does not. */
+ * seconds, and reach the program's entry; the frame-pointer walk, for contrast, does not. Stacks
+ * through the vDSO and through a signal handler are whole too. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -97,12 +98,39 @@ static void unwind__dwarf__through_the_vdso(void **state)
 	assert_true(atoi(whole) >= 0.8 * atoi(total));
 }
 
+/* A program whose profiling-timer handler takes a good part of its time: those samples go from
+ * the handler through the signal trampoline (named: it is glibc's __restore_rt, reached by no
+ * call) into the frame the signal interrupted, and on to _start. */
+static void unwind__dwarf__through_a_signal_handler(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	pid_t w = bt_test_spawn("exec " PROG " 6 signal");
+	usleep(300000);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 199 -d 3 -o " TMP "/sig.folded 2>&1", (int)w);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	char total[32], whole[32];
+	assert_int_equal(bt_test_run(total, sizeof(total), "grep ';on_tick;tick_work ' " TMP "/sig.folded > "
+				     TMP "/sig.handler; tests/tools/foldtool.py total " TMP "/sig.handler"), 0);
+	assert_int_equal(bt_test_run(whole, sizeof(whole), "grep '^nofp;_start;.*;main;run;.*;__restore_rt;"
+				     "on_tick;tick_work ' " TMP "/sig.handler > " TMP "/sig.whole; "
+				     "tests/tools/foldtool.py total " TMP "/sig.whole"), 0);
+	print_message("%s of %s samples in the handler reach _start through __restore_rt\n",
+		      strtok(whole, "\n"), strtok(total, "\n"));
+	assert_true(atoi(total) > 20);
+	assert_true(atoi(whole) >= 0.8 * atoi(total));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwind__fixture__built_without_frame_pointers),
 		cmocka_unit_test(unwind__dwarf__same_full_chains_as_perf_dwarf),
 		cmocka_unit_test(unwind__dwarf__through_the_vdso),
+		cmocka_unit_test(unwind__dwarf__through_a_signal_handler),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

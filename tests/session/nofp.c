@@ -2,9 +2,12 @@
  * tests: main -> run -> fill_and_sort -> sort_block -> qsort (libc) -> cmp, and main -> run ->
  * fp_layer (nofp_fp.c, built with frame pointers) -> nofp_leaf, back in code without them.
  * Runs argv[1] seconds; with a second argument "vdso", in main -> vdso_loop -> clock_gettime (the
- * vDSO, which is no file) instead. */
+ * vDSO, which is no file) instead; with "signal", as by default but with a profiling timer whose
+ * handler (on_tick -> tick_work) takes a good part of the time, on top of whatever it interrupted. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 int fp_layer(int n);
@@ -59,9 +62,30 @@ __attribute__((noinline)) void vdso_loop(double secs)
 	while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 }
 
+__attribute__((noinline)) void tick_work(void)
+{
+	volatile double acc = 0;
+	for (int i = 0; i < 400000; i++)
+		acc += (double)i * 0.25;
+}
+
+__attribute__((noinline)) void on_tick(int sig)
+{
+	(void)sig;
+	tick_work();
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5;
+	if (argc > 2 && !strcmp(argv[2], "signal")) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_tick;
+		sigaction(SIGPROF, &sa, NULL);
+		struct itimerval it = { { 0, 5000 }, { 0, 5000 } };
+		setitimer(ITIMER_PROF, &it, NULL);
+	}
 	if (argc > 2 && !strcmp(argv[2], "vdso"))
 		vdso_loop(secs);
 	else

@@ -1,13 +1,16 @@
 /* test_unwind.c - the CFI unwinder on this very process: registers and a copy of the stack taken
  * deep in a chain of functions (this test is built without frame pointers), unwound through the
  * test binary, cmocka and libc, against glibc's backtrace() (libgcc's own .eh_frame unwinder) at the
- * same point; and its refusals: a copy too short, no CFI anywhere. */
+ * same point; through a signal handler, against the interrupted pc the kernel saved; and its
+ * refusals: a copy too short, no CFI anywhere. */
 #include "testutil.h"
 #include "procmaps.h"
 #include "unwind.h"
 
 #include <execinfo.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +121,7 @@ static void unwind__own_stack__same_return_addresses_as_backtrace(void **state)
 	level1(s, ms->stack_end);
 	uint64_t ips[64];
 	enum bt_unwind_stop why;
-	size_t n = bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, 64, &why);
+	size_t n = bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, NULL, 64, &why);
 	/* ips[0] and bt[0] are two points inside capture(); from there on both list return addresses */
 	print_message("unwound %zu frames (stop %d), backtrace %d\n", n, (int)why, s->nbt);
 	assert_true(n >= 6);
@@ -138,21 +141,73 @@ static void unwind__own_stack__same_return_addresses_as_backtrace(void **state)
 	size_t cached = 0;
 	for (size_t i = 0; i < ms->n; i++)
 		cached += bt_cfi_cached(ms->m[i].cfi);
-	assert_int_equal(bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, 64, &why), n);
+	assert_int_equal(bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, NULL, 64, &why), n);
 	size_t again = 0;
 	for (size_t i = 0; i < ms->n; i++)
 		again += bt_cfi_cached(ms->m[i].cfi);
 	assert_int_equal(again, cached);
 	/* max frames honoured */
-	assert_int_equal(bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, 3, &why), 3);
+	assert_int_equal(bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, NULL, 3, &why), 3);
 	assert_int_equal(why, BT_UNWIND_MAX);
 	/* a copy that ends inside the first frames: the walk stops there, past the copy */
-	n = bt_unwind(&s->regs, s->stack, 64, find, ms, ips, 64, &why);
+	n = bt_unwind(&s->regs, s->stack, 64, find, ms, ips, NULL, 64, &why);
 	assert_true(n >= 1 && n < 6);
 	assert_true(why == BT_UNWIND_STACK || why == BT_UNWIND_BAD);
 	/* no CFI anywhere and a frame pointer that is not one: one frame, and why */
-	n = bt_unwind(&s->regs, s->stack, s->len, nofind, ms, ips, 64, &why);
+	n = bt_unwind(&s->regs, s->stack, s->len, nofind, ms, ips, NULL, 64, &why);
 	assert_true(n >= 1);
+	for (size_t i = 0; i < ms->n; i++)
+		bt_cfi_close(ms->m[i].cfi);
+}
+
+/* What the signal handler saw: its own registers and stack, and the kernel's record of the
+ * interrupted thread. Handlers get no context argument of ours: these live for the one test. */
+static struct shot sig_shot;
+static uint64_t sig_stack_end, sig_interrupted_ip;
+
+static void on_usr1(int sig, siginfo_t *si, void *uc_)
+{
+	(void)sig;
+	(void)si;
+	const ucontext_t *uc = uc_;
+	sig_interrupted_ip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	capture(&sig_shot, sig_stack_end);
+	__asm__ volatile("");  /* a call, not a tail jump: on_usr1 keeps its frame */
+}
+
+static void unwind__through_a_signal_handler__interrupted_pc_is_exact(void **state)
+{
+	static struct maps ms_;
+	struct maps *ms = &ms_;
+	assert_int_equal(bt_procmaps_foreach("", getpid(), collect, ms), 0);
+	sig_stack_end = ms->stack_end;
+	struct sigaction sa, old, cur;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_usr1;
+	sa.sa_flags = SA_SIGINFO;
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+	assert_int_equal(sigaction(SIGUSR1, NULL, &cur), 0);
+	assert_int_equal(raise(SIGUSR1), 0);
+	sigaction(SIGUSR1, &old, NULL);
+	assert_true(sig_interrupted_ip != 0);
+	uint64_t ips[64];
+	uint8_t exact[64];
+	enum bt_unwind_stop why;
+	size_t n = bt_unwind(&sig_shot.regs, sig_shot.stack, sig_shot.len, find, ms, ips, exact, 64, &why);
+	size_t j = 0;
+	while (j < n && ips[j] != sig_interrupted_ip)
+		j++;
+	print_message("unwound %zu frames (stop %d); the interrupted pc is frame %zu\n", n, (int)why, j);
+	/* capture <- on_usr1 <- the trampoline <- the interrupted pc <- ... <- _start */
+	assert_true(j >= 3 && j < n);
+	assert_int_equal(ips[j - 1], (uint64_t)(uintptr_t)cur.sa_restorer);
+	assert_int_equal(why, BT_UNWIND_END);
+	assert_true(n > j + 3);
+	/* exact: where the thread was, the first pc and the one the signal interrupted; every other
+	 * frame is a return address */
+	for (size_t i = 0; i < n; i++)
+		if (exact[i] != (i == 0 || i == j))
+			fail_msg("frame %zu (0x%llx): exact %d", i, (unsigned long long)ips[i], exact[i]);
 	for (size_t i = 0; i < ms->n; i++)
 		bt_cfi_close(ms->m[i].cfi);
 }
@@ -173,6 +228,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwind__own_stack__same_return_addresses_as_backtrace),
+		cmocka_unit_test(unwind__through_a_signal_handler__interrupted_pc_is_exact),
 		cmocka_unit_test(unwind__not_elf_or_no_cfi__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
