@@ -16,9 +16,12 @@ struct bt_sym {
 struct bt_symtab;
 
 /* Loads the function symbols (STT_FUNC, STT_GNU_IFUNC) of e, and its PT_LOAD layout; undefined
- * and zero-address symbols are left out. The table copies what it keeps: e may be closed after.
- * Aliases at one address keep one name: global before weak before local, then fewer leading
- * underscores, then the lexically smallest. 0, -ENODATA (no function symbols), or -errno. */
+ * and zero-address symbols are left out. Untyped labels (STT_NOTYPE) in code sections count as
+ * zero-size functions, as perf and addr2line take them (assembly entry points such as ld.so's
+ * _start), except inside a sized function and the assembler's .L and $ labels. The table copies
+ * what it keeps: e may be closed after. Aliases at one address keep one name: a function before a
+ * label, global before weak before local, then fewer leading underscores, then the lexically
+ * smallest. 0, -ENODATA (no function symbols), or -errno. */
 int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);
 int bt_symtab_load_path(const char *path, struct bt_symtab **out);
 void bt_symtab_free(struct bt_symtab *st);

@@ -29,7 +29,8 @@ struct cand {
 	uint64_t sec_end;       /* end of the symbol's section, UINT64_MAX when unknown */
 	const char *name;
 	uint32_t namelen;
-	uint8_t rank;           /* 0 global, 1 weak, 2 local */
+	uint8_t rank;           /* 0 global, 1 weak, 2 local, 3 a label (below) */
+	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
 };
 
 struct cands {
@@ -88,26 +89,32 @@ static int cand_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-/* End address of each section (for zero-size symbols), UINT64_MAX for sections that occupy no
- * address range. Indexed by section number. */
-static int section_ends(Elf *elf, uint64_t **out, size_t *count)
+struct sec {
+	uint64_t end;           /* UINT64_MAX for sections that occupy no address range */
+	bool code;              /* SHF_EXECINSTR */
+};
+
+/* Each section's end address (for zero-size symbols) and whether it holds code, indexed by
+ * section number. */
+static int section_info(Elf *elf, struct sec **out, size_t *count)
 {
 	size_t shnum;
 	if (elf_getshdrnum(elf, &shnum) != 0)
 		return -ENOEXEC;
-	uint64_t *ends = malloc((shnum ? shnum : 1) * sizeof(*ends));
-	if (!ends)
+	struct sec *secs = malloc((shnum ? shnum : 1) * sizeof(*secs));
+	if (!secs)
 		return -ENOMEM;
 	for (size_t i = 0; i < shnum; i++) {
 		GElf_Shdr sh;
 		Elf_Scn *scn = elf_getscn(elf, i);
-		ends[i] = UINT64_MAX;
+		secs[i] = (struct sec){ .end = UINT64_MAX };
 		if (!scn || !gelf_getshdr(scn, &sh))
 			continue;
 		if (sh.sh_size && sh.sh_addr <= UINT64_MAX - sh.sh_size)
-			ends[i] = sh.sh_addr + sh.sh_size;
+			secs[i].end = sh.sh_addr + sh.sh_size;
+		secs[i].code = (sh.sh_flags & SHF_EXECINSTR) != 0;
 	}
-	*out = ends;
+	*out = secs;
 	*count = shnum;
 	return 0;
 }
@@ -125,10 +132,11 @@ static Elf_Data *xindex_data(Elf *elf, size_t symndx)
 	return NULL;
 }
 
-/* Adds the function symbols of one symbol table section. Malformed tables are skipped rather than
- * failing the whole file: the other table may still be good. */
-static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, const uint64_t *ends,
-		     size_t nends, struct cands *c)
+/* Adds the function symbols of one symbol table section, and the untyped labels placed in code
+ * (as perf, addr2line and eu-addr2line name them: ld.so's _start is one). Malformed tables are
+ * skipped rather than failing the whole file: the other table may still be good. */
+static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, const struct sec *secs,
+		     size_t nsecs, struct cands *c)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	Elf_Scn *strscn = elf_getscn(elf, sh->sh_link);
@@ -151,7 +159,8 @@ static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, co
 		if (!gelf_getsym(d, (int)i, &s))
 			break;
 		unsigned type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF)
+		bool label = type == STT_NOTYPE;
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || s.st_shndx == SHN_UNDEF)
 			continue;
 		uint64_t addr = s.st_value;
 		if (thumb)
@@ -172,20 +181,43 @@ static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, co
 			Elf32_Word x;
 			shndx = xd && gelf_getsymshndx(d, xd, (int)i, &tmp, &x) ? x : SHN_UNDEF;
 		}
+		bool in_sec = (shndx < SHN_LORESERVE || s.st_shndx == SHN_XINDEX) && shndx < nsecs &&
+			      shndx != SHN_UNDEF;
+		/* Labels only in code, and not those of the tools: local (.L), mapping ($x, $d),
+		 * annotation (.annobin_*) labels. */
+		if (label && (!in_sec || !secs[shndx].code || name[0] == '$' || name[0] == '.'))
+			continue;
 		struct cand k = {
 			.addr = addr,
-			.size = s.st_size,
-			.sec_end = (shndx < SHN_LORESERVE || s.st_shndx == SHN_XINDEX) && shndx < nends
-					   ? ends[shndx] : UINT64_MAX,
+			.size = label ? 0 : s.st_size,
+			.sec_end = in_sec ? secs[shndx].end : UINT64_MAX,
 			.name = name,
 			.namelen = (uint32_t)(nul - name),
-			.rank = bind_rank(GELF_ST_BIND(s.st_info)),
+			.rank = label ? 3 : bind_rank(GELF_ST_BIND(s.st_info)),
+			.label = label,
 		};
 		int err = cands_push(c, &k);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* Drops the labels inside a sized function (a loop's entry in hand-written assembly, say): the
+ * function names those addresses. c is sorted; a function at a label's address names it anyway. */
+static void drop_inner_labels(struct cands *c)
+{
+	uint64_t fn_end = 0;
+	size_t w = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cand *x = &c->v[i];
+		if (x->label && x->addr < fn_end)
+			continue;
+		if (!x->label && x->size && x->addr + x->size > fn_end)
+			fn_end = x->addr + x->size < x->addr ? UINT64_MAX : x->addr + x->size;
+		c->v[w++] = *x;
+	}
+	c->n = w;
 }
 
 /* Collapses each address to its preferred alias, copies the names into one arena, and computes
@@ -291,9 +323,9 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 		free(st);
 		return err;
 	}
-	uint64_t *ends = NULL;
-	size_t nends = 0;
-	if ((err = section_ends(elf, &ends, &nends)) != 0) {
+	struct sec *secs = NULL;
+	size_t nsecs = 0;
+	if ((err = section_info(elf, &secs, &nsecs)) != 0) {
 		free(st);
 		return err;
 	}
@@ -303,13 +335,14 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			err = add_table(elf, scn, &sh, thumb, ends, nends, &c);
+			err = add_table(elf, scn, &sh, thumb, secs, nsecs, &c);
 	}
-	free(ends);
+	free(secs);
 	if (!err && c.n == 0)
 		err = -ENODATA;
 	if (!err) {
 		qsort(c.v, c.n, sizeof(*c.v), cand_cmp);
+		drop_inner_labels(&c);
 		err = build(st, &c);
 	}
 	free(c.v);
