@@ -17,6 +17,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define BT_PF_KTHREAD 0x00200000
 #define BT_MAX_ERRNO 4095
 #define BT_EEXIST 17
+/* cs in the perf_event context's registers: the uapi struct pt_regs (15 general registers, orig_ax,
+ * ip, then cs), fixed by the ABI. Not read through CO-RE: kernels since 6.9 (FRED) made the
+ * kernel's own field a 16-bit union member, which a relocation from that BTF cannot map onto the
+ * older kernels' 64-bit one; and the context allows whole-word loads only. */
+#define BT_UAPI_REGS_CS (17 * 8)
 
 /* BT_CFG_* bits, set by the loader before load so the verifier drops what is not wanted. */
 const volatile __u32 cfg_flags = 0;
@@ -168,7 +173,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
 	__u32 kn = 0, un = 0;
 	/* Interrupted in user mode: there is no kernel stack to walk. */
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;  /* the context allows whole-word loads only */
+	__u64 cs = *(volatile __u64 *)((void *)ctx + BT_UAPI_REGS_CS);
 	if ((cfg_flags & BT_CFG_KERNEL) && (cs & 3) == 0) {
 		long r = bpf_get_stack(ctx, rec->ips, BT_MAX_STACK * sizeof(__u64), 0);
 		if (r < 0)
