@@ -17,6 +17,18 @@ int bt_caps_check(char *msg, size_t len);
  * and -EINVAL when caps does not parse. */
 int bt_caps_check_text(const char *caps, int last_cap, char *msg, size_t len);
 
+/* The capabilities a session keeps once its BPF programs are attached, as a list for bt_caps_drop:
+ * reading other processes' mappings (/proc/PID/maps: CAP_SYS_PTRACE; /proc/PID/map_files:
+ * CAP_CHECKPOINT_RESTORE, else CAP_SYS_ADMIN), their files (CAP_DAC_READ_SEARCH), kernel symbol
+ * addresses (CAP_SYSLOG), and the bpf() calls it still makes (snapshot iterators, map updates:
+ * CAP_BPF, else CAP_SYS_ADMIN, while unprivileged BPF is off). CAP_SYS_ADMIN is kept only when the
+ * process lacks CAP_BPF or CAP_CHECKPOINT_RESTORE (kernels before 5.9 have no such capability, or
+ * the process was given CAP_SYS_ADMIN alone). CAP_PERFMON goes: the perf events are open. */
+const char *bt_caps_keep_after_attach(void);
+/* The same decision for a capability set in libcap's text form on a kernel whose highest
+ * capability is last_cap; NULL when caps does not parse. */
+const char *bt_caps_keep_after_attach_text(const char *caps, int last_cap);
+
 /* Drops every capability from the effective, permitted and inheritable sets except those in keep
  * (a comma-separated list such as "cap_sys_ptrace,cap_dac_read_search", may be NULL or "").
  * 0 or -errno. */

@@ -67,6 +67,42 @@ int bt_caps_check(char *msg, size_t len)
 	return err;
 }
 
+#define KEEP_COMMON "cap_sys_ptrace,cap_dac_read_search,cap_syslog"
+
+/* Permitted counts: after a change of user with PR_SET_KEEPCAPS only the permitted set is left. */
+static bool held(cap_t caps, cap_value_t c)
+{
+	cap_flag_value_t v = CAP_CLEAR;
+	return effective(caps, c) || (cap_get_flag(caps, c, CAP_PERMITTED, &v) == 0 && v == CAP_SET);
+}
+
+static const char *keep_for(cap_t caps, int last_cap)
+{
+	/* CAP_CHECKPOINT_RESTORE (40) came in 5.9, CAP_BPF (39) in 5.8 */
+	if (last_cap >= CAP_CHECKPOINT_RESTORE && held(caps, CAP_BPF) && held(caps, CAP_CHECKPOINT_RESTORE))
+		return "cap_bpf,cap_checkpoint_restore," KEEP_COMMON;
+	return "cap_sys_admin,cap_bpf,cap_checkpoint_restore," KEEP_COMMON;
+}
+
+const char *bt_caps_keep_after_attach_text(const char *text, int last_cap)
+{
+	cap_t caps = text ? cap_from_text(text) : NULL;
+	if (!caps)
+		return NULL;
+	const char *keep = keep_for(caps, last_cap);
+	cap_free(caps);
+	return keep;
+}
+
+const char *bt_caps_keep_after_attach(void)
+{
+	cap_t caps = cap_get_proc();
+	const char *keep = keep_for(caps, (int)cap_max_bits() - 1);
+	if (caps)
+		cap_free(caps);
+	return keep;
+}
+
 /* Reads the comma-separated names of keep into the set kept (one flag per capability). */
 static int parse_keep(const char *keep, bool *kept, size_t nkept)
 {

@@ -263,13 +263,8 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 		fprintf(stderr, "buildtrace agent: cannot write %s: %s\n", a->conf.status_file, strerror(-err));
 }
 
-/* After attaching: another user if configured, and only the capabilities reading other processes'
- * files, mappings and kernel symbols needs (map_files: CAP_SYS_ADMIN, or CAP_CHECKPOINT_RESTORE on
- * newer kernels; /proc/PID/maps of others: CAP_SYS_PTRACE; their files: CAP_DAC_READ_SEARCH;
- * kallsyms addresses: CAP_SYSLOG). CAP_BPF and CAP_PERFMON go: the programs are attached and the
- * maps and iterator links open. */
-#define AGENT_KEEP_CAPS "cap_sys_admin,cap_checkpoint_restore,cap_sys_ptrace,cap_dac_read_search,cap_syslog"
-
+/* After attaching: another user if configured, and only the capabilities the session still needs
+ * (bt_caps_keep_after_attach). */
 static int switch_user(const struct bt_agent_conf *c)
 {
 	if (!c->user[0])
@@ -370,7 +365,7 @@ static int run(struct agent *a)
 	}
 	if ((rc = switch_user(c)))
 		goto out;
-	if ((err = bt_caps_drop(AGENT_KEEP_CAPS)))
+	if ((err = bt_caps_drop(bt_caps_keep_after_attach())))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
 
 	struct sigaction sa = { .sa_handler = on_stop };

@@ -438,9 +438,8 @@ static int run(struct record_args *a)
 	if (a->kernel)
 		bt_session_reload_kallsyms(s);
 	/* Everything is attached: keep only what reading other processes' mappings, files and kernel
-	 * symbols needs. */
-	if ((err = bt_caps_drop("cap_bpf,cap_perfmon,cap_sys_admin,cap_sys_ptrace,cap_dac_read_search,"
-				"cap_checkpoint_restore,cap_syslog")) && a->verbose)
+	 * symbols, and the snapshots' bpf() calls need. */
+	if ((err = bt_caps_drop(bt_caps_keep_after_attach())) && a->verbose)
 		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
 
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -186,6 +186,36 @@ static void caps__text_sets__decision_per_kernel_generation(void **state)
 	assert_int_equal(bt_caps_check_text("cap_sys_admin=ep", 37, msg, sizeof(msg)), 0);
 }
 
+static void caps__keep_after_attach__sys_admin_only_when_needed(void **state)
+{
+	const char *k;
+	/* root on a 5.9+ kernel: the narrow capabilities replace CAP_SYS_ADMIN */
+	k = bt_caps_keep_after_attach_text("=ep", 40);
+	assert_non_null(k);
+	assert_null(strstr(k, "cap_sys_admin"));
+	assert_null(strstr(k, "cap_perfmon"));
+	assert_non_null(strstr(k, "cap_bpf"));
+	assert_non_null(strstr(k, "cap_checkpoint_restore"));
+	assert_non_null(strstr(k, "cap_sys_ptrace"));
+	/* after a change of user only the permitted set is left: it counts */
+	k = bt_caps_keep_after_attach_text("cap_bpf,cap_checkpoint_restore,cap_sys_ptrace=p", 40);
+	assert_null(strstr(k, "cap_sys_admin"));
+	/* a kernel before 5.9, or a process given CAP_SYS_ADMIN without the narrower ones: it stays */
+	assert_non_null(strstr(bt_caps_keep_after_attach_text("=ep", 39), "cap_sys_admin"));
+	assert_non_null(strstr(bt_caps_keep_after_attach_text("cap_sys_admin,cap_sys_ptrace=ep", 40), "cap_sys_admin"));
+	assert_non_null(strstr(bt_caps_keep_after_attach_text("cap_sys_admin,cap_bpf=ep", 40), "cap_sys_admin"));
+	assert_null(bt_caps_keep_after_attach_text("not a capability set", 40));
+	/* every name in the list is one bt_caps_drop accepts: a child keeping it keeps CAP_SYS_PTRACE */
+	require_root_caps();
+	struct child_report r;
+	run_child(bt_caps_keep_after_attach(), &r);
+	assert_int_equal(r.drop_rc, 0);
+	assert_true(r.cap_eff & (1ULL << 19));   /* CAP_SYS_PTRACE */
+	assert_false(r.cap_eff & (1ULL << 38));  /* CAP_PERFMON */
+	if (kernel_last_cap() >= 40)
+		assert_false(r.cap_eff & (1ULL << 21));  /* CAP_SYS_ADMIN */
+}
+
 static void caps__permitted_but_not_effective__missing(void **state)
 {
 	char msg[128];
@@ -242,6 +272,7 @@ int main(void)
 		cmocka_unit_test(caps__child_keeps_only_perfmon__message_names_bpf_alone),
 		cmocka_unit_test(caps__unknown_name__einval_and_nothing_dropped),
 		cmocka_unit_test(caps__text_sets__decision_per_kernel_generation),
+		cmocka_unit_test(caps__keep_after_attach__sys_admin_only_when_needed),
 		cmocka_unit_test(caps__permitted_but_not_effective__missing),
 		cmocka_unit_test(caps__text_from_this_process__agrees_with_check),
 		cmocka_unit_test(caps__bad_text__einval),
