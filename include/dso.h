@@ -44,6 +44,8 @@ struct bt_dso {
 	uint64_t last_use;             /* the registry's epoch when its table was last asked for */
 	struct bt_cfi *cfi;            /* call frame information, opened on first use */
 	int cfi_err;                   /* why there is none (-errno) once tried; 0 untried or open */
+	struct bt_dwarf *dwarf;        /* DWARF for source lines, opened on first use */
+	int dwarf_err;                 /* as cfi_err */
 };
 
 struct bt_dso_registry {
@@ -115,6 +117,10 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before);
 /* The dso's call frame information (from its exact file), opened on first use; NULL when it has
  * none or its file is not open. */
 struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id);
+/* The DWARF of a build-id (its own file's, else a debug file's: bt_symsrc_open_dwarf), opened on
+ * first use and kept; NULL when there is none or the dso has no build-id (lines are only given for
+ * an exactly known version). */
+struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -15,9 +15,12 @@
  *                  named [kernel.kallsyms] carrying the running kernel's build-id, or, in a module,
  *                  in one mapping per loaded module version named [NAME] (as perf names modules)
  *                  with the module's build-id and the range it was loaded at.
- *   locations      one per sampled frame; a frame with a name has one Line (inline frames are not
- *                  expanded: has_inline_frames is false), one without keeps only its address and
- *                  mapping. has_functions is true for a mapping only when all its frames have names.
+ *   locations      one per sampled frame; a frame with a name has one Line, or, when the session
+ *                  gave it source lines (bt_session_resolve_lines), one per function at that
+ *                  instruction, innermost first, with line numbers and the functions' source files;
+ *                  one without a name keeps only its address and mapping. has_functions is true for
+ *                  a mapping only when all its frames have names, has_filenames, has_line_numbers
+ *                  and has_inline_frames only when all its named frames have source lines.
  */
 #ifndef BT_PPROF_H
 #define BT_PPROF_H

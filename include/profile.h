@@ -28,6 +28,24 @@ struct bt_loc {
 	uint8_t resolved;    /* name_id is final */
 	uint8_t unresolved;  /* the name is a [file+0xoff] placeholder */
 	uint32_t name_id;    /* in profile->names, BT_NAME_UNSET until resolved */
+	uint32_t lines_first; /* its source lines: srclines[lines_first .. + nlines) */
+	uint8_t nlines;
+	uint8_t lines_tried; /* bt_profile_set_lines was called for it */
+};
+
+/* A source line of a location: innermost first, each outer one the call site of the function
+ * inlined into the one before it. Strings are in profile->names; BT_NAME_UNSET when unknown. */
+struct bt_srcline {
+	uint32_t func_id;
+	uint32_t file_id;
+	uint32_t line;       /* 0: unknown */
+};
+
+/* The same with strings, as given to bt_profile_set_lines (NULL: unknown). */
+struct bt_srcline_text {
+	const char *function;
+	const char *file;
+	unsigned line;
 };
 
 struct bt_stack {
@@ -48,6 +66,8 @@ struct bt_profile {
 	struct bt_stack *stacks;
 	size_t nstacks, stacks_cap;
 	struct bt_htab stack_index;
+	struct bt_srcline *srclines;
+	size_t nsrclines, srclines_cap;
 	uint64_t total;             /* samples added */
 	bool per_pid;               /* distinct stacks per pid, not only per comm */
 };
@@ -68,6 +88,10 @@ int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const u
 typedef const char *(*bt_resolve_fn)(void *ctx, const struct bt_loc *loc, bool *final,
 				     bool *unresolved);
 int bt_profile_resolve(struct bt_profile *p, bt_resolve_fn fn, void *ctx);
+
+/* Gives location loc_id its source lines (n may be 0: none known), interning the strings; a
+ * location keeps the lines it was first given. 0, -EINVAL or -ENOMEM. */
+int bt_profile_set_lines(struct bt_profile *p, uint32_t loc_id, const struct bt_srcline_text *t, size_t n);
 
 static inline const char *bt_profile_loc_name(const struct bt_profile *p, uint32_t loc_id)
 {

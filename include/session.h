@@ -85,6 +85,10 @@ int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
 
 /* Names every frame that has no final name yet. */
 int bt_session_resolve(struct bt_session *s);
+/* Gives every user location not asked before its source lines from the DWARF of its build-id
+ * (inlined functions included, innermost first; a return address is looked up at the call).
+ * Kernel and unmapped locations get none. 0 or -ENOMEM. */
+int bt_session_resolve_lines(struct bt_session *s);
 
 /* Forgets processes that exited more than grace_ns ago (by the records' clock, CLOCK_MONOTONIC, or
  * the newest record's time if that is later). */

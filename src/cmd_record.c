@@ -53,6 +53,7 @@ struct record_args {
 	bool live;           /* force the live view on or off; default: when stderr is a terminal */
 	bool live_set;
 	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
+	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
 };
 
 static void record_usage(FILE *f)
@@ -74,6 +75,9 @@ static void record_usage(FILE *f)
 		"      --call-graph MODE   user stacks by dwarf (the default: call frame information,\n"
 		"                          complete stacks for code built without frame pointers; 8 KiB\n"
 		"                          of stack copied per sample) or fp (frame pointers only)\n"
+		"      --lines             give pprof and json frames their source file and line, and\n"
+		"                          the functions inlined there, from the DWARF of each build-id\n"
+		"                          (the file's own, a debug file, the cache or debuginfod)\n"
 		"      --cache-dir DIR     build-id cache (default ~/.debug)\n"
 		"      --no-cache          do not store sampled binaries in the build-id cache\n"
 		"      --no-debuginfod     never ask a debuginfod server for symbols\n"
@@ -85,7 +89,8 @@ static void record_usage(FILE *f)
 }
 
 enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
-       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH };
+       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
+       OPT_LINES };
 
 /* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
 static int add_also_write(struct record_args *a, char *arg)
@@ -119,6 +124,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
 		{ "per-pid", no_argument, NULL, OPT_PER_PID },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -183,6 +189,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_LIVE: a->live = true; a->live_set = true; break;
 		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
+		case OPT_LINES: a->lines = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': record_usage(stdout); return 1;
 		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;
@@ -498,6 +505,8 @@ static int run(struct record_args *a)
 	/* Symbols still coming from debuginfod belong in this output: each lookup has its timeout. */
 	if (bt_session_poll_debuginfod(s, -1) > 0)
 		bt_session_resolve(s);
+	if (a->lines && (err = bt_session_resolve_lines(s)) != 0)
+		bt_cli_error(0, "source lines: %s", strerror(-err));
 	/* Every format is written from this one session: their totals and stacks agree. */
 	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
 				     .time_ns = start_ns, .duration_ns = (int64_t)((now_s() - t0) * 1e9) };

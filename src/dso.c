@@ -1,6 +1,7 @@
 /* dso.c - file versions and build-ids. Symbols are read only from bytes proven to carry the captured
  * build-id: the mapping itself via /proc/PID/map_files, or a path whose build-id matches. */
 #include "dso.h"
+#include "dwarfinfo.h"
 #include "unwind.h"
 
 #include <errno.h>
@@ -34,6 +35,7 @@ void bt_dso_registry_free(struct bt_dso_registry *r)
 			close(r->dsos[i].fd);
 		bt_symtab_free(r->dsos[i].symtab);
 		bt_cfi_close(r->dsos[i].cfi);
+		bt_dwarf_close(r->dsos[i].dwarf);
 	}
 	free(r->files);
 	free(r->dsos);
@@ -342,6 +344,9 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
 		bt_cfi_close(d->cfi);
 		d->cfi = NULL;
 		d->cfi_err = 0;
+		bt_dwarf_close(d->dwarf);
+		d->dwarf = NULL;
+		d->dwarf_err = 0;
 		n++;
 	}
 	r->symtabs_evicted += n;
@@ -359,4 +364,23 @@ struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id)
 			d->cfi = NULL;
 	}
 	return d->cfi;
+}
+
+struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d || d->dwarf_err)
+		return NULL;
+	if (!d->dwarf) {
+		const char *path = bt_strtab_get(&r->paths, d->path_id);
+		char origin[BT_SYMSRC_ORIGIN_LEN];
+		d->dwarf_err = d->build_id.len
+				       ? bt_symsrc_open_dwarf(&r->symsrc, &d->build_id, d->fd,
+							      path && *path == '/' ? path : NULL, &d->dwarf,
+							      origin, sizeof(origin))
+				       : -ENODATA;
+		if (d->dwarf_err)
+			d->dwarf = NULL;
+	}
+	return d->dwarf;
 }

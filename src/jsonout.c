@@ -188,8 +188,21 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			fprintf(out, ", \"kind\": \"unmapped\", \"file\": null, \"build_id\": null, "
 				"\"address\": \"0x%llx\"", (unsigned long long)l->addr);
 		}
-		fprintf(out, ", \"return_address\": %s, \"resolved\": %s}", l->is_caller ? "true" : "false",
+		fprintf(out, ", \"return_address\": %s, \"resolved\": %s", l->is_caller ? "true" : "false",
 			l->unresolved || l->name_id == BT_NAME_UNSET ? "false" : "true");
+		if (l->nlines) {
+			fputs(", \"lines\": [", out);
+			for (uint32_t k = 0; k < l->nlines; k++) {
+				const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
+				fputs(k ? ", {\"function\": " : "{\"function\": ", out);
+				put_str(out, bt_strtab_get(&p->names, sl->func_id));
+				fputs(", \"file\": ", out);
+				put_str(out, bt_strtab_get(&p->names, sl->file_id));
+				fprintf(out, ", \"line\": %u}", sl->line);
+			}
+			fputc(']', out);
+		}
+		fputc('}', out);
 	}
 	fputs("\n],\n\"stacks\": [\n", out);
 	for (size_t i = 0; i < p->nstacks; i++) {

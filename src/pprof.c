@@ -67,7 +67,8 @@ static void build_free(struct pb_build *b)
 	free(b->label_ptrs);
 }
 
-/* Sizes every table; counts are upper bounds. */
+/* Sizes every table; counts are upper bounds: funcs bounds the lines too (each line has its own
+ * function at most), and locations have a line each at least. */
 static int build_init(struct pb_build *b, size_t maps, size_t locs, size_t funcs, size_t samples,
 		      size_t loc_ids, size_t values, size_t labels)
 {
@@ -77,8 +78,9 @@ static int build_init(struct pb_build *b, size_t maps, size_t locs, size_t funcs
 	/* calloc(0) may return NULL: ask for one element at least */
 	b->maps = calloc(maps + 1, sizeof(*b->maps));
 	b->locs = calloc(locs + 1, sizeof(*b->locs));
-	b->lines = calloc(locs + 1, sizeof(*b->lines));
-	b->line_ptrs = calloc(locs + 1, sizeof(*b->line_ptrs));
+	size_t lines = funcs > locs ? funcs : locs;
+	b->lines = calloc(lines + 1, sizeof(*b->lines));
+	b->line_ptrs = calloc(lines + 1, sizeof(*b->line_ptrs));
 	b->funcs = calloc(funcs + 1, sizeof(*b->funcs));
 	b->samples = calloc(samples + 1, sizeof(*b->samples));
 	b->loc_ids = calloc(loc_ids + 1, sizeof(*b->loc_ids));
@@ -103,17 +105,24 @@ static int64_t str(struct pb_build *b, const char *s)
 	return bt_strtab_add(&b->strs, s ? s : "");
 }
 
+struct func_key {
+	int64_t name, file;         /* string ids; file 0 ("") when unknown */
+};
+
 static bool func_eq(void *ctx, uint64_t val, const void *key)
 {
 	const struct pb_build *b = ctx;
-	return b->funcs[val].name == *(const int64_t *)key;
+	const struct func_key *k = key;
+	return b->funcs[val].name == k->name && b->funcs[val].filename == k->file;
 }
 
-/* The function named by string id sid, added when new: its index, or -ENOMEM. */
-static int64_t func_of(struct pb_build *b, int64_t sid)
+/* The function named by string id sid in source file fid (0: unknown), added when new: its index,
+ * or -ENOMEM. */
+static int64_t func_in(struct pb_build *b, int64_t sid, int64_t fid)
 {
-	uint32_t h = bt_hash_u64((uint64_t)sid);
-	uint64_t *v = bt_htab_find(&b->func_index, h, func_eq, b, &sid);
+	struct func_key k = { sid, fid };
+	uint32_t h = bt_hash_u64((uint64_t)sid * 0x9e3779b97f4a7c15ULL ^ (uint64_t)fid);
+	uint64_t *v = bt_htab_find(&b->func_index, h, func_eq, b, &k);
 	if (v)
 		return (int64_t)*v;
 	pb_function *f = &b->funcs[b->nfuncs];
@@ -121,9 +130,15 @@ static int64_t func_of(struct pb_build *b, int64_t sid)
 	f->id = b->nfuncs + 1;
 	f->name = sid;
 	f->system_name = sid;
+	f->filename = fid;
 	if (bt_htab_insert(&b->func_index, h, b->nfuncs))
 		return -ENOMEM;
 	return (int64_t)b->nfuncs++;
+}
+
+static int64_t func_of(struct pb_build *b, int64_t sid)
+{
+	return func_in(b, sid, 0);
 }
 
 /* Gives location loc one line, in function fi. */
@@ -135,6 +150,20 @@ static void add_line(struct pb_build *b, pb_location *loc, size_t fi)
 	b->line_ptrs[b->nlines] = ln;
 	loc->line = &b->line_ptrs[b->nlines];
 	loc->n_line = 1;
+	b->nlines++;
+}
+
+/* Appends a line (function fi, source line number) to location loc, whose lines are contiguous. */
+static void append_line(struct pb_build *b, pb_location *loc, size_t fi, int64_t line)
+{
+	pb_line *ln = &b->lines[b->nlines];
+	perftools__profiles__line__init(ln);
+	ln->function_id = b->funcs[fi].id;
+	ln->line = line;
+	b->line_ptrs[b->nlines] = ln;
+	if (!loc->n_line)
+		loc->line = &b->line_ptrs[b->nlines];
+	loc->n_line++;
 	b->nlines++;
 }
 
@@ -308,6 +337,7 @@ struct map_info {
 	uint32_t kmod;              /* kernel: a module version's id + 1, 0 for the kernel image */
 	uint64_t kbase, ksize;      /* a module's loaded range */
 	bool all_named;
+	size_t named, lined;        /* its named locations, those with source lines */
 	bool sampled;               /* lo and hi are set */
 	uint64_t lo, hi;            /* file offsets (user) or addresses (kernel) sampled */
 	uint64_t size;              /* the file's size when known */
@@ -425,6 +455,7 @@ static int place_maps(struct pb_build *b, const struct map_index *mi)
 		const struct map_info *in = &mi->info[i];
 		pb_mapping *m = &b->maps[i];
 		m->has_functions = in->all_named;
+		m->has_filenames = m->has_line_numbers = m->has_inline_frames = in->lined && in->lined == in->named;
 		if (in->kernel) {
 			if (in->kmod && in->ksize && in->kbase <= UINT64_MAX - in->ksize) {
 				m->memory_start = in->kbase;
@@ -494,9 +525,29 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		if (in && in->kernel && n > KSUFFIX_LEN && !strcmp(name + n - KSUFFIX_LEN, KSUFFIX))
 			n -= KSUFFIX_LEN;
 		int64_t sid = str_n(b, name, n);
-		if (sid < 0 || (r = func_of(b, sid)) < 0)
+		if (sid < 0)
 			return -ENOMEM;
-		add_line(b, loc, (size_t)r);
+		if (in) {
+			in->named++;
+			in->lined += l->nlines > 0;
+		}
+		if (!l->nlines) {
+			if ((r = func_of(b, sid)) < 0)
+				return -ENOMEM;
+			add_line(b, loc, (size_t)r);
+			continue;
+		}
+		/* Source lines, innermost first as pprof wants them; the symbol's name stands in for a
+		 * function DWARF does not name. */
+		for (uint32_t k = 0; k < l->nlines; k++) {
+			const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
+			const char *fn = bt_strtab_get(&p->names, sl->func_id);
+			const char *file = bt_strtab_get(&p->names, sl->file_id);
+			int64_t fsid = fn ? str(b, fn) : sid, fid = str(b, file ? file : "");
+			if (fsid < 0 || fid < 0 || (r = func_in(b, fsid, fid)) < 0)
+				return -ENOMEM;
+			append_line(b, loc, (size_t)r, sl->line);
+		}
 	}
 	b->nlocs = p->nlocs;
 	int err = place_maps(b, mi);
@@ -533,7 +584,11 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 {
 	const struct bt_profile *p = &s->prof;
 	struct pb_build b;
-	int err = build_init(&b, p->nlocs + 1, p->nlocs, p->nlocs, p->nstacks, p->nframes,
+	/* a line per location, or one per source line (inlined functions each have theirs) */
+	size_t nlines = 0;
+	for (size_t i = 0; i < p->nlocs; i++)
+		nlines += p->locs[i].nlines ? p->locs[i].nlines : 1;
+	int err = build_init(&b, p->nlocs + 1, p->nlocs, nlines, p->nstacks, p->nframes,
 			     2 * p->nstacks, 2 * p->nstacks);
 	if (err)
 		return err;

@@ -20,6 +20,7 @@ void bt_profile_free(struct bt_profile *p)
 	free(p->locs);
 	free(p->frames);
 	free(p->stacks);
+	free(p->srclines);
 	bt_htab_free(&p->loc_index);
 	bt_htab_free(&p->stack_index);
 	memset(p, 0, sizeof(*p));
@@ -124,6 +125,43 @@ int bt_profile_resolve(struct bt_profile *p, bt_resolve_fn fn, void *ctx)
 		l->resolved = final;
 		l->unresolved = unresolved || !name;
 	}
+	return 0;
+}
+
+static uint32_t intern_or_unset(struct bt_profile *p, const char *s, int *err)
+{
+	if (!s)
+		return BT_NAME_UNSET;
+	int64_t id = bt_strtab_add(&p->names, s);
+	if (id < 0) {
+		*err = (int)id;
+		return BT_NAME_UNSET;
+	}
+	return (uint32_t)id;
+}
+
+int bt_profile_set_lines(struct bt_profile *p, uint32_t loc_id, const struct bt_srcline_text *t, size_t n)
+{
+	if (loc_id >= p->nlocs || n > UINT8_MAX)
+		return -EINVAL;
+	struct bt_loc *l = &p->locs[loc_id];
+	if (l->lines_tried)
+		return 0;
+	if (n && grow((void **)&p->srclines, &p->srclines_cap, p->nsrclines + n, sizeof(*p->srclines)))
+		return -ENOMEM;
+	int err = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct bt_srcline *sl = &p->srclines[p->nsrclines + i];
+		sl->func_id = intern_or_unset(p, t[i].function, &err);
+		sl->file_id = intern_or_unset(p, t[i].file, &err);
+		sl->line = t[i].line;
+	}
+	if (err)
+		return err;
+	l->lines_first = (uint32_t)p->nsrclines;
+	l->nlines = (uint8_t)n;
+	l->lines_tried = 1;
+	p->nsrclines += n;
 	return 0;
 }
 

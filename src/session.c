@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "demangle.h"
+#include "dwarfinfo.h"
+#include "elffile.h"
 #include "procmaps.h"
 #include "unwind.h"
 
@@ -444,6 +446,50 @@ int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms)
 int bt_session_resolve(struct bt_session *s)
 {
 	return bt_profile_resolve(&s->prof, resolve, s);
+}
+
+#define LINES_MAX 32
+
+/* The source lines of one user location: 0 frames when its file, build-id or DWARF is unknown. */
+static size_t loc_lines(struct bt_session *s, const struct bt_loc *l, struct bt_dwarf_frame *fr, size_t max)
+{
+	if (l->kind != BT_LOC_USER)
+		return 0;
+	struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+	if (!f || f->dso_id == BT_NO_ID)
+		return 0;
+	const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
+	struct bt_dwarf *dw = st ? bt_dso_dwarf(&s->dsos, f->dso_id) : NULL;
+	uint64_t vaddr;
+	if (!dw || l->addr < l->is_caller ||
+	    bt_elf_offset_to_vaddr(bt_symtab_layout(st), l->addr - l->is_caller, &vaddr) != 0)
+		return 0;
+	int n = bt_dwarf_lookup(dw, vaddr, fr, max);
+	return n > 0 ? (size_t)n : 0;
+}
+
+int bt_session_resolve_lines(struct bt_session *s)
+{
+	struct bt_dwarf_frame fr[LINES_MAX];
+	struct bt_srcline_text t[LINES_MAX];
+	char *names[LINES_MAX];
+	for (size_t i = 0; i < s->prof.nlocs; i++) {
+		const struct bt_loc *l = &s->prof.locs[i];
+		if (l->lines_tried)
+			continue;
+		size_t n = loc_lines(s, l, fr, LINES_MAX);
+		for (size_t k = 0; k < n; k++) {
+			names[k] = fr[k].function ? bt_demangle(fr[k].function) : NULL;
+			t[k] = (struct bt_srcline_text){ .function = names[k] ? names[k] : fr[k].function,
+							 .file = fr[k].file, .line = fr[k].line };
+		}
+		int err = bt_profile_set_lines(&s->prof, (uint32_t)i, t, n);
+		for (size_t k = 0; k < n; k++)
+			free(names[k]);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 void bt_session_reap(struct bt_session *s, uint64_t grace_ns)

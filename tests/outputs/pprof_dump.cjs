@@ -4,6 +4,7 @@
 //   sample_type TYPE UNIT | period TYPE UNIT N | time NS | duration NS
 //   mapping ID FILE BUILD_ID START LIMIT OFFSET HAS_FUNCTIONS HAS_FILENAMES HAS_LINES HAS_INLINES
 //   location ID MAPPING_ID ADDRESS FILE_OFFSET NAMES (caller last, joined by '|', "-" for none)
+//   srcline LOCATION_ID INDEX FUNCTION FILE LINE (a location's lines with a file or line number)
 //   sample VALUES LABELS LOCATION_IDS (comma-separated; labels KEY=VALUE)
 //   folded TEXT COUNT (docs/pprof-format.md's rules: thread label, outermost first)
 //   total N (the folded count summed)
@@ -82,6 +83,11 @@ for (const l of p.location) {
 		return s(f.name);
 	});
 	out.push(['location', id, mid, hex(l.address), off, names.length ? names.join('|') : '-']);
+	l.line.forEach((ln, k) => {
+		const f = funcs.get(String(ln.functionId));
+		if (s(f.filename) || Number(ln.line))
+			out.push(['srcline', id, k, s(f.name), s(f.filename), String(ln.line)]);
+	});
 }
 
 // The value folded stacks count: "samples" if present, else the default (or last) type.

@@ -1,6 +1,7 @@
 /* test_outputs.c - every output format of one live session, end to end through ./buildtrace: the same
  * stacks and totals in folded, pprof, JSON and SVG, read back by other tools (protoc, pprof-format,
- * Python's json, xmllint) and by `buildtrace report`; build-ids against readelf and perf. */
+ * Python's json, xmllint) and by `buildtrace report`; build-ids against readelf and perf; source
+ * lines (--lines) against llvm-symbolizer. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -203,6 +204,48 @@ static void outputs__bad_also_write__usage_error(void **state)
 	}
 }
 
+/* --lines: the JSON and pprof frames of a program with inlined helpers (its symbols and DWARF in
+ * a separate debug file, found by its debuglink) and of libc (libc6-dbg's debug file, by build-id)
+ * carry the source lines and inlined functions llvm-symbolizer gives for the same instructions. */
+static void outputs__lines__match_llvm_symbolizer(void **state)
+{
+	bt_test_require_priv();
+	pid_t w = bt_test_spawn("exec " BT_FIXTURE_DIR "/symsrc/inl.stripped 1 6 > /dev/null");
+	usleep(300000);
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 199 -d 2 --lines -f json -o " T "/lines.json "
+			     "--also-write pprof:" T "/lines.pb.gz --also-write folded:" T "/lines.folded 2>&1", (int)w);
+	stop(w);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	/* the program's own frames, strictly */
+	assert_int_equal(bt_test_run(out, sizeof(out), PY " tests/tools/srclines.py " T "/lines.json inl.stripped"), 0);
+	print_message("inl: %s", out);
+	unsigned compared, differ, pc, pd;
+	assert_int_equal(sscanf(out, "compared %u differ %u pprof_checked %u pprof_differ %u", &compared, &differ,
+				&pc, &pd), 4);
+	assert_true(compared >= 3);
+	assert_int_equal(differ, 0);
+	/* inlined chains were there: fx_round inlined into fx_step inlined into fx_outer */
+	assert_int_equal(bt_test_run(out, sizeof(out), PY " -c \"import json,sys; d=json.load(open('" T "/lines.json')); "
+				     "print(max(len(f.get('lines', [])) for f in d['frames']))\""), 0);
+	assert_true(atoi(out) >= 2);
+	/* every user frame with lines, libc's too, and pprof's lines are JSON's */
+	if (npm_ready()) {
+		run_ok("pprof-format", DUMP " " T "/lines.pb.gz > " T "/lines.dump");
+		assert_int_equal(bt_test_run(out, sizeof(out), PY " tests/tools/srclines.py " T "/lines.json / " T
+					     "/lines.dump"), 0);
+		print_message("all: %s", out);
+		assert_int_equal(sscanf(out, "compared %u differ %u pprof_checked %u pprof_differ %u", &compared,
+					&differ, &pc, &pd), 4);
+		assert_int_equal(differ, 0);
+		assert_true(pc >= compared);
+		assert_int_equal(pd, 0);
+	}
+	/* folded names stay the symbols' */
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c ';fx_caller;fx_outer' " T "/lines.folded"), 0);
+}
+
 static void outputs__report__converts_between_formats_offline(void **state)
 {
 	/* in the order buildtrace writes folded lines */
@@ -237,6 +280,7 @@ int main(void)
 		cmocka_unit_test(outputs__per_pid__pid_labels_are_the_processes),
 		cmocka_unit_test(outputs__unwritable_output__fails_before_profiling),
 		cmocka_unit_test(outputs__bad_also_write__usage_error),
+		cmocka_unit_test(outputs__lines__match_llvm_symbolizer),
 		cmocka_unit_test(outputs__report__converts_between_formats_offline),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

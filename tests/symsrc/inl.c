@@ -1,7 +1,9 @@
 /* inl.c - fixture program for symbol-source and DWARF tests: out-of-line functions with inlined
- * helpers two levels deep, a static function, and a loop that keeps them all alive. */
+ * helpers two levels deep, a static function, and a loop that keeps them all alive. With a second
+ * argument it repeats the work for that many seconds, for profiles of it. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "inl.h"
 
 static inline __attribute__((always_inline)) unsigned fx_step(unsigned x, unsigned k)
@@ -31,6 +33,13 @@ __attribute__((noinline)) unsigned fx_caller(unsigned x)
 int main(int argc, char **argv)
 {
 	unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 0) : 1u;
+	if (argc > 2) {
+		time_t end = time(NULL) + atoi(argv[2]);
+		volatile unsigned sink = 0;
+		while (time(NULL) < end)
+			for (int i = 0; i < 100000; i++)
+				sink += fx_caller(seed++);
+	}
 	printf("%u\n", fx_caller(seed));
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include "profile.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,35 @@ static void profile__separator_in_name__escaped(void **state)
 	bt_profile_free(&p);
 }
 
+static void profile__set_lines__kept_once_strings_interned(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	uint32_t a = loc(&p, BT_LOC_USER, 1), b = loc(&p, BT_LOC_USER, 2);
+	const struct bt_srcline_text t[] = { { "inner", "x.h", 7 }, { "outer", "x.c", 42 }, { NULL, NULL, 0 } };
+	assert_int_equal(bt_profile_set_lines(&p, a, t, 3), 0);
+	assert_int_equal(p.locs[a].nlines, 3);
+	assert_true(p.locs[a].lines_tried);
+	const struct bt_srcline *l = &p.srclines[p.locs[a].lines_first];
+	assert_string_equal(bt_strtab_get(&p.names, l[0].func_id), "inner");
+	assert_string_equal(bt_strtab_get(&p.names, l[0].file_id), "x.h");
+	assert_int_equal(l[0].line, 7);
+	assert_string_equal(bt_strtab_get(&p.names, l[1].func_id), "outer");
+	assert_int_equal(l[1].line, 42);
+	assert_int_equal(l[2].func_id, BT_NAME_UNSET);
+	assert_int_equal(l[2].file_id, BT_NAME_UNSET);
+	/* a location keeps the lines it was first given; none is an answer too */
+	assert_int_equal(bt_profile_set_lines(&p, a, t + 1, 1), 0);
+	assert_int_equal(p.locs[a].nlines, 3);
+	assert_int_equal(bt_profile_set_lines(&p, b, NULL, 0), 0);
+	assert_int_equal(p.locs[b].nlines, 0);
+	assert_true(p.locs[b].lines_tried);
+	assert_int_equal(p.nsrclines, 3);
+	/* an unknown location is refused */
+	assert_int_equal(bt_profile_set_lines(&p, 99, t, 1), -EINVAL);
+	bt_profile_free(&p);
+}
+
 static void profile__top__self_and_total(void **state)
 {
 	struct bt_profile p;
@@ -143,6 +173,7 @@ int main(void)
 		cmocka_unit_test(profile__different_addresses_same_name__merged_in_output),
 		cmocka_unit_test(profile__pending_names__retried_and_counted),
 		cmocka_unit_test(profile__separator_in_name__escaped),
+		cmocka_unit_test(profile__set_lines__kept_once_strings_interned),
 		cmocka_unit_test(profile__top__self_and_total),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
