@@ -373,6 +373,14 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 			snprintf(s->namebuf, sizeof(s->namebuf), "[%s]_[k]", mv->mod.name);
 			return s->namebuf;
 		}
+		/* BPF programs come and go and kallsyms gives no sizes: one loaded after kallsyms was
+		 * read would take the name of the program below it. Such a name stays provisional, and
+		 * a new frame there asks for kallsyms to be read again, as a miss does. */
+		if (k->module && !strcmp(k->module, "bpf")) {
+			*final = false;
+			if (l->name_id == BT_NAME_UNSET)
+				s->ksyms_misses++;
+		}
 		snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", k->name);
 		return s->namebuf;
 	}

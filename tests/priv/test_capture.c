@@ -16,7 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "capture.h"
+#include "kallsyms.h"
+#include "session.h"
 
 #define PROGS "build/tests/progs"
 #define TMP "build/tests/tmp-capture"
@@ -1083,9 +1087,101 @@ static void buildid_list__bad_arguments__exit_2(void **state)
 	}
 }
 
+/* The ids of the BPF programs loaded now, ascending; how many (at most max). */
+static size_t prog_ids(uint32_t *ids, size_t max)
+{
+	size_t n = 0;
+	uint32_t id = 0;
+	while (n < max && bpf_prog_get_next_id(id, &id) == 0)
+		ids[n++] = id;
+	return n;
+}
+
+/* BPF programs appear in kallsyms as bpf_prog_TAG_NAME when they are loaded: a frame in one loaded
+ * after the session read kallsyms has no name of its own until kallsyms is read again (which a
+ * miss asks for); then it has the program's. The program is told apart from others of the same
+ * name and tag (an earlier case's, on its way out) by id, and located by its JIT image address. */
+static void capture__bpf_programs_loaded_later__named_after_reload(void **state)
+{
+	bt_test_require_priv();
+	/* programs the session's kallsyms will know, just below where the next ones are placed */
+	struct recs r0 = { 0 }, r = { 0 };
+	int self = getpid();
+	struct bt_capture_opts extra = { .samples = true, .user_stacks = true, .kernel_stacks = true,
+					 .freq_hz = 99 };
+	struct bt_capture *c0 = open_capture(&self, 1, &r0, &extra);
+	struct bt_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	struct bt_session_opts so = { .proc_root = "", .kernel = true };
+	assert_int_equal(bt_session_init(s, &so), 0);
+	assert_int_equal(s->ksyms_err, 0);
+	static uint32_t before[4096], after[4096];
+	size_t nb = prog_ids(before, 4096);
+	struct bt_capture *c = open_capture(&self, 1, &r, &extra);
+	size_t na = prog_ids(after, 4096);
+	/* the sampler program this capture loaded: new since, and named "sample" */
+	uint64_t addr = 0;
+	char want[128] = "";
+	for (size_t i = 0; i < na && !addr; i++) {
+		bool old = false;
+		for (size_t j = 0; j < nb && !old; j++)
+			old = before[j] == after[i];
+		int fd = old ? -1 : bpf_prog_get_fd_by_id(after[i]);
+		if (fd < 0)
+			continue;
+		uint64_t ksym = 0;
+		struct bpf_prog_info info;
+		memset(&info, 0, sizeof(info));
+		info.nr_jited_ksyms = 1;
+		info.jited_ksyms = (uint64_t)(uintptr_t)&ksym;
+		uint32_t len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "sample") && ksym) {
+			addr = ksym;
+			int w = snprintf(want, sizeof(want), "bpf_prog_");
+			for (int k = 0; k < BPF_TAG_SIZE; k++)
+				w += snprintf(want + w, sizeof(want) - (size_t)w, "%02x", info.tag[k]);
+			snprintf(want + w, sizeof(want) - (size_t)w, "_sample");
+		}
+		close(fd);
+	}
+	print_message("the capture's sampler: %s at 0x%llx\n", want, (unsigned long long)addr);
+	assert_true(addr != 0);
+	/* the session's kallsyms predates it: whatever it finds there is not this program (often the
+	 * program below it, whose name the frame must not keep) */
+	uint64_t off = 0;
+	const struct bt_ksym *k = bt_kallsyms_lookup(s->ksyms, addr + 4, &off);
+	assert_true(!k || k->addr != addr);
+	print_message("before reading kallsyms again: %s\n", k ? k->name : "no symbol");
+	int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, 0, addr + 4, false);
+	assert_true(id >= 0);
+	uint32_t ids[1] = { (uint32_t)id };
+	assert_int_equal(bt_profile_add(&s->prof, 0, 1, ids, 1, 1), 0);
+	assert_int_equal(bt_session_resolve(s), 0);
+	/* no name, or a neighbour's: either way the session asks to read kallsyms again */
+	assert_true(s->ksyms_misses > 0);
+	/* read again: the program's own symbol, at its address, names the frame */
+	assert_int_equal(bt_session_reload_kallsyms(s), 0);
+	k = bt_kallsyms_lookup(s->ksyms, addr + 4, &off);
+	assert_non_null(k);
+	assert_int_equal(k->addr, addr);
+	assert_int_equal(off, 4);
+	assert_string_equal(k->name, want);
+	assert_int_equal(bt_session_resolve(s), 0);
+	char name[160];
+	snprintf(name, sizeof(name), "%s_[k]", want);
+	assert_string_equal(bt_strtab_get(&s->prof.names, s->prof.locs[id].name_id), name);
+	bt_capture_close(c);
+	bt_capture_close(c0);
+	recs_free(&r);
+	recs_free(&r0);
+	bt_session_free(s);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(capture__bpf_programs_loaded_later__named_after_reload),
 		cmocka_unit_test(capture__snapshot__every_exec_mapping_matches_maps_and_readelf),
 		cmocka_unit_test(capture__dlopen_after_attach__buildid_matches_readelf),
 		cmocka_unit_test(capture__mmap_on_another_mount__path_crosses_mounts),
