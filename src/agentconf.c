@@ -166,6 +166,15 @@ int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, c
 		c->dwarf = !strcmp(v, "dwarf");
 		return 0;
 	}
+	if (!strcmp(key, "lines")) {
+		if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
+			c->lines = true;
+		else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
+			c->lines = false;
+		else
+			return say(err, errlen, -EINVAL, "lines: '%s' is not yes or no", v);
+		return 0;
+	}
 	if (!strcmp(key, "user"))
 		return copy(c->user, sizeof(c->user), key, v, err, errlen);
 	if (!strcmp(key, "spool-dir") || !strcmp(key, "spool_dir"))

@@ -40,8 +40,8 @@ static void agent_usage(FILE *f)
 		"  read the config file again.\n"
 		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
 		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
-		"                      evict-after, ringbuf-size, call-graph); options given here win over\n"
-		"                      the file\n"
+		"                      evict-after, ringbuf-size, call-graph, lines); options given here\n"
+		"                      win over the file\n"
 		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
 		"  --interval SECONDS  one profile per this long (default 60)\n"
 		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
@@ -239,6 +239,8 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	bt_session_resolve(s);
 	if (s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
 		bt_session_resolve(s);
+	if (a->conf.lines)
+		bt_session_resolve_lines(s);
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
 				     .duration_ns = until_ns - from_ns };
 	if (a->conf.fmt_pprof)

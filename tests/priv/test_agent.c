@@ -198,13 +198,15 @@ static void agent__other_user_and_dropped_caps__still_profiles(void **state)
 	assert_true(atoi(out) >= 1);
 }
 
-/* SIGHUP: the config file is read again; a change of formats shows in the next profiles. */
+/* SIGHUP: the config file is read again; a change of formats shows in the next profiles, and so
+ * does `lines`: the spin program's source file is named in the pprof profiles then written. */
 static void agent__sighup__config_reloaded(void **state)
 {
 	bt_test_require_priv();
 	const char *dir = TMP "/run4";
 	char cwd[512], out[2048];
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	pid_t spin = spawn("exec " SPIN " 0 30");
 	FILE *cf = fopen(TMP "/hup.conf", "we");
 	fprintf(cf, "output-dir = %s/%s\ninterval = 1\nformat = folded\n", cwd, dir);
 	fclose(cf);
@@ -215,16 +217,20 @@ static void agent__sighup__config_reloaded(void **state)
 	sleep(2);
 	assert_int_equal(count_files(dir, ".pb.gz"), 0);
 	cf = fopen(TMP "/hup.conf", "we");
-	fprintf(cf, "output-dir = %s/%s\ninterval = 1\nformat = pprof\n", cwd, dir);
+	fprintf(cf, "output-dir = %s/%s\ninterval = 1\nformat = pprof\nlines = yes\n", cwd, dir);
 	fclose(cf);
 	kill(ag, SIGHUP);
 	sleep(3);
 	int pb = count_files(dir, ".pb.gz");
 	kill(ag, SIGTERM);
 	assert_int_equal(wait_for(ag, 20), 0);
+	stop_group(spin);
 	bt_test_run(out, sizeof(out), "cat " TMP "/run4.err");
 	assert_non_null(strstr(out, "config reloaded"));
 	assert_true(pb >= 1);
+	assert_int_equal(bt_test_run(out, sizeof(out), "for f in %s/*.pb.gz; do gzip -dc $f | grep -a -c "
+				     "'tests/session/spin\\.c'; done | sort -n | tail -n 1", dir), 0);
+	assert_true(atoi(out) >= 1);
 }
 
 /* The requests of N.meta files in dir, as "METHOD PATH QUERY CTYPE" lines. */

@@ -31,6 +31,7 @@ static void agentconf__defaults__documented_values(void **state)
 	assert_string_equal(c.status_file, "/var/lib/buildtrace/profiles/status.json");
 	assert_string_equal(c.push_url, "");
 	assert_true(c.dwarf);
+	assert_false(c.lines);
 }
 
 static void agentconf__file__every_key_read(void **state)
@@ -42,7 +43,8 @@ static void agentconf__file__every_key_read(void **state)
 	write_conf(path, "# comment\n\noutput-dir = /srv/prof   # trailing comment\ninterval=30\n"
 		   "frequency = 49\nformat = pprof\nmax-files = 7\npush = http://pyro:4040\n"
 		   "app-name = web.api\nlabel = env=prod\nlabel = region=eu-1\nuser = nobody\n"
-		   "spool-max-files = 5\nspool-max-bytes = 2M\nevict-after = 120\nringbuf-size = 8M\ncall-graph = fp\n");
+		   "spool-max-files = 5\nspool-max-bytes = 2M\nevict-after = 120\nringbuf-size = 8M\ncall-graph = fp\n"
+		   "lines = yes\n");
 	struct bt_agent_conf c;
 	char err[256] = "";
 	bt_agent_conf_defaults(&c);
@@ -64,6 +66,7 @@ static void agentconf__file__every_key_read(void **state)
 	assert_true(c.evict_s == 120);
 	assert_int_equal(c.ringbuf_bytes, 8 << 20);
 	assert_false(c.dwarf);
+	assert_true(c.lines);
 	assert_string_equal(c.spool_dir, "/srv/prof/spool");
 	/* an option given after the file wins */
 	assert_int_equal(bt_agent_conf_set(&c, "interval", "5", err, sizeof(err)), 0);
@@ -85,6 +88,7 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "app-name", "a{b}", "letters", -EINVAL },
 		{ "spool-max-bytes", "12Q", "spool-max-bytes", -EINVAL },
 		{ "call-graph", "lbr", "call-graph", -EINVAL },
+		{ "lines", "maybe", "lines: 'maybe' is not yes or no", -EINVAL },
 		{ "colour", "blue", "unknown setting 'colour'", -ENOENT },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
