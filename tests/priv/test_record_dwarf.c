@@ -76,26 +76,41 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 	assert_true(fp < dwarf);
 }
 
+/* Profiles "PROG 6 MODE" for 3 s at hz samples per second (the default call graph, dwarf) into
+ * folded, printing buildtrace's summary. */
+static void profile_prog(const char *mode, int hz, const char *folded)
+{
+	char cmd[128], out[4096];
+	snprintf(cmd, sizeof(cmd), "exec " PROG " 6 %s", mode);
+	pid_t w = bt_test_spawn(cmd);
+	usleep(300000);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F %d -d 3 -o %s 2>&1", (int)w, hz, folded);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+}
+
+/* Samples of the folded file's lines that match the grep pattern. */
+static int samples_matching(const char *folded, const char *pattern)
+{
+	char out[32];
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -e '%s' %s > " TMP "/matching; "
+				     "tests/tools/foldtool.py total " TMP "/matching", pattern, folded), 0);
+	return atoi(out);
+}
+
 /* A program that lives in clock_gettime: its samples are in the vDSO, which is no file; the
  * unwinder takes the vDSO's call frame information from buildtrace's own copy of the same image. */
 static void unwind__dwarf__through_the_vdso(void **state)
 {
 	bt_test_require_priv();
-	char out[4096];
-	pid_t w = bt_test_spawn("exec " PROG " 6 vdso");
-	usleep(300000);
-	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 99 -d 3 -o " TMP "/vdso.folded 2>&1", (int)w);
-	kill(w, SIGKILL);
-	waitpid(w, NULL, 0);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
-	char total[32], whole[32];
-	assert_int_equal(bt_test_run(total, sizeof(total), "tests/tools/foldtool.py total " TMP "/vdso.folded"), 0);
-	assert_int_equal(bt_test_run(whole, sizeof(whole), "grep '^nofp;_start;.*;main;vdso_loop' " TMP
-				     "/vdso.folded > " TMP "/vdso.whole; tests/tools/foldtool.py total " TMP "/vdso.whole"), 0);
-	print_message("%s of %s samples reach _start\n", strtok(whole, "\n"), strtok(total, "\n"));
-	assert_true(atoi(total) > 50);
-	assert_true(atoi(whole) >= 0.8 * atoi(total));
+	profile_prog("vdso", 99, TMP "/vdso.folded");
+	int total = samples_matching(TMP "/vdso.folded", "."),
+	    whole = samples_matching(TMP "/vdso.folded", "^nofp;_start;.*;main;vdso_loop");
+	print_message("%d of %d samples reach _start\n", whole, total);
+	assert_true(total > 50);
+	assert_true(whole >= 0.8 * total);
 }
 
 /* A program whose profiling-timer handler takes a good part of its time: those samples go from
@@ -104,24 +119,12 @@ static void unwind__dwarf__through_the_vdso(void **state)
 static void unwind__dwarf__through_a_signal_handler(void **state)
 {
 	bt_test_require_priv();
-	char out[4096];
-	pid_t w = bt_test_spawn("exec " PROG " 6 signal");
-	usleep(300000);
-	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 199 -d 3 -o " TMP "/sig.folded 2>&1", (int)w);
-	kill(w, SIGKILL);
-	waitpid(w, NULL, 0);
-	print_message("%s", out);
-	assert_int_equal(rc, 0);
-	char total[32], whole[32];
-	assert_int_equal(bt_test_run(total, sizeof(total), "grep ';on_tick;tick_work ' " TMP "/sig.folded > "
-				     TMP "/sig.handler; tests/tools/foldtool.py total " TMP "/sig.handler"), 0);
-	assert_int_equal(bt_test_run(whole, sizeof(whole), "grep '^nofp;_start;.*;main;run;.*;__restore_rt;"
-				     "on_tick;tick_work ' " TMP "/sig.handler > " TMP "/sig.whole; "
-				     "tests/tools/foldtool.py total " TMP "/sig.whole"), 0);
-	print_message("%s of %s samples in the handler reach _start through __restore_rt\n",
-		      strtok(whole, "\n"), strtok(total, "\n"));
-	assert_true(atoi(total) > 20);
-	assert_true(atoi(whole) >= 0.8 * atoi(total));
+	profile_prog("signal", 199, TMP "/sig.folded");
+	int total = samples_matching(TMP "/sig.folded", ";on_tick;tick_work "),
+	    whole = samples_matching(TMP "/sig.folded", "^nofp;_start;.*;main;signal_loop;.*__restore_rt;on_tick;tick_work ");
+	print_message("%d of %d samples in the handler reach _start through __restore_rt\n", whole, total);
+	assert_true(total > 20);
+	assert_true(whole >= 0.8 * total);
 }
 
 int main(void)

@@ -2,8 +2,9 @@
  * tests: main -> run -> fill_and_sort -> sort_block -> qsort (libc) -> cmp, and main -> run ->
  * fp_layer (nofp_fp.c, built with frame pointers) -> nofp_leaf, back in code without them.
  * Runs argv[1] seconds; with a second argument "vdso", in main -> vdso_loop -> clock_gettime (the
- * vDSO, which is no file) instead; with "signal", as by default but with a profiling timer whose
- * handler (on_tick -> tick_work) takes a good part of the time, on top of whatever it interrupted. */
+ * vDSO, which is no file) instead; with "signal", in main -> signal_loop -> nofp_leaf with a
+ * profiling timer whose handler (on_tick -> tick_work) takes a good part of the time, on top of
+ * whatever it interrupted (a shallow stack: the signal frame and all fit in the 8 KiB copied). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,14 @@ __attribute__((noinline)) void vdso_loop(double secs)
 	while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 }
 
+__attribute__((noinline)) void signal_loop(double secs)
+{
+	time_t end = time(NULL) + (time_t)secs;
+	volatile int sink = 0;
+	while (time(NULL) < end)
+		sink += nofp_leaf(200000);
+}
+
 __attribute__((noinline)) void tick_work(void)
 {
 	volatile double acc = 0;
@@ -88,6 +97,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[2], "vdso"))
 		vdso_loop(secs);
+	else if (argc > 2 && !strcmp(argv[2], "signal"))
+		signal_loop(secs);
 	else
 		run(secs);
 	return 0;
