@@ -25,6 +25,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* BT_CFG_* bits, set by the loader before load so the verifier drops what is not wanted. */
 const volatile __u32 cfg_flags = 0;
+/* Bytes of user stack per BT_REC_USTACK record (BT_USTACK_MIN..BT_USTACK_MAX, a multiple of 8). */
+const volatile __u32 ustack_bytes = BT_USTACK_BYTES;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -113,9 +115,19 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 
 /* ---- samples ---------------------------------------------------------------------------- */
 
+struct stack_top {
+	__u64 end;
+};
+
+static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	((struct stack_top *)data)->end = vma->vm_end;
+	return 0;
+}
+
 /* The user registers (as they were on entry to the kernel, or at the interrupt) and the top of the
- * user stack, for the unwinder in userspace. A read that crosses the top of the stack fails whole,
- * so smaller copies are tried in turn. Kernel threads have no user stack. */
+ * user stack, for the unwinder in userspace: ustack_bytes of it, or less near the stack's end,
+ * where a read crossing it fails whole. Kernel threads have no user stack. */
 static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -124,27 +136,47 @@ static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return;
-	struct bt_rec_ustack *u;
-	if (!RESERVE(u, BT_REC_USTACK))
+	/* ustack_bytes is read-only data, a constant for the verifier */
+	__u32 size = sizeof(struct bt_rec_ustack) + ustack_bytes;
+	struct bt_rec_ustack *u = bpf_ringbuf_reserve(&events, size, 0);
+	if (!u) {
+		count(BT_CNT_DROP_BASE + BT_REC_USTACK);
 		return;
+	}
+	fill_hdr(&u->hdr, BT_REC_USTACK, size);
 	u->hdr.time_ns = now;
 	u->pid = tgid;
 	u->tid = tid;
 	u->ip = BPF_CORE_READ(regs, ip);
 	u->sp = BPF_CORE_READ(regs, sp);
 	u->bp = BPF_CORE_READ(regs, bp);
+	u->pad = 0;
 	const void *sp = (const void *)u->sp;
 	__u32 len = 0;
-	if (bpf_probe_read_user(u->data, BT_USTACK_BYTES, sp) == 0)
-		len = BT_USTACK_BYTES;
-	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 2, sp) == 0)
-		len = BT_USTACK_BYTES / 2;
-	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 4, sp) == 0)
-		len = BT_USTACK_BYTES / 4;
-	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 8, sp) == 0)
-		len = BT_USTACK_BYTES / 8;
-	else if (bpf_probe_read_user(u->data, BT_USTACK_BYTES / 32, sp) == 0)
-		len = BT_USTACK_BYTES / 32;
+	if (bpf_probe_read_user(u->data, ustack_bytes, sp) == 0)
+		len = ustack_bytes;
+	/* Past the default size, halves would waste most of a large copy: the mapping's end says how
+	 * much there is (a lookup costing microseconds in this context, so not for the default). */
+	struct stack_top top = { 0 };
+	if (!len && ustack_bytes > BT_USTACK_BYTES &&
+	    bpf_find_vma(task, u->sp, stack_vma_end, &top, 0) == 0 && top.end > u->sp) {
+		__u64 avail = top.end - u->sp;
+		__u32 want = avail < ustack_bytes ? (__u32)avail : ustack_bytes;
+		if (want <= ustack_bytes && bpf_probe_read_user(u->data, want, sp) == 0)
+			len = want;
+	}
+	if (!len) {
+#pragma unroll
+		for (int i = 1; i < 9; i++) {
+			__u32 l = ustack_bytes >> i;
+			if (l < BT_USTACK_MIN)
+				break;
+			if (bpf_probe_read_user(u->data, l, sp) == 0) {
+				len = l;
+				break;
+			}
+		}
+	}
 	u->len = len;
 	bpf_ringbuf_submit(u, BPF_RB_NO_WAKEUP);
 }

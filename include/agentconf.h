@@ -32,6 +32,7 @@ struct bt_agent_conf {
 	double evict_s;                  /* symbol tables unused this long are dropped; default 600 */
 	size_t ringbuf_bytes;            /* default 4 MiB */
 	bool dwarf;                      /* call-graph: dwarf (default) or fp */
+	unsigned ustack_bytes;           /* call-graph: dwarf,SIZE; 0 the default */
 	bool lines;                      /* lines: source lines in pprof profiles (default no) */
 };
 

@@ -127,12 +127,16 @@ struct bt_rec_module {
 	char name[BT_MODNAME_LEN];
 };
 
-/* Bytes of user stack copied per sample for unwinding with call frame information. */
+/* Bytes of user stack copied per sample for unwinding with call frame information: the default,
+ * and the bounds of what --call-graph dwarf,SIZE may ask for (a multiple of 8). */
 #define BT_USTACK_BYTES 8192
+#define BT_USTACK_MIN 256
+#define BT_USTACK_MAX 65536
 
 /* The user-mode registers unwinding starts from and the top of the user stack, copied by the
- * sampler just before the BT_REC_SAMPLE record of the same tid and time. len is how many bytes of
- * data were copied from address sp upwards (0 when none could be read). */
+ * sampler just before the BT_REC_SAMPLE record of the same tid and time. data follows the fixed
+ * part, as many bytes as the sampler was configured to copy (hdr.size tells); len is how many of
+ * them were copied from address sp upwards (0 when none could be read). */
 struct bt_rec_ustack {
 	struct bt_rec_hdr hdr;
 	__u32 pid;
@@ -140,11 +144,11 @@ struct bt_rec_ustack {
 	__u64 ip, sp, bp;
 	__u32 len;
 	__u32 pad;
-	__u8 data[BT_USTACK_BYTES];
+	__u8 data[];
 };
 
 _Static_assert(sizeof(struct bt_rec_hdr) == 16, "bt_rec_hdr size");
-_Static_assert(sizeof(struct bt_rec_ustack) == 16 + 8 + 24 + 8 + BT_USTACK_BYTES, "bt_rec_ustack size");
+_Static_assert(sizeof(struct bt_rec_ustack) == 16 + 8 + 24 + 8, "bt_rec_ustack size");
 _Static_assert(sizeof(struct bt_rec_sample) == 16 + 40 + 16 * BT_MAX_STACK, "bt_rec_sample size");
 _Static_assert(sizeof(struct bt_rec_exec) == 16 + 8 + BT_COMM_LEN + BT_PATH_MAX, "bt_rec_exec size");
 _Static_assert(sizeof(struct bt_rec_fork) == 16 + 8 + BT_COMM_LEN, "bt_rec_fork size");

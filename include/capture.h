@@ -33,6 +33,8 @@ struct bt_capture_opts {
 	void *ctx;              /* passed to on_record and log */
 	bt_log_fn log;          /* what could not attach and why; may be NULL */
 	bool dwarf;             /* also copy user registers and stack (BT_REC_USTACK) per sample */
+	unsigned ustack_bytes;  /* stack bytes per BT_REC_USTACK, 0: BT_USTACK_BYTES; else a multiple
+				 * of 8 in BT_USTACK_MIN..BT_USTACK_MAX (-EINVAL otherwise) */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'

@@ -1,6 +1,7 @@
 /* agentconf.c - the agent's settings: one table of keys, used by the config file and the command
  * line alike, each value checked where it is read. */
 #include "agentconf.h"
+#include "callgraph.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
+
+#include "bt_proto.h"
 
 void bt_agent_conf_defaults(struct bt_agent_conf *c)
 {
@@ -161,9 +165,10 @@ int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, c
 		return 0;
 	}
 	if (!strcmp(key, "call-graph") || !strcmp(key, "call_graph")) {
-		if (strcmp(v, "dwarf") && strcmp(v, "fp"))
-			return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf or fp", v);
-		c->dwarf = !strcmp(v, "dwarf");
+		if (bt_call_graph_parse(v, &c->dwarf, &c->ustack_bytes))
+			return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf, dwarf,SIZE (bytes of "
+				   "stack per sample, a multiple of 8 from %d to %d) or fp", v, BT_USTACK_MIN,
+				   BT_USTACK_MAX);
 		return 0;
 	}
 	if (!strcmp(key, "lines")) {

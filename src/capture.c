@@ -137,7 +137,8 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 		return m->build_id_len <= BT_BUILD_ID_MAX && has_nul(m->name, BT_MODNAME_LEN);
 	}
 	case BT_REC_USTACK:
-		return ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_BYTES;
+		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
+		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;
 	default:
 		return true;
 	}
@@ -684,6 +685,14 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	if (opts->dwarf && opts->user_stacks && opts->sz >= offsetof(struct bt_capture_opts, dwarf) + sizeof(opts->dwarf))
 		cfg |= BT_CFG_DWARF;
 	c->skel->rodata->cfg_flags = cfg;
+	unsigned ub = opts->sz >= offsetof(struct bt_capture_opts, ustack_bytes) + sizeof(opts->ustack_bytes)
+			      ? opts->ustack_bytes : 0;
+	if (ub && (ub < BT_USTACK_MIN || ub > BT_USTACK_MAX || ub % 8)) {
+		err = fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
+			   ub, BT_USTACK_MIN, BT_USTACK_MAX);
+		goto fail;
+	}
+	c->skel->rodata->ustack_bytes = ub ? ub : BT_USTACK_BYTES;
 	size_t rbsz = ringbuf_size(opts->ringbuf_bytes);
 	if ((err = bpf_map__set_max_entries(c->skel->maps.events, (uint32_t)rbsz))) {
 		err = fail(errbuf, errlen, err, "setting the ring buffer size to %zu bytes", rbsz);

@@ -353,6 +353,7 @@ static int run(struct agent *a)
 		.sz = sizeof(co), .all = true, .samples = true, .user_stacks = true, .kernel_stacks = true,
 		.follow_forks = true, .freq_hz = c->freq_hz, .ringbuf_bytes = c->ringbuf_bytes,
 		.on_record = on_record, .ctx = a, .log = capture_log, .dwarf = c->dwarf,
+		.ustack_bytes = c->ustack_bytes,
 	};
 	int rc = 0;
 	int err = bt_capture_open(&co, &a->cap, msg, sizeof(msg));

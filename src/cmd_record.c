@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "callgraph.h"
 #include "caps.h"
 #include "cli.h"
 #include "commands.h"
@@ -53,6 +54,7 @@ struct record_args {
 	bool live;           /* force the live view on or off; default: when stderr is a terminal */
 	bool live_set;
 	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
+	unsigned ustack_bytes; /* --call-graph dwarf,SIZE; 0: the default */
 	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
 };
 
@@ -74,7 +76,8 @@ static void record_usage(FILE *f)
 		"      --per-pid           keep the stacks of different processes apart\n"
 		"      --call-graph MODE   user stacks by dwarf (the default: call frame information,\n"
 		"                          complete stacks for code built without frame pointers; 8 KiB\n"
-		"                          of stack copied per sample) or fp (frame pointers only)\n"
+		"                          of stack copied per sample, dwarf,SIZE for another size up to\n"
+		"                          65536 bytes) or fp (frame pointers only)\n"
 		"      --lines             give pprof and json frames their source file and line, and\n"
 		"                          the functions inlined there, from the DWARF of each build-id\n"
 		"                          (the file's own, a debug file, the cache or debuginfod)\n"
@@ -172,12 +175,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_KERNEL_ONLY: kernel_only = true; break;
 		case OPT_PER_PID: a->per_pid = true; break;
 		case OPT_CALL_GRAPH:
-			if (!strcmp(optarg, "dwarf"))
-				a->dwarf = true;
-			else if (!strcmp(optarg, "fp"))
-				a->dwarf = false;
-			else
-				return bt_cli_error(2, "invalid --call-graph '%s': expected dwarf or fp", optarg);
+			if (bt_call_graph_parse(optarg, &a->dwarf, &a->ustack_bytes))
+				return bt_cli_error(2, "invalid --call-graph '%s': expected dwarf, dwarf,SIZE (bytes "
+						    "of stack per sample, a multiple of 8 from %d to %d) or fp", optarg,
+						    BT_USTACK_MIN, BT_USTACK_MAX);
 			break;
 		case OPT_CACHE_DIR: a->cache_dir = optarg; break;
 		case OPT_NO_CACHE: a->no_cache = true; break;
@@ -433,6 +434,7 @@ static int run(struct record_args *a)
 		.user_stacks = a->user, .kernel_stacks = a->kernel, .follow_forks = true,
 		.freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.on_record = on_record, .ctx = rc, .log = capture_log, .dwarf = a->dwarf,
+		.ustack_bytes = a->ustack_bytes,
 	};
 	struct bt_capture *c = NULL;
 	int err = bt_capture_open(&co, &c, msg, sizeof(msg));
@@ -540,13 +542,13 @@ static int run(struct record_args *a)
 	if (a->dwarf && s->stats.dwarf_stacks) {
 		const uint64_t *w = s->stats.dwarf_stops;
 		fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
-			"each, %d KiB copied per sample; ended at the outermost frame %llu, without call frame "
+			"each, %u bytes copied per sample at most; ended at the outermost frame %llu, without call frame "
 			"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu; "
 			"%llu samples kept their frame-pointer stack\n",
 			(unsigned long long)s->stats.dwarf_stacks,
 			(double)s->stats.dwarf_frames / (double)s->stats.dwarf_stacks,
 			(double)s->stats.dwarf_unwind_ns / 1e3 / (double)s->stats.dwarf_stacks,
-			BT_USTACK_BYTES / 1024, (unsigned long long)w[0], (unsigned long long)w[1],
+			a->ustack_bytes ? a->ustack_bytes : BT_USTACK_BYTES, (unsigned long long)w[0], (unsigned long long)w[1],
 			(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4],
 			(unsigned long long)s->stats.dwarf_fallback);
 	}

@@ -224,13 +224,13 @@ static double mono_ns(void)
 }
 
 /* Unwound now, while the process's mappings are those of the sample that follows it. */
-static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u)
+static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_t size)
 {
 	double t0 = mono_ns();
 	struct bt_unwind_regs regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp };
 	enum bt_unwind_stop why = BT_UNWIND_BAD;
 	s->unwind_pid = (int)u->pid;
-	s->ustack.n = bt_unwind(&regs, u->data, u->len <= BT_USTACK_BYTES ? u->len : 0, find_cfi, s,
+	s->ustack.n = bt_unwind(&regs, u->data, u->len <= size - sizeof(*u) ? u->len : 0, find_cfi, s,
 				s->ustack.ips, s->ustack.exact, BT_MAX_STACK, &why);
 	s->ustack.tid = u->tid;
 	s->ustack.time_ns = u->hdr.time_ns;
@@ -331,7 +331,7 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	case BT_REC_MODULE:
 		return on_module(s, (const struct bt_rec_module *)rec);
 	case BT_REC_USTACK:
-		on_ustack(s, (const struct bt_rec_ustack *)rec);
+		on_ustack(s, (const struct bt_rec_ustack *)rec, rec->size);
 		return 0;
 	default:
 		return 0;

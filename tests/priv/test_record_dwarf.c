@@ -76,19 +76,25 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 	assert_true(fp < dwarf);
 }
 
-/* Profiles "PROG 6 MODE" for 3 s at hz samples per second (the default call graph, dwarf) into
- * folded, printing buildtrace's summary. */
-static void profile_prog(const char *mode, int hz, const char *folded)
+/* Profiles "PROG 6 MODE" for 3 s at hz samples per second into folded, with the call graph given
+ * (NULL: the default, dwarf), printing buildtrace's summary. */
+static void profile_prog_cg(const char *mode, int hz, const char *callgraph, const char *folded)
 {
 	char cmd[128], out[4096];
 	snprintf(cmd, sizeof(cmd), "exec " PROG " 6 %s", mode);
 	pid_t w = bt_test_spawn(cmd);
 	usleep(300000);
-	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F %d -d 3 -o %s 2>&1", (int)w, hz, folded);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F %d -d 3 %s%s -o %s 2>&1", (int)w, hz,
+			     callgraph ? "--call-graph " : "", callgraph ? callgraph : "", folded);
 	kill(w, SIGKILL);
 	waitpid(w, NULL, 0);
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
+}
+
+static void profile_prog(const char *mode, int hz, const char *folded)
+{
+	profile_prog_cg(mode, hz, NULL, folded);
 }
 
 /* Samples of the folded file's lines that match the grep pattern. */
@@ -127,6 +133,33 @@ static void unwind__dwarf__through_a_signal_handler(void **state)
 	assert_true(whole >= 0.8 * total);
 }
 
+/* A stack of about 28 KiB: with the default 8 KiB copied, walks from the leaf end past the copy
+ * long before main; --call-graph dwarf,65536 copies enough for them to reach _start. A size out of
+ * range is refused before anything is loaded. */
+static void unwind__dwarf_size__deep_stacks_reach_start(void **state)
+{
+	bt_test_require_priv();
+	const char *whole = "^nofp;_start;.*;main;deep_loop;descend;.*;descend;nofp_leaf ";
+	profile_prog_cg("deep", 99, NULL, TMP "/deep8.folded");
+	int leaf8 = samples_matching(TMP "/deep8.folded", ";nofp_leaf "),
+	    whole8 = samples_matching(TMP "/deep8.folded", whole);
+	profile_prog_cg("deep", 99, "dwarf,65536", TMP "/deep64.folded");
+	int leaf64 = samples_matching(TMP "/deep64.folded", ";nofp_leaf "),
+	    whole64 = samples_matching(TMP "/deep64.folded", whole);
+	print_message("samples in the leaf reaching _start: 8 KiB copied %d of %d, 64 KiB %d of %d\n",
+		      whole8, leaf8, whole64, leaf64);
+	assert_true(leaf8 > 50 && leaf64 > 50);
+	assert_true(whole8 <= 0.1 * leaf8);
+	assert_true(whole64 >= 0.8 * leaf64);
+	char out[1024];
+	static const char *const bad[] = { "dwarf,100", "dwarf,65544", "dwarf,1001", "dwarf,", "lbr" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace -p 1 -d 1 --call-graph %s 2>&1",
+					     bad[i]), 2);
+		assert_non_null(strstr(out, "invalid --call-graph"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +167,7 @@ int main(void)
 		cmocka_unit_test(unwind__dwarf__same_full_chains_as_perf_dwarf),
 		cmocka_unit_test(unwind__dwarf__through_the_vdso),
 		cmocka_unit_test(unwind__dwarf__through_a_signal_handler),
+		cmocka_unit_test(unwind__dwarf_size__deep_stacks_reach_start),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

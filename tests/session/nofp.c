@@ -4,7 +4,8 @@
  * Runs argv[1] seconds; with a second argument "vdso", in main -> vdso_loop -> clock_gettime (the
  * vDSO, which is no file) instead; with "signal", in main -> signal_loop -> nofp_leaf with a
  * profiling timer whose handler (on_tick -> tick_work) takes a good part of the time, on top of
- * whatever it interrupted (a shallow stack: the signal frame and all fit in the 8 KiB copied). */
+ * whatever it interrupted (a shallow stack: the signal frame and all fit in the 8 KiB copied);
+ * with "deep", in main -> deep_loop -> descend x DEPTH -> nofp_leaf, a stack of about 28 KiB. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,27 @@ __attribute__((noinline)) void signal_loop(double secs)
 		sink += nofp_leaf(200000);
 }
 
+#define DEPTH 110
+
+/* About 260 bytes of stack per call: DEPTH of them need far more than 8 KiB, and fewer frames
+ * than a stack holds (127). */
+__attribute__((noinline)) int descend(int n)
+{
+	volatile char pad[240];
+	pad[0] = (char)n;
+	if (n == 0)
+		return nofp_leaf(200000);
+	return descend(n - 1) + pad[0];
+}
+
+__attribute__((noinline)) void deep_loop(double secs)
+{
+	time_t end = time(NULL) + (time_t)secs;
+	volatile int sink = 0;
+	while (time(NULL) < end)
+		sink += descend(DEPTH);
+}
+
 __attribute__((noinline)) void tick_work(void)
 {
 	volatile double acc = 0;
@@ -99,6 +121,8 @@ int main(int argc, char **argv)
 		vdso_loop(secs);
 	else if (argc > 2 && !strcmp(argv[2], "signal"))
 		signal_loop(secs);
+	else if (argc > 2 && !strcmp(argv[2], "deep"))
+		deep_loop(secs);
 	else
 		run(secs);
 	return 0;

@@ -68,6 +68,9 @@ static void agentconf__file__every_key_read(void **state)
 	assert_false(c.dwarf);
 	assert_true(c.lines);
 	assert_string_equal(c.spool_dir, "/srv/prof/spool");
+	assert_int_equal(bt_agent_conf_set(&c, "call-graph", "dwarf,32768", err, sizeof(err)), 0);
+	assert_true(c.dwarf);
+	assert_int_equal(c.ustack_bytes, 32768);
 	/* an option given after the file wins */
 	assert_int_equal(bt_agent_conf_set(&c, "interval", "5", err, sizeof(err)), 0);
 	assert_true(c.interval_s == 5);
@@ -88,6 +91,9 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "app-name", "a{b}", "letters", -EINVAL },
 		{ "spool-max-bytes", "12Q", "spool-max-bytes", -EINVAL },
 		{ "call-graph", "lbr", "call-graph", -EINVAL },
+		{ "call-graph", "dwarf,100", "call-graph: 'dwarf,100'", -EINVAL },
+		{ "call-graph", "dwarf,16385", "multiple of 8", -EINVAL },
+		{ "call-graph", "dwarf,", "call-graph", -EINVAL },
 		{ "lines", "maybe", "lines: 'maybe' is not yes or no", -EINVAL },
 		{ "colour", "blue", "unknown setting 'colour'", -ENOENT },
 	};

@@ -197,6 +197,35 @@ check_user_build_ids() {
 	fi
 }
 
+# Check: user stacks of a running program in each call-graph mode, the DWARF one with the default
+# stack copy and with the largest (whose program takes another path): each loads on this kernel and
+# gives whole stacks through main into the library's work function.
+check_user_stacks() {
+	have_buildtrace buildtrace-user-stacks || return 0
+	guestprog 300 $T/never /bt/lib/libvmlate.so > $T/us.out 2>&1 &
+	gp=$!
+	bad=""
+	for cg in dwarf dwarf,65536 fp; do
+		f=$T/us-$(echo $cg | tr , _).folded
+		buildtrace -p $gp -d 5 --call-graph $cg -o $f 2> $f.err
+		rc=$?
+		n=$(grep -c ';main;vmguest_work' $f 2>/dev/null)
+		info "$cg: exit $rc, ${n:-0} stacks through main into vmguest_work"
+		if [ $rc != 0 ] || [ "${n:-0}" = 0 ]; then
+			bad="$bad $cg"
+			show $f.err 10
+			show $f 5
+		fi
+	done
+	kill $gp 2>/dev/null
+	wait $gp 2>/dev/null
+	if [ -z "$bad" ]; then
+		pass buildtrace-user-stacks
+	else
+		fail buildtrace-user-stacks "no whole stacks with:$bad"
+	fi
+}
+
 # Check 2: a module loaded while buildtrace runs is reported with the build-id of its .ko; so are the
 # kernel and a module loaded before.
 check_module_load() {
@@ -347,6 +376,7 @@ wanted kident && check_kident_kernel
 insmod "$(ko_path nls_ascii)" || info "insmod nls_ascii failed"
 wanted kident && check_kident_modules
 wanted user && check_user_build_ids
+wanted ustacks && check_user_stacks
 wanted module && check_module_load
 wanted kident && check_kident_later_module
 wanted kstacks && check_kernel_stacks
