@@ -166,6 +166,7 @@ static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 			len = want;
 	}
 	if (!len) {
+		__u32 failed = ustack_bytes;
 #pragma unroll
 		for (int i = 1; i < 9; i++) {
 			__u32 l = ustack_bytes >> i;
@@ -175,7 +176,30 @@ static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 				len = l;
 				break;
 			}
+			failed = l;
 		}
+		/* Above the default, no lookup: a half loses too much; close in on what there is
+		 * between the size that worked and the one that failed, to a sixteenth of it. A failed
+		 * read zeroes what it was given, so the size found is read once more at the end. */
+		bool zeroed = false;
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			if (ustack_bytes <= BT_USTACK_BYTES || !len)
+				break;
+			__u32 step = (failed - len) / 2;
+			__u32 l = len + step;
+			if (step < BT_USTACK_MIN / 2 || l > ustack_bytes)
+				break;
+			if (bpf_probe_read_user(u->data, l, sp) == 0) {
+				len = l;
+				zeroed = false;
+			} else {
+				failed = l;
+				zeroed = true;
+			}
+		}
+		if (zeroed && (len > ustack_bytes || bpf_probe_read_user(u->data, len, sp) != 0))
+			len = 0;
 	}
 	u->len = len;
 	bpf_ringbuf_submit(u, BPF_RB_NO_WAKEUP);
