@@ -141,19 +141,8 @@ static int64_t func_of(struct pb_build *b, int64_t sid)
 	return func_in(b, sid, 0);
 }
 
-/* Gives location loc one line, in function fi. */
-static void add_line(struct pb_build *b, pb_location *loc, size_t fi)
-{
-	pb_line *ln = &b->lines[b->nlines];
-	perftools__profiles__line__init(ln);
-	ln->function_id = b->funcs[fi].id;
-	b->line_ptrs[b->nlines] = ln;
-	loc->line = &b->line_ptrs[b->nlines];
-	loc->n_line = 1;
-	b->nlines++;
-}
-
-/* Appends a line (function fi, source line number) to location loc, whose lines are contiguous. */
+/* Appends a line (function fi, source line number, 0 when unknown) to location loc, whose lines are
+ * contiguous. */
 static void append_line(struct pb_build *b, pb_location *loc, size_t fi, int64_t line)
 {
 	pb_line *ln = &b->lines[b->nlines];
@@ -534,7 +523,7 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		if (!l->nlines) {
 			if ((r = func_of(b, sid)) < 0)
 				return -ENOMEM;
-			add_line(b, loc, (size_t)r);
+			append_line(b, loc, (size_t)r, 0);
 			continue;
 		}
 		/* Source lines, innermost first as pprof wants them; the symbol's name stands in for a
@@ -659,7 +648,7 @@ int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts 
 				pb_location *loc = &b.locs[b.nlocs++];
 				perftools__profiles__location__init(loc);
 				loc->id = b.nlocs;
-				add_line(&b, loc, (size_t)fi);
+				append_line(&b, loc, (size_t)fi, 0);
 			}
 			sm->location_id[n - 1 - j] = (uint64_t)fi + 1;
 		}
