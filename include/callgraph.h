@@ -10,4 +10,8 @@
  * when s is none of these. */
 int bt_call_graph_parse(const char *s, bool *dwarf, unsigned *ustack_bytes);
 
+/* Whether n bytes of stack per sample can be asked for: a multiple of 8 from BT_USTACK_MIN to
+ * BT_USTACK_MAX. */
+bool bt_call_graph_size_ok(unsigned long n);
+
 #endif

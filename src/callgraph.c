@@ -8,6 +8,11 @@
 
 #include "bt_proto.h"
 
+bool bt_call_graph_size_ok(unsigned long n)
+{
+	return n >= BT_USTACK_MIN && n <= BT_USTACK_MAX && n % 8 == 0;
+}
+
 int bt_call_graph_parse(const char *s, bool *dwarf, unsigned *ustack_bytes)
 {
 	if (!s)
@@ -27,7 +32,7 @@ int bt_call_graph_parse(const char *s, bool *dwarf, unsigned *ustack_bytes)
 			return -EINVAL;
 		errno = 0;
 		n = strtoul(digits, &end, 10);
-		if (errno || *end || n < BT_USTACK_MIN || n > BT_USTACK_MAX || n % 8)
+		if (errno || *end || !bt_call_graph_size_ok(n))
 			return -EINVAL;
 	}
 	*dwarf = true;

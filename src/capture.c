@@ -1,6 +1,7 @@
 /* capture.c - loads bpf/buildtrace.bpf.c, attaches its tracepoints and per-CPU cpu-clock samplers,
  * drives the snapshot iterators, and hands ring buffer records to the caller in order. */
 #include "capture.h"
+#include "callgraph.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -687,7 +688,7 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	c->skel->rodata->cfg_flags = cfg;
 	unsigned ub = opts->sz >= offsetof(struct bt_capture_opts, ustack_bytes) + sizeof(opts->ustack_bytes)
 			      ? opts->ustack_bytes : 0;
-	if (ub && (ub < BT_USTACK_MIN || ub > BT_USTACK_MAX || ub % 8)) {
+	if (ub && !bt_call_graph_size_ok(ub)) {
 		err = fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
 			   ub, BT_USTACK_MIN, BT_USTACK_MAX);
 		goto fail;
