@@ -78,7 +78,7 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 
 /* Profiles "PROG 6 MODE" for 3 s at hz samples per second into folded, with the call graph given
  * (NULL: the default, dwarf), printing buildtrace's summary. */
-static void profile_prog_cg(const char *mode, int hz, const char *callgraph, const char *folded)
+static void profile_prog(const char *mode, int hz, const char *callgraph, const char *folded)
 {
 	char cmd[128], out[4096];
 	snprintf(cmd, sizeof(cmd), "exec " PROG " 6 %s", mode);
@@ -92,11 +92,6 @@ static void profile_prog_cg(const char *mode, int hz, const char *callgraph, con
 	assert_int_equal(rc, 0);
 }
 
-static void profile_prog(const char *mode, int hz, const char *folded)
-{
-	profile_prog_cg(mode, hz, NULL, folded);
-}
-
 /* Samples of the folded file's lines that match the grep pattern. */
 static int samples_matching(const char *folded, const char *pattern)
 {
@@ -106,17 +101,23 @@ static int samples_matching(const char *folded, const char *pattern)
 	return atoi(out);
 }
 
+/* Of the samples matching pattern (more than min_total of them), at least 80% match whole. */
+static void mostly_whole(const char *folded, const char *pattern, const char *whole, int min_total,
+			 const char *what)
+{
+	int total = samples_matching(folded, pattern), n = samples_matching(folded, whole);
+	print_message("%d of %d %s\n", n, total, what);
+	assert_true(total > min_total);
+	assert_true(n >= 0.8 * total);
+}
+
 /* A program that lives in clock_gettime: its samples are in the vDSO, which is no file; the
  * unwinder takes the vDSO's call frame information from buildtrace's own copy of the same image. */
 static void unwind__dwarf__through_the_vdso(void **state)
 {
 	bt_test_require_priv();
-	profile_prog("vdso", 99, TMP "/vdso.folded");
-	int total = samples_matching(TMP "/vdso.folded", "."),
-	    whole = samples_matching(TMP "/vdso.folded", "^nofp;_start;.*;main;vdso_loop");
-	print_message("%d of %d samples reach _start\n", whole, total);
-	assert_true(total > 50);
-	assert_true(whole >= 0.8 * total);
+	profile_prog("vdso", 99, NULL, TMP "/vdso.folded");
+	mostly_whole(TMP "/vdso.folded", ".", "^nofp;_start;.*;main;vdso_loop", 50, "samples reach _start");
 }
 
 /* A program whose profiling-timer handler takes a good part of its time: those samples go from
@@ -125,12 +126,10 @@ static void unwind__dwarf__through_the_vdso(void **state)
 static void unwind__dwarf__through_a_signal_handler(void **state)
 {
 	bt_test_require_priv();
-	profile_prog("signal", 199, TMP "/sig.folded");
-	int total = samples_matching(TMP "/sig.folded", ";on_tick;tick_work "),
-	    whole = samples_matching(TMP "/sig.folded", "^nofp;_start;.*;main;signal_loop;.*__restore_rt;on_tick;tick_work ");
-	print_message("%d of %d samples in the handler reach _start through __restore_rt\n", whole, total);
-	assert_true(total > 20);
-	assert_true(whole >= 0.8 * total);
+	profile_prog("signal", 199, NULL, TMP "/sig.folded");
+	mostly_whole(TMP "/sig.folded", ";on_tick;tick_work ",
+		     "^nofp;_start;.*;main;signal_loop;.*__restore_rt;on_tick;tick_work ", 20,
+		     "samples in the handler reach _start through __restore_rt");
 }
 
 /* A stack of about 28 KiB: with the default 8 KiB copied, walks from the leaf end past the copy
@@ -140,10 +139,10 @@ static void unwind__dwarf_size__deep_stacks_reach_start(void **state)
 {
 	bt_test_require_priv();
 	const char *whole = "^nofp;_start;.*;main;deep_loop;descend;.*;descend;nofp_leaf ";
-	profile_prog_cg("deep", 99, NULL, TMP "/deep8.folded");
+	profile_prog("deep", 99, NULL, TMP "/deep8.folded");
 	int leaf8 = samples_matching(TMP "/deep8.folded", ";nofp_leaf "),
 	    whole8 = samples_matching(TMP "/deep8.folded", whole);
-	profile_prog_cg("deep", 99, "dwarf,65536", TMP "/deep64.folded");
+	profile_prog("deep", 99, "dwarf,65536", TMP "/deep64.folded");
 	int leaf64 = samples_matching(TMP "/deep64.folded", ";nofp_leaf "),
 	    whole64 = samples_matching(TMP "/deep64.folded", whole);
 	print_message("samples in the leaf reaching _start: 8 KiB copied %d of %d, 64 KiB %d of %d\n",
