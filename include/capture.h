@@ -61,6 +61,7 @@ struct bt_capture_stats {
 	uint64_t bid_faults;              /* build-id reads that failed in the iterator */
 	uint64_t iter_runs;               /* iterator runs made */
 	unsigned cpus_attached;
+	uint64_t ringbuf_bytes;           /* the ring buffer's size */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

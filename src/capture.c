@@ -798,6 +798,7 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->bid_faults = sums[BT_CNT_BID_FAULT];
 	out->iter_runs = c->iter_runs;
 	out->cpus_attached = c->nperf;
+	out->ringbuf_bytes = bpf_map__max_entries(c->skel->maps.events);
 	return err;
 }
 

@@ -25,6 +25,7 @@
 #include "output.h"
 #include "profdir.h"
 #include "push.h"
+#include "selfmem.h"
 #include "session.h"
 
 static void agent_usage(FILE *f)
@@ -157,19 +158,27 @@ static int write_status(void *ctx, FILE *f)
 	struct bt_session *s = &a->session;
 	struct bt_capture_stats cs = { 0 };
 	bt_capture_stats(a->cap, &cs);
+	/* What a leak would move (heap in use) apart from what only looks like growth (the ring
+	 * buffer's pages, touched as its write position goes round). */
+	struct bt_selfmem mem;
+	bt_selfmem_read(NULL, &mem);
 	uint64_t lost = cs.drops[BT_REC_SAMPLE], other = 0;
 	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
 		if (t != BT_REC_SAMPLE)
 			other += cs.drops[t];
 	fprintf(f, "{\n  \"time_ns\": %lld,\n  \"pid\": %d,\n  \"intervals\": %llu,\n  \"samples\": %llu,\n"
 		"  \"lost_samples\": %llu,\n  \"lost_other_records\": %llu,\n  \"unresolved_frames_last_interval\": %llu,\n"
-		"  \"processes\": %zu,\n  \"build_ids\": %zu,\n  \"symtabs_loaded\": %llu,\n  \"symtabs_evicted\": %llu,\n"
-		"  \"rss_kb\": %ld,\n  \"peak_rss_kb\": %ld,\n  \"last_write\": ",
+		"  \"processes\": %zu,\n  \"processes_exited\": %llu,\n  \"build_ids\": %zu,\n  \"symtabs_loaded\": %llu,\n  \"symtabs_evicted\": %llu,\n"
+		"  \"rss_kb\": %ld,\n  \"peak_rss_kb\": %ld,\n  \"heap_in_use_kb\": %llu,\n  \"rss_anon_kb\": %llu,\n"
+		"  \"ring_buffer_kb\": %llu,\n  \"bpf_maps_rss_kb\": %llu,\n  \"last_write\": ",
 		(long long)wall_ns(), (int)getpid(), (unsigned long long)a->intervals,
 		(unsigned long long)s->stats.samples, (unsigned long long)lost, (unsigned long long)other,
-		(unsigned long long)a->last_unresolved, s->procs.nprocs, bt_session_build_ids(s),
+		(unsigned long long)a->last_unresolved, s->procs.nprocs,
+		(unsigned long long)s->stats.exits, bt_session_build_ids(s),
 		(unsigned long long)s->dsos.symtabs_loaded, (unsigned long long)s->dsos.symtabs_evicted,
-		status_kb("VmRSS"), status_kb("VmHWM"));
+		status_kb("VmRSS"), status_kb("VmHWM"), (unsigned long long)(mem.heap_in_use / 1024),
+		(unsigned long long)(mem.rss_anon / 1024), (unsigned long long)(cs.ringbuf_bytes / 1024),
+		(unsigned long long)(mem.bpf_maps_rss / 1024));
 	json_str(f, a->last_write);
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);

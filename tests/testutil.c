@@ -181,3 +181,12 @@ int bt_test_perf_fold(const char *data, const char *extra, const char *folded)
 	return bt_test_run(NULL, 0, "perf script %s -F comm,ip,sym,dso -i '%s' 2>/dev/null | "
 			   "tests/tools/foldtool.py perf-fold > '%s'", extra, data, folded);
 }
+
+/* BT_TEST_FILTER=PATTERN runs only the tests whose names match (cmocka's * and ? wildcards), in
+ * every test binary: for running one slow test by hand. */
+__attribute__((constructor)) static void bt_test_filter_from_env(void)
+{
+	const char *p = getenv("BT_TEST_FILTER");
+	if (p && *p)
+		cmocka_set_test_filter(p);
+}
