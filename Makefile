@@ -18,13 +18,17 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-            -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+            -D_GNU_SOURCE -Isrc -Iinclude -I$(BUILD) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -liberty $(EXTRA_LDLIBS)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Wall -Wno-unused-function
 
-SRCS     := $(wildcard src/*.c)
+# src/ is grouped by layer, lowest first; the order (and what may include what) is in the README's
+# layout section, which tools/check-layout.py reads. OBJS_<layer> lists one layer's objects.
+LAYERS   := base elf symsrc kernel capture session output cmd
+SRCS     := $(wildcard $(LAYERS:%=src/%/*.c))
 OBJS     := $(SRCS:src/%.c=$(BUILD)/%.o)
-LIB_OBJS := $(filter-out $(BUILD)/main.o,$(OBJS))
+LIB_OBJS := $(filter-out $(BUILD)/cmd/main.o,$(OBJS))
+$(foreach l,$(LAYERS),$(eval OBJS_$(l) := $(filter $(BUILD)/$(l)/%,$(OBJS))))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
@@ -53,21 +57,44 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h.tmp
 	mv vmlinux/vmlinux.h.tmp vmlinux/vmlinux.h
 
+# The pprof code generated from proto/profile.proto (protoc-c, at build time): one run makes both
+# files, the header stands for the pair. Everything that links the pprof writer links it too.
+PKGS += libprotobuf-c
+PROTO_DIR := $(BUILD)/proto
+PROTO_OBJ := $(PROTO_DIR)/profile.pb-c.o
+
+$(PROTO_DIR)/profile.pb-c.h: proto/profile.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(PROTO_DIR) --proto_path=proto $<
+$(PROTO_DIR)/profile.pb-c.c: $(PROTO_DIR)/profile.pb-c.h
+
+$(PROTO_OBJ): $(PROTO_DIR)/profile.pb-c.c $(PROTO_DIR)/profile.pb-c.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/output/pprof.o: $(PROTO_DIR)/profile.pb-c.h
+OBJS_output += $(PROTO_OBJ)
+buildtrace: $(PROTO_OBJ)
+
 # ---- tests --------------------------------------------------------------------------------
-# tests/unit/test_NAME.c links build/NAME.o unless tests/*.mk sets TEST_NAME_OBJS.
-# tests/priv/test_NAME.c are privileged tests and link every module.
+# tests/unit/LAYER/test_NAME.c links build/LAYER/NAME.o unless tests/LAYER.mk sets TEST_NAME_OBJS;
+# the binaries are build/tests/test_NAME. tests/priv/test_NAME.c are privileged tests and link
+# every module.
+UNIT_SRCS  := $(wildcard $(LAYERS:%=tests/unit/%/test_*.c))
+UNIT_BINS  := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRCS)))
+$(foreach s,$(UNIT_SRCS),$(eval LAYER_$(basename $(notdir $(s))) := $(word 3,$(subst /, ,$(s)))))
 -include $(wildcard tests/*.mk)
 
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
-UNIT_BINS  := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 PRIV_SRCS  := $(wildcard tests/priv/test_*.c)
 PRIV_BINS  := $(PRIV_SRCS:tests/priv/%.c=$(BUILD)/tests/%)
 TEST_CFLAGS = $(CFLAGS) -Itests $(shell pkg-config --cflags cmocka 2>/dev/null)
 TEST_LIBS   = $(shell pkg-config --libs cmocka 2>/dev/null) $(LDLIBS)
 
-$(BUILD)/tests/%.o: tests/unit/%.c
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -MMD -MP -c -o $@ $<
+define unit_compile
+$(BUILD)/tests/%.o: tests/unit/$(1)/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(TEST_CFLAGS) -Itests/unit/$(1) -MMD -MP -c -o $$@ $$<
+endef
+$(foreach l,$(LAYERS),$(eval $(call unit_compile,$(l))))
 
 $(BUILD)/tests/%.o: tests/priv/%.c | $(SKELS)
 	@mkdir -p $(@D)
@@ -79,10 +106,10 @@ $(BUILD)/tests/testutil.o: tests/testutil.c tests/testutil.h
 
 .SECONDEXPANSION:
 $(UNIT_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o \
-		$$(or $$(TEST_$$(subst test_,,$$*)_OBJS),$(BUILD)/$$(subst test_,,$$*).o)
+		$$(or $$(TEST_$$(subst test_,,$$*)_OBJS),$(BUILD)/$$(LAYER_$$*)/$$(subst test_,,$$*).o)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(TEST_LIBS)
 
-$(PRIV_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o $(LIB_OBJS)
+$(PRIV_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o $(LIB_OBJS) $(PROTO_OBJ)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(TEST_LIBS)
 
 tests: buildtrace $(UNIT_BINS) $(PRIV_BINS) fixtures
@@ -130,6 +157,6 @@ clean:
 	rm -rf $(BUILD) buildtrace
 
 # Only the loader includes the generated skeletons.
-$(BUILD)/capture.o: | $(SKELS)
+$(BUILD)/capture/capture.o: | $(SKELS)
 
 -include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d)

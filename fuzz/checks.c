@@ -2,16 +2,16 @@
  * documented error codes, results that are internally consistent and that survive a round trip. */
 #include "checks.h"
 
-#include "bidcache.h"
-#include "buildid.h"
-#include "decompress.h"
-#include "demangle.h"
-#include "elffile.h"
-#include "kallsyms.h"
-#include "minidebuginfo.h"
-#include "procmaps.h"
-#include "profile.h"
-#include "symtab.h"
+#include "symsrc/bidcache.h"
+#include "elf/buildid.h"
+#include "base/decompress.h"
+#include "base/demangle.h"
+#include "elf/elffile.h"
+#include "kernel/kallsyms.h"
+#include "elf/minidebuginfo.h"
+#include "session/procmaps.h"
+#include "session/profile.h"
+#include "elf/symtab.h"
 
 #include <ctype.h>
 #include <dirent.h>

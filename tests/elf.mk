@@ -1,10 +1,12 @@
 # ELF core tests: link lists, and the fixture files they read from build/fixtures (the path the tests
 # use, whatever BUILD is). Big-endian fixtures need clang and ld.lld, i386 only gcc -m32 (no libc).
-TEST_buildid_OBJS    := $(BUILD)/buildid.o $(BUILD)/elffile.o $(BUILD)/decompress.o
-TEST_elffile_OBJS    := $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
-TEST_symtab_OBJS     := $(BUILD)/symtab.o $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
-TEST_decompress_OBJS := $(BUILD)/decompress.o
-TEST_demangle_OBJS   := $(BUILD)/demangle.o
+# ELF_CORE_OBJS: reading an ELF file and its notes, what every layer above builds on.
+ELF_CORE_OBJS     := $(BUILD)/elf/elffile.o $(BUILD)/elf/buildid.o $(BUILD)/base/decompress.o
+TEST_buildid_OBJS := $(ELF_CORE_OBJS)
+TEST_elffile_OBJS := $(ELF_CORE_OBJS)
+TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)
+# The test finds its own mappings through /proc/self/maps.
+TEST_unwind_OBJS  := $(BUILD)/elf/unwind.o $(ELF_CORE_OBJS) $(BUILD)/session/procmaps.o
 
 FX     := build/fixtures
 FX_SRC := tests/fixtures

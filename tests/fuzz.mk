@@ -8,7 +8,7 @@
 #                     sanitizer report fails it
 #
 # Inputs that once broke a parser are kept in fuzz/regress/TARGET/ and replayed by
-# tests/unit/test_fuzz_regress.c, in the normal and in the sanitizer build.
+# tests/unit/session/test_fuzz_regress.c, in the normal and in the sanitizer build.
 
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 60
@@ -17,10 +17,11 @@ FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The modules instrumented for coverage; libFuzzer's main comes in only when a target is linked.
 FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -Wextra \
-                -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Iinclude \
+                -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Iinclude \
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
-FUZZ_MODS    := buildid elffile decompress symtab minidebuginfo procmaps kallsyms htab profile \
-                demangle strtab bidcache ustar pathfmt
+FUZZ_MODS    := elf/buildid elf/elffile base/decompress elf/symtab elf/minidebuginfo session/procmaps \
+                kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
+                base/ustar base/pathfmt
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
@@ -48,7 +49,7 @@ fuzz-seeds: fixtures
 fuzz: fuzz-build fuzz-seeds
 	fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
--include $(wildcard $(FUZZ_BUILD)/*.d)
+-include $(wildcard $(FUZZ_BUILD)/*/*.d)
 
 # ---- sanitizer build of the unit tests -------------------------------------------------------
 # A second build of every unit test in build-asan/ (the Makefile's BUILD), from the same rules.
@@ -57,7 +58,7 @@ fuzz: fuzz-build fuzz-seeds
 ASAN_BUILD := build-asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The browser test drives Chromium over the SVG's script; it has no C code of its own to check.
-ASAN_BINS   = $(patsubst tests/unit/%.c,$(ASAN_BUILD)/tests/%,$(filter-out tests/unit/test_browser.c,$(wildcard tests/unit/test_*.c)))
+ASAN_BINS   = $(patsubst %.c,$(ASAN_BUILD)/tests/%,$(notdir $(filter-out %/test_browser.c,$(UNIT_SRCS))))
 ASAN_ENV   := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 

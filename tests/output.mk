@@ -1,1 +1,14 @@
-TEST_flamegraph_OBJS := $(BUILD)/flamegraph.o $(BUILD)/profile.o $(BUILD)/htab.o $(BUILD)/strtab.o
+# Unit test link lists for the writers and readers of profiles, and the browser test's runner.
+TEST_flamegraph_OBJS = $(BUILD)/output/flamegraph.o $(BUILD)/session/profile.o $(BUILD)/base/htab.o \
+                       $(BUILD)/base/strtab.o
+# The pprof and JSON tests build a session by hand (outputs_session.h): every layer up to output.
+OUTPUT_SESSION_OBJS  = $(OBJS_base) $(OBJS_elf) $(OBJS_symsrc) $(OBJS_kernel) $(OBJS_session) $(OBJS_output)
+TEST_pprof_OBJS      = $(OUTPUT_SESSION_OBJS)
+TEST_jsonout_OBJS    = $(OUTPUT_SESSION_OBJS)
+# The browser test drives ./buildtrace and a browser: testutil is all it links.
+TEST_browser_OBJS    = $(BUILD)/tests/testutil.o
+$(BUILD)/tests/test_pprof.o: $(PROTO_DIR)/profile.pb-c.h
+
+# They read fixture programs and run ./buildtrace report.
+$(BUILD)/tests/test_pprof $(BUILD)/tests/test_jsonout: | build/fixtures/fx-sha1 build/fixtures/libfx.so buildtrace
+$(BUILD)/tests/test_browser: | buildtrace

@@ -1,3 +1,8 @@
+# Unit test link lists for the session's tables.
+TEST_proctable_OBJS = $(BUILD)/session/proctable.o $(BUILD)/base/htab.o
+TEST_profile_OBJS   = $(BUILD)/session/profile.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o
+TEST_procmaps_OBJS  = $(BUILD)/session/procmaps.o $(ELF_CORE_OBJS)
+
 # Programs for the live-session tests: a library built in two versions under one soname, and a host
 # that links it through an rpath, all with frame pointers.
 SESSION_DIR := $(BUILD)/tests/session

@@ -1,12 +1,11 @@
 # Symbol sources, build-id cache, DWARF and debuginfod: unit test link lists and fixtures.
-SYMSRC_ELF_OBJS := $(BUILD)/elffile.o $(BUILD)/buildid.o $(BUILD)/decompress.o
-SYMSRC_ALL_OBJS := $(BUILD)/symsrc.o $(BUILD)/bidcache.o $(BUILD)/pathfmt.o $(BUILD)/ustar.o $(BUILD)/minidebuginfo.o \
-                   $(BUILD)/dwarfinfo.o $(BUILD)/symtab.o $(SYMSRC_ELF_OBJS)
-TEST_ustar_OBJS      := $(BUILD)/ustar.o
-TEST_bidcache_OBJS   := $(BUILD)/bidcache.o $(BUILD)/pathfmt.o $(BUILD)/ustar.o $(SYMSRC_ELF_OBJS)
-TEST_dwarfinfo_OBJS  := $(BUILD)/dwarfinfo.o
-TEST_symsrc_OBJS     := $(SYMSRC_ALL_OBJS)
-TEST_debuginfod_OBJS := $(BUILD)/debuginfod_client.o $(SYMSRC_ALL_OBJS)
+# SYMSRC_OBJS: the symbol sources and all they stand on.
+SYMSRC_OBJS           = $(BUILD)/symsrc/symsrc.o $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o \
+                        $(BUILD)/base/ustar.o $(BUILD)/elf/minidebuginfo.o $(BUILD)/elf/dwarfinfo.o \
+                        $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)
+TEST_bidcache_OBJS    = $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
+TEST_symsrc_OBJS      = $(SYMSRC_OBJS)
+TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(SYMSRC_OBJS)
 
 # Fixtures: a program with inlined code (full, debug-only, stripped with a debuglink), and a
 # library carrying MiniDebugInfo made by the usual recipe (static functions only in .gnu_debugdata).
@@ -52,7 +51,4 @@ fixtures:: $(SYMSRC_FIX)/vmlinux $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYM
 	   $(SYMSRC_FIX)/libmini.so $(SYMSRC_FIX)/libmini-mdi.so
 
 # These run ./buildtrace as well as their own code.
-$(BUILD)/tests/test_debuginfod $(BUILD)/tests/test_cmd_cache $(BUILD)/tests/test_cmd_symbolize: | buildtrace
-# These run the command only: testutil is all they link.
-TEST_cmd_cache_OBJS     := $(BUILD)/tests/testutil.o
-TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o
+$(BUILD)/tests/test_debuginfod: | buildtrace

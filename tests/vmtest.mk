@@ -1,6 +1,5 @@
-# `make vmtest` pieces: the kident unit test's link list, a probe that runs kident on the guest
+# `make vmtest` pieces: a probe that runs kident on the guest
 # kernel, and the in-guest workload (a program, a linked library and a dlopen()ed one).
-TEST_kident_OBJS := $(BUILD)/kident.o $(BUILD)/buildid.o $(BUILD)/elffile.o $(BUILD)/decompress.o
 
 VMTEST_DIR := $(BUILD)/vmtest/progs
 VMTEST_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--build-id=sha1
@@ -25,7 +24,3 @@ $(VMTEST_DIR)/guestprog: tools/vmtest/guestprog.c $(VMTEST_DIR)/libvmguest.so
 vmtest-progs: $(VMTEST_DIR)/kident-probe $(VMTEST_DIR)/guestprog $(VMTEST_DIR)/libvmlate.so
 
 fixtures:: vmtest-progs
-
-# The session's module table: kident underneath, .ko files read through the ELF core.
-TEST_kmods_OBJS := $(BUILD)/kmods.o $(TEST_kident_OBJS)
-$(BUILD)/tests/test_kmods: | $(ELF_FIXTURES)

@@ -4,7 +4,7 @@
  * spool filled while the server is down and sent after a restart, and bounded), and a soak with
  * processes starting and exiting constantly whose memory stays flat. */
 #include "testutil.h"
-#include "pprof.h"
+#include "output/pprof.h"
 
 #include <dirent.h>
 #include <errno.h>

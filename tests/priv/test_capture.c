@@ -18,9 +18,9 @@
 
 #include <bpf/bpf.h>
 
-#include "capture.h"
-#include "kallsyms.h"
-#include "session.h"
+#include "capture/capture.h"
+#include "kernel/kallsyms.h"
+#include "session/session.h"
 
 #define PROGS "build/tests/progs"
 #define TMP "build/tests/tmp-capture"

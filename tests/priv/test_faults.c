@@ -1,8 +1,8 @@
 /* test_faults.c - how the live session behaves when things go wrong: missing privileges, a full
  * disk, Ctrl-C once and twice, thousands of short-lived processes, and leaks under valgrind. */
 #include "testutil.h"
-#include "buildid.h"
-#include "dso.h"
+#include "elf/buildid.h"
+#include "session/dso.h"
 
 #include <errno.h>
 #include <fcntl.h>

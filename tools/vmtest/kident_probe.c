@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kident.h"
+#include "kernel/kident.h"
 
 static int usage(void)
 {

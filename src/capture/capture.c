@@ -1,0 +1,845 @@
+/* capture.c - loads bpf/buildtrace.bpf.c, attaches its tracepoints and per-CPU cpu-clock samplers,
+ * drives the snapshot iterators, and hands ring buffer records to the caller in order. */
+#include "capture/capture.h"
+#include "capture/callgraph.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "buildtrace.skel.h"
+#include "../../bpf/bt_maps.h"
+
+#define DEFAULT_RINGBUF (16u << 20)
+#define DEFAULT_FREQ 99
+#define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
+#define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
+#define VERIFIER_LOG_SIZE (256 * 1024)
+
+struct bt_capture {
+	struct buildtrace_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **perf_links;
+	unsigned nperf;
+	bt_record_fn on_record;
+	void *ctx;
+	bt_log_fn log;
+	bool all;
+	bool follow_forks;
+	int possible_cpus;
+	uint64_t iter_runs;
+	uint64_t malformed;
+	int pending[PENDING_MAX];
+	size_t npending;
+	bool pending_all;
+	bool stopped;   /* on_record asked to stop; stop_rc is what it returned */
+	int stop_rc;
+	libbpf_print_fn_t old_print;
+};
+
+/* The size of each record type; a record may be longer (a newer producer), never shorter. */
+static const uint32_t rec_min_size[BT_REC_TYPE_MAX] = {
+	[BT_REC_SAMPLE] = offsetof(struct bt_rec_sample, ips),  /* then kern_n + user_n ips */
+	[BT_REC_EXEC] = sizeof(struct bt_rec_exec),
+	[BT_REC_FORK] = sizeof(struct bt_rec_fork),
+	[BT_REC_EXIT] = sizeof(struct bt_rec_exit),
+	[BT_REC_MMAP] = sizeof(struct bt_rec_mapping),
+	[BT_REC_MUNMAP] = sizeof(struct bt_rec_munmap),
+	[BT_REC_VMA] = sizeof(struct bt_rec_mapping),
+	[BT_REC_MODULE] = sizeof(struct bt_rec_module),
+	[BT_REC_USTACK] = sizeof(struct bt_rec_ustack),
+};
+
+static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
+{
+	if (!c->log)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->log(c->ctx, lvl, msg);
+}
+
+static int fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Writes "STEP: strerror(err)" into errbuf and returns err (negative). */
+static int fail(char *errbuf, size_t errlen, int err, const char *fmt, ...)
+{
+	if (err >= 0)
+		err = -EINVAL;
+	if (errbuf && errlen) {
+		char step[384];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(step, sizeof(step), fmt, ap);
+		va_end(ap);
+		snprintf(errbuf, errlen, "%s: %s", step, strerror(-err));
+	}
+	return err;
+}
+
+/* libbpf's own messages would go to stderr; errors reach the caller through errbuf instead. */
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
+/* ---- ring buffer ------------------------------------------------------------------------- */
+
+static bool has_nul(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+/* The counts inside a record stay within its arrays and its strings are terminated, so consumers
+ * can use them as they are. */
+static bool fields_valid(const struct bt_rec_hdr *h)
+{
+	switch (h->type) {
+	case BT_REC_SAMPLE: {
+		const struct bt_rec_sample *s = (const void *)h;
+		unsigned n = (unsigned)s->kern_n + s->user_n;
+		return n <= 2 * BT_MAX_STACK && h->size >= offsetof(struct bt_rec_sample, ips) + n * 8 &&
+		       has_nul(s->comm, BT_COMM_LEN);
+	}
+	case BT_REC_EXEC: {
+		const struct bt_rec_exec *e = (const void *)h;
+		return has_nul(e->comm, BT_COMM_LEN) && has_nul(e->filename, BT_PATH_MAX);
+	}
+	case BT_REC_FORK:
+		return has_nul(((const struct bt_rec_fork *)h)->comm, BT_COMM_LEN);
+	case BT_REC_MMAP:
+	case BT_REC_VMA: {
+		const struct bt_rec_mapping *m = (const void *)h;
+		return m->build_id_len <= BT_BUILD_ID_MAX && m->path_len <= BT_PATH_MAX &&
+		       has_nul(m->path, BT_PATH_MAX) &&
+		       (!m->path_len || m->path[m->path_len - 1] == '\0');
+	}
+	case BT_REC_MODULE: {
+		const struct bt_rec_module *m = (const void *)h;
+		return m->build_id_len <= BT_BUILD_ID_MAX && has_nul(m->name, BT_MODNAME_LEN);
+	}
+	case BT_REC_USTACK:
+		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
+		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;
+	default:
+		return true;
+	}
+}
+
+static void queue_snapshot(struct bt_capture *c, int pid)
+{
+	if (pid <= 0 || c->pending_all)
+		return;
+	for (size_t i = 0; i < c->npending; i++)
+		if (c->pending[i] == pid)
+			return;
+	if (c->npending == PENDING_MAX) {
+		c->pending_all = true;
+		c->npending = 0;
+		return;
+	}
+	c->pending[c->npending++] = pid;
+}
+
+static int on_ring_record(void *ctx, void *data, size_t len)
+{
+	struct bt_capture *c = ctx;
+	const struct bt_rec_hdr *h = data;
+	if (len < sizeof(*h) || h->version != BT_PROTO_VERSION || h->type == 0 ||
+	    h->type >= BT_REC_TYPE_MAX || h->size > len || h->size < rec_min_size[h->type] ||
+	    !fields_valid(h)) {
+		if (c->malformed++ == 0)
+			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
+		return 0;
+	}
+	switch (h->type) {
+	case BT_REC_EXEC:
+		queue_snapshot(c, ((const struct bt_rec_exec *)h)->pid);
+		break;
+	case BT_REC_FORK:
+		/* A followed child inherits its parent's mappings without any mmap call. */
+		if (c->follow_forks && !c->all)
+			queue_snapshot(c, ((const struct bt_rec_fork *)h)->child_pid);
+		break;
+	case BT_REC_MMAP: {
+		const struct bt_rec_mapping *m = (const void *)h;
+		if (m->build_id_status == BT_BID_PENDING)
+			queue_snapshot(c, m->pid);
+		break;
+	}
+	}
+	int r = c->on_record(c->ctx, h);
+	if (r) {
+		c->stopped = true;
+		c->stop_rc = r;
+		return -ECANCELED;  /* makes libbpf stop consuming; the caller gets stop_rc */
+	}
+	return 0;
+}
+
+/* ---- iterators --------------------------------------------------------------------------- */
+
+/* One pass of an iterator program over one process (pid > 0) or every process. Its output goes
+ * into maps and the ring buffer; nothing is written to the iterator's own file. */
+static int run_iter(struct bt_capture *c, struct bpf_program *prog, int pid)
+{
+	LIBBPF_OPTS(bpf_iter_attach_opts, o);
+	union bpf_iter_link_info li;
+	memset(&li, 0, sizeof(li));
+	if (pid > 0) {
+		li.task.pid = pid;
+		o.link_info = &li;
+		o.link_info_len = sizeof(li);
+	}
+	struct bpf_link *link = bpf_program__attach_iter(prog, &o);
+	if (!link)
+		return -errno;
+	int err = 0;
+	int fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		char buf[256];
+		for (;;) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+			if (n == 0)
+				break;
+			/* EAGAIN: the kernel paused a very long walk; reading again resumes it. */
+			if (n < 0 && errno != EINTR && errno != EAGAIN) {
+				err = -errno;
+				break;
+			}
+		}
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	c->iter_runs++;
+	return err;
+}
+
+/* A process may be gone by the time its turn comes; that is not an error. */
+static bool gone(int err)
+{
+	return err == -ESRCH || err == -ENOENT;
+}
+
+/* Runs vma_snap with the given pass over pids (n == 0: every process). */
+static int vma_pass(struct bt_capture *c, unsigned pass, const int *pids, size_t n)
+{
+	c->skel->bss->snap_pass = pass;
+	if (!n)
+		return run_iter(c, c->skel->progs.vma_snap, 0);
+	int err = 0;
+	for (size_t i = 0; i < n; i++) {
+		int e = run_iter(c, c->skel->progs.vma_snap, pids[i]);
+		if (e && !gone(e) && !err)
+			err = e;
+	}
+	return err;
+}
+
+struct elf_job {
+	struct bt_file_key key;
+	struct bt_elf_job job;
+};
+
+/* Pass 2: each build-id read vma_snap queued, one elf_read run each, results tagged with round.
+ * Returns the number of jobs done or -errno. */
+static int read_queued_build_ids(struct bt_capture *c, uint32_t round)
+{
+	int jfd = bpf_map__fd(c->skel->maps.snap_jobs);
+	size_t n = 0, cap = 0;
+	struct elf_job *jobs = NULL;
+	struct bt_file_key cur, next;
+	bool first = true;
+	int err = 0;
+	while (bpf_map_get_next_key(jfd, first ? NULL : &cur, &next) == 0) {
+		first = false;
+		cur = next;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			struct elf_job *nj = realloc(jobs, ncap * sizeof(*nj));
+			if (!nj) {
+				err = -ENOMEM;
+				break;
+			}
+			jobs = nj;
+			cap = ncap;
+		}
+		if (bpf_map_lookup_elem(jfd, &cur, &jobs[n].job) == 0)
+			jobs[n++].key = cur;
+	}
+	int rfd = bpf_map__fd(c->skel->maps.elf_req), ffd = bpf_map__fd(c->skel->maps.snap_fresh);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t zero = 0;
+		struct bt_elf_req req = { .job = jobs[i].job, .key = jobs[i].key, .round = round };
+		bpf_map_delete_elem(jfd, &jobs[i].key);
+		if (bpf_map_update_elem(rfd, &zero, &req, BPF_ANY)) {
+			err = -errno;
+			break;
+		}
+		int e = run_iter(c, c->skel->progs.elf_read, (int)req.job.tgid);
+		if (e && !gone(e))
+			logf_(c, BT_LOG_DEBUG, "reading a build-id in pid %u failed: %s", req.job.tgid,
+			      strerror(-e));
+		if (bpf_map_lookup_elem(rfd, &zero, &req) == 0 && !req.done) {
+			/* The process was gone: the next pass picks another one that maps the file. */
+			struct bt_fresh gone_ = { .bid.status = BT_BID_PENDING, .round = round };
+			bpf_map_update_elem(ffd, &jobs[i].key, &gone_, BPF_ANY);
+		}
+	}
+	free(jobs);
+	return err ? err : (int)(n > INT_MAX ? INT_MAX : n);
+}
+
+static void clear_map(int fd, size_t key_size)
+{
+	unsigned char key[64];
+	if (key_size > sizeof(key))
+		return;
+	/* Deleting the first key each time never depends on a deleted key's successor. */
+	while (bpf_map_get_next_key(fd, NULL, key) == 0)
+		if (bpf_map_delete_elem(fd, key))
+			break;
+}
+
+#define SNAP_ROUNDS 3  /* read rounds per snapshot: retries when a chosen process vanished */
+
+/* The passes described in buildtrace.bpf.c, over pids (n == 0: every process). */
+static int snapshot(struct bt_capture *c, const int *pids, size_t n)
+{
+	int err = vma_pass(c, 0, pids, n);
+	for (uint32_t round = 1; round <= SNAP_ROUNDS; round++) {
+		int jobs = read_queued_build_ids(c, round);
+		if (jobs < 0 && !err)
+			err = jobs;
+		if (jobs <= 0)
+			break;
+		c->skel->bss->snap_round = round;
+		int e = vma_pass(c, 1, pids, n);
+		if (e && !err)
+			err = e;
+	}
+	clear_map(bpf_map__fd(c->skel->maps.snap_fresh), sizeof(struct bt_file_key));
+	clear_map(bpf_map__fd(c->skel->maps.snap_jobs), sizeof(struct bt_file_key));
+	return err;
+}
+
+static int run_pending(struct bt_capture *c)
+{
+	if (c->pending_all) {
+		c->pending_all = false;
+		c->npending = 0;
+		return bt_capture_snapshot(c, 0);
+	}
+	int err = snapshot(c, c->pending, c->npending);
+	c->npending = 0;
+	return err;
+}
+
+int bt_capture_snapshot(struct bt_capture *c, int pid)
+{
+	if (!c || pid < 0)
+		return -EINVAL;
+	if (pid > 0)
+		return snapshot(c, &pid, 1);
+	if (c->all)
+		return snapshot(c, NULL, 0);
+	int pids[PER_PID_ITER_MAX];
+	size_t n = 0;
+	uint32_t key, next;
+	uint32_t *prev = NULL;
+	int fd = bpf_map__fd(c->skel->maps.watched);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (n == PER_PID_ITER_MAX)
+			return snapshot(c, NULL, 0);  /* the BPF side filters by the watched map */
+		pids[n++] = (int)next;
+		key = next;
+		prev = &key;
+	}
+	return n ? snapshot(c, pids, n) : 0;
+}
+
+/* ---- polling ----------------------------------------------------------------------------- */
+
+int bt_capture_poll(struct bt_capture *c, int timeout_ms)
+{
+	if (!c)
+		return -EINVAL;
+	c->stopped = false;
+	int n = ring_buffer__poll(c->rb, timeout_ms);
+	if (c->stopped)
+		return c->stop_rc;
+	if (n < 0)
+		return n;
+	/* Samples do not wake the reader (see the sampler), so what the wait did not deliver is
+	 * taken now: at most one poll timeout late, for one wakeup per poll instead of per sample. */
+	int late = ring_buffer__consume(c->rb);
+	if (c->stopped)
+		return c->stop_rc;
+	if (late < 0)
+		return late;
+	n = n > INT_MAX - late ? INT_MAX : n + late;
+	if (c->npending || c->pending_all) {
+		int err = run_pending(c);
+		if (err)
+			logf_(c, BT_LOG_DEBUG, "iterator run failed: %s", strerror(-err));
+		/* Deliver what the iterator wrote now, so the build-ids follow their triggers closely. */
+		int m = ring_buffer__consume(c->rb);
+		if (c->stopped)
+			return c->stop_rc;
+		if (m < 0)
+			return m;
+		n = n > INT_MAX - m ? INT_MAX : n + m;
+	}
+	return n;
+}
+
+/* ---- open / close ------------------------------------------------------------------------ */
+
+/* Calls fn for each CPU listed in /sys/devices/system/cpu/online ("0-3,5"). */
+static int for_each_online_cpu(int (*fn)(void *ctx, int cpu), void *ctx)
+{
+	char buf[4096];
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int e = errno;
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -e : -ENODATA;
+	buf[n] = '\0';
+	char *p = buf;
+	while (*p && *p != '\n') {
+		char *end;
+		errno = 0;
+		long a = strtol(p, &end, 10), b;
+		if (end == p || a < 0 || a > 65535 || errno)
+			return -EINVAL;
+		p = end;
+		b = a;
+		if (*p == '-') {
+			p++;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b > 65535)
+				return -EINVAL;
+			p = end;
+		}
+		for (long cpu = a; cpu <= b; cpu++) {
+			int r = fn(ctx, (int)cpu);
+			if (r)
+				return r;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+struct perf_attach_ctx {
+	struct bt_capture *c;
+	unsigned freq;
+	int first_err;
+	unsigned cap;
+};
+
+static int attach_cpu(void *ctx, int cpu)
+{
+	struct perf_attach_ctx *pa = ctx;
+	struct bt_capture *c = pa->c;
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.freq = 1;
+	attr.sample_freq = pa->freq;
+	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		int e = -errno;
+		if (e != -ENODEV) {  /* ENODEV: the CPU went offline meanwhile */
+			logf_(c, BT_LOG_WARN, "cpu %d: perf_event_open(cpu-clock, %u Hz) failed: %s", cpu,
+			      pa->freq, strerror(-e));
+			if (!pa->first_err)
+				pa->first_err = e;
+		}
+		return 0;
+	}
+	if (c->nperf == pa->cap) {
+		unsigned ncap = pa->cap ? 2 * pa->cap : 16;
+		struct bpf_link **nl = realloc(c->perf_links, ncap * sizeof(*nl));
+		if (!nl) {
+			close(fd);
+			return -ENOMEM;
+		}
+		c->perf_links = nl;
+		pa->cap = ncap;
+	}
+	struct bpf_link *l = bpf_program__attach_perf_event(c->skel->progs.sample, fd);
+	if (!l) {
+		int e = -errno;
+		close(fd);
+		logf_(c, BT_LOG_WARN, "cpu %d: attaching the sampler failed: %s", cpu, strerror(-e));
+		if (!pa->first_err)
+			pa->first_err = e;
+		return 0;
+	}
+	c->perf_links[c->nperf++] = l;  /* the link owns fd now */
+	return 0;
+}
+
+static bool kernel_has_btf_type(const char *name, int kind)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	bool ok = btf__find_by_name_kind(btf, name, kind) >= 0;
+	btf__free(btf);
+	return ok;
+}
+
+/* The reason for a rejection: the last line of the verifier log that is not its closing statistics
+ * ("processed N insns ...", "verification time ...", "stack depth ..."). */
+static const char *log_tail(char *log, size_t len)
+{
+	log[len - 1] = '\0';
+	for (;;) {
+		size_t n = strlen(log);
+		while (n && (log[n - 1] == '\n' || log[n - 1] == ' '))
+			log[--n] = '\0';
+		char *nl = strrchr(log, '\n');
+		char *last = nl ? nl + 1 : log;
+		if (!nl || (strncmp(last, "processed ", 10) && strncmp(last, "verification time", 17) &&
+			    strncmp(last, "stack depth", 11)))
+			return last;
+		*nl = '\0';
+	}
+}
+
+static size_t ringbuf_size(size_t want)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t sz = page;
+	if (!want)
+		want = DEFAULT_RINGBUF;
+	while (sz < want && sz < ((size_t)1 << 30))
+		sz <<= 1;
+	return sz;
+}
+
+/* The per-syscall tracepoints are attached through tracefs; without it mounted, the raw syscall
+ * tracepoints (attached by BTF id) stand in for them. */
+static bool have_syscall_tracepoints(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128];
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/syscalls/sys_exit_mmap/id", dirs[i]);
+		if (access(path, R_OK) == 0) {
+			snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_munmap/id", dirs[i]);
+			return access(path, R_OK) == 0;
+		}
+	}
+	return false;
+}
+
+static int watch_pid(struct bt_capture *c, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+	return bpf_map__update_elem(c->skel->maps.watched, &key, sizeof(key), &one, sizeof(one),
+				    BPF_ANY) ? -errno : 0;
+}
+
+/* A zombie has exited already, and so did its exit record, if any. */
+static bool pid_alive(int pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? false : kill(pid, 0) == 0 || errno == EPERM;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses, so look from the end. */
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return true;
+	return p[2] != 'Z' && p[2] != 'X';
+}
+
+static int attach_tracepoints(struct bt_capture *c, char *errbuf, size_t errlen)
+{
+	struct buildtrace_bpf *s = c->skel;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *what;
+	} tps[] = {
+		{ s->progs.on_exec, &s->links.on_exec, "sched:sched_process_exec" },
+		{ s->progs.on_fork, &s->links.on_fork, "sched:sched_process_fork" },
+		{ s->progs.on_exit, &s->links.on_exit, "sched:sched_process_exit" },
+		{ s->progs.on_mmap, &s->links.on_mmap, "syscalls:sys_exit_mmap" },
+		{ s->progs.on_munmap, &s->links.on_munmap, "syscalls:sys_enter_munmap" },
+		{ s->progs.on_sys_exit, &s->links.on_sys_exit, "raw_syscalls:sys_exit" },
+		{ s->progs.on_sys_enter, &s->links.on_sys_enter, "raw_syscalls:sys_enter" },
+		{ s->progs.on_module_load, &s->links.on_module_load, "module:module_load" },
+	};
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		if (!bpf_program__autoload(tps[i].prog))
+			continue;
+		*tps[i].link = bpf_program__attach(tps[i].prog);
+		if (!*tps[i].link)
+			return fail(errbuf, errlen, -errno, "attaching to the tracepoint %s failed",
+				    tps[i].what);
+	}
+	return 0;
+}
+
+int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out, char *errbuf,
+		    size_t errlen)
+{
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!out)
+		return fail(errbuf, errlen, -EINVAL, "bt_capture_open");
+	*out = NULL;
+	if (!opts || opts->sz < sizeof(*opts) || !opts->on_record)
+		return fail(errbuf, errlen, -EINVAL, "invalid capture options");
+	if (!opts->all && (!opts->pids || !opts->npids))
+		return fail(errbuf, errlen, -EINVAL, "no process to watch");
+	for (size_t i = 0; !opts->all && i < opts->npids; i++) {
+		if (opts->pids[i] <= 0)
+			return fail(errbuf, errlen, -EINVAL, "invalid pid %d", opts->pids[i]);
+		/* A zombie is accepted: it is simply never alive (bt_capture_watched_alive). */
+		if (kill(opts->pids[i], 0) != 0 && errno == ESRCH)
+			return fail(errbuf, errlen, -ESRCH, "process %d", opts->pids[i]);
+	}
+
+	struct bt_capture *c = calloc(1, sizeof(*c));
+	if (!c)
+		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
+	c->on_record = opts->on_record;
+	c->ctx = opts->ctx;
+	c->log = opts->log;
+	c->all = opts->all;
+	c->follow_forks = opts->follow_forks;
+	c->old_print = libbpf_set_print(quiet_print);
+	int err;
+	char *vlog = NULL;
+
+	c->possible_cpus = libbpf_num_possible_cpus();
+	if (c->possible_cpus <= 0) {
+		err = fail(errbuf, errlen, c->possible_cpus ? c->possible_cpus : -EINVAL,
+			   "counting the possible CPUs");
+		goto fail;
+	}
+	vlog = malloc(VERIFIER_LOG_SIZE);
+	if (!vlog) {
+		err = fail(errbuf, errlen, -ENOMEM, "allocating the verifier log");
+		goto fail;
+	}
+	vlog[0] = '\0';
+	/* Level 0: libbpf asks for the verifier log only when a program is rejected, whose tail then
+	 * says why (a full log of a successful load would not fit and turn it into ENOSPC). */
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = vlog,
+		    .kernel_log_size = VERIFIER_LOG_SIZE, .kernel_log_level = 0);
+	c->skel = buildtrace_bpf__open_opts(&oo);
+	if (!c->skel) {
+		err = fail(errbuf, errlen, -errno, "opening the BPF object");
+		goto fail;
+	}
+	uint32_t cfg = 0;
+	if (opts->all)
+		cfg |= BT_CFG_ALL;
+	if (opts->user_stacks)
+		cfg |= BT_CFG_USER;
+	if (opts->kernel_stacks)
+		cfg |= BT_CFG_KERNEL;
+	if (opts->follow_forks)
+		cfg |= BT_CFG_FOLLOW_FORK;
+	if (opts->dwarf && opts->user_stacks && opts->sz >= offsetof(struct bt_capture_opts, dwarf) + sizeof(opts->dwarf))
+		cfg |= BT_CFG_DWARF;
+	c->skel->rodata->cfg_flags = cfg;
+	unsigned ub = opts->sz >= offsetof(struct bt_capture_opts, ustack_bytes) + sizeof(opts->ustack_bytes)
+			      ? opts->ustack_bytes : 0;
+	if (ub && !bt_call_graph_size_ok(ub)) {
+		err = fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
+			   ub, BT_USTACK_MIN, BT_USTACK_MAX);
+		goto fail;
+	}
+	c->skel->rodata->ustack_bytes = ub ? ub : BT_USTACK_BYTES;
+	size_t rbsz = ringbuf_size(opts->ringbuf_bytes);
+	if ((err = bpf_map__set_max_entries(c->skel->maps.events, (uint32_t)rbsz))) {
+		err = fail(errbuf, errlen, err, "setting the ring buffer size to %zu bytes", rbsz);
+		goto fail;
+	}
+	if (!opts->samples)
+		bpf_program__set_autoload(c->skel->progs.sample, false);
+	/* Kernels without module support have neither the tracepoint nor struct module's notes. */
+	if (!kernel_has_btf_type("btf_trace_module_load", BTF_KIND_TYPEDEF)) {
+		bpf_program__set_autoload(c->skel->progs.on_module_load, false);
+		logf_(c, BT_LOG_DEBUG, "module_load tracepoint absent: module loads are not captured");
+	}
+	bool per_syscall = have_syscall_tracepoints();
+	bpf_program__set_autoload(c->skel->progs.on_mmap, per_syscall);
+	bpf_program__set_autoload(c->skel->progs.on_munmap, per_syscall);
+	bpf_program__set_autoload(c->skel->progs.on_sys_exit, !per_syscall);
+	bpf_program__set_autoload(c->skel->progs.on_sys_enter, !per_syscall);
+	if (!per_syscall)
+		logf_(c, BT_LOG_DEBUG, "tracefs has no syscall tracepoints: using raw_syscalls");
+	if ((err = buildtrace_bpf__load(c->skel))) {
+		const char *why = log_tail(vlog, VERIFIER_LOG_SIZE);
+		fail(errbuf, errlen, err, "loading the BPF programs failed%s%s%s",
+		     *why ? " (verifier: " : "", why, *why ? ")" : "");
+		goto fail;
+	}
+	free(vlog);
+	vlog = NULL;
+
+	for (size_t i = 0; !opts->all && i < opts->npids; i++) {
+		if ((err = watch_pid(c, opts->pids[i]))) {
+			fail(errbuf, errlen, err, "adding pid %d to the watched set", opts->pids[i]);
+			goto fail;
+		}
+	}
+	if ((err = attach_tracepoints(c, errbuf, errlen)))
+		goto fail;
+	if (opts->samples) {
+		struct perf_attach_ctx pa = { .c = c, .freq = opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ };
+		err = for_each_online_cpu(attach_cpu, &pa);
+		if (err) {
+			fail(errbuf, errlen, err, "attaching the cpu-clock sampler");
+			goto fail;
+		}
+		if (!c->nperf) {
+			err = fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
+				   "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);
+			goto fail;
+		}
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ring_record, c, NULL);
+	if (!c->rb) {
+		err = fail(errbuf, errlen, -errno, "opening the ring buffer");
+		goto fail;
+	}
+	if ((err = bt_capture_snapshot(c, 0))) {
+		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	free(vlog);
+	bt_capture_close(c);
+	return err;
+}
+
+int bt_capture_watch(struct bt_capture *c, int pid)
+{
+	if (!c || pid <= 0)
+		return -EINVAL;
+	if (c->all)
+		return 0;
+	int err = watch_pid(c, pid);
+	if (err)
+		return err;
+	return snapshot(c, &pid, 1);
+}
+
+int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
+{
+	if (!c || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	uint64_t *vals = calloc((size_t)c->possible_cpus, sizeof(uint64_t));
+	if (!vals)
+		return -ENOMEM;
+	uint64_t sums[BT_CNT_MAX] = { 0 };
+	int err = 0;
+	for (uint32_t k = 0; k < BT_CNT_MAX; k++) {
+		if (bpf_map__lookup_elem(c->skel->maps.counters, &k, sizeof(k), vals,
+					 (size_t)c->possible_cpus * sizeof(uint64_t), 0)) {
+			err = -errno;
+			break;
+		}
+		for (int i = 0; i < c->possible_cpus; i++)
+			sums[k] += vals[i];
+	}
+	free(vals);
+	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
+		out->drops[t] = sums[BT_CNT_DROP_BASE + t];
+	out->samples = sums[BT_CNT_SAMPLES];
+	out->bid_faults = sums[BT_CNT_BID_FAULT];
+	out->iter_runs = c->iter_runs;
+	out->cpus_attached = c->nperf;
+	out->ringbuf_bytes = bpf_map__max_entries(c->skel->maps.events);
+	return err;
+}
+
+int bt_capture_watched_alive(struct bt_capture *c)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->all)
+		return -1;
+	int fd = bpf_map__fd(c->skel->maps.watched);
+	uint32_t key, next, stale[64];
+	uint32_t *prev = NULL;
+	size_t nstale = 0;
+	int alive = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		/* The exit tracepoint removes processes; this catches one that died before it was
+		 * attached. */
+		if (pid_alive((int)next))
+			alive++;
+		else if (nstale < sizeof(stale) / sizeof(stale[0]))
+			stale[nstale++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < nstale; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
+	return alive;
+}
+
+void bt_capture_close(struct bt_capture *c)
+{
+	if (!c)
+		return;
+	if (c->malformed)
+		logf_(c, BT_LOG_WARN, "%llu malformed ring buffer records were ignored",
+		      (unsigned long long)c->malformed);
+	ring_buffer__free(c->rb);
+	for (unsigned i = 0; i < c->nperf; i++)
+		bpf_link__destroy(c->perf_links[i]);
+	free(c->perf_links);
+	buildtrace_bpf__destroy(c->skel);
+	libbpf_set_print(c->old_print);
+	free(c);
+}

@@ -1,0 +1,501 @@
+/* agent.c - `buildtrace agent`: the always-on fleet agent. Samples the whole machine and, every
+ * interval, writes one profile per format into the output directory (and the push spool), then
+ * starts the next interval with the same process table and symbol tables, evicting the tables no
+ * recent interval used. Reports its health in a status file. */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/agentconf.h"
+#include "capture/capture.h"
+#include "capture/caps.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "output/jsonout.h"
+#include "output/output.h"
+#include "output/profdir.h"
+#include "cmd/push.h"
+#include "base/selfmem.h"
+#include "session/session.h"
+
+static void agent_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace agent [--config FILE] [--output-dir DIR] [--interval SECONDS]\n"
+		"                        [-F HZ] [--format pprof,folded] [--max-files N] [--push URL]\n"
+		"                        [--app-name NAME] [--label KEY=VALUE]... [-v]\n"
+		"  Samples every process all the time; every interval writes one profile per format into\n"
+		"  the output directory (timestamped names, the oldest removed beyond --max-files) and,\n"
+		"  with --push, sends it to a Pyroscope-compatible server (POST /ingest) through a bounded\n"
+		"  spool that survives restarts. SIGTERM or SIGINT: a last profile, then exit 0; SIGHUP:\n"
+		"  read the config file again.\n"
+		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
+		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
+		"                      evict-after, ringbuf-size, call-graph, lines); options given here\n"
+		"                      win over the file\n"
+		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
+		"  --interval SECONDS  one profile per this long (default 60)\n"
+		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
+		"  --format LIST       pprof, folded or both (default pprof,folded)\n"
+		"  --max-files N       profiles kept per format (default 60)\n"
+		"  --push URL          Pyroscope server, e.g. http://pyroscope:4040\n"
+		"  --app-name NAME     application name for the server (default buildtrace)\n"
+		"  --label KEY=VALUE   a label for the server (repeatable)\n"
+		"  -v, --verbose       say what is written and sent\n"
+		"  -h, --help          this text\n");
+}
+
+static volatile sig_atomic_t got_stop, got_hup;
+
+static void on_stop(int sig)
+{
+	got_stop = sig;
+}
+
+static void on_hup(int sig)
+{
+	got_hup = 1;
+}
+
+/* Settings from the command line, kept to be applied again over the config file on SIGHUP. */
+struct cli_set {
+	const char *key, *value;
+};
+
+struct agent {
+	struct bt_agent_conf conf;
+	const char *config_path;
+	struct cli_set *cli;
+	size_t ncli;
+	int verbose;
+	struct bt_session session;
+	struct bt_capture *cap;
+	struct bt_push *push;
+	uint64_t intervals, write_errors, files_removed;
+	char last_write[64], last_error[256];
+	uint64_t last_unresolved;
+	uint64_t lost_before;          /* capture drops before this interval */
+};
+
+static int load_conf(struct agent *a, struct bt_agent_conf *out, char *err, size_t errlen)
+{
+	bt_agent_conf_defaults(out);
+	int e;
+	if (a->config_path && (e = bt_agent_conf_load(out, a->config_path, err, errlen)))
+		return e;
+	for (size_t i = 0; i < a->ncli; i++)
+		if ((e = bt_agent_conf_set(out, a->cli[i].key, a->cli[i].value, err, errlen)))
+			return e;
+	return bt_agent_conf_finish(out, err, errlen);
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int on_record(void *ctx, const struct bt_rec_hdr *rec)
+{
+	return bt_session_record(&((struct agent *)ctx)->session, rec);
+}
+
+static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
+{
+	const struct agent *a = ctx;
+	if (level <= BT_LOG_WARN || a->verbose)
+		fprintf(stderr, "buildtrace agent: %s\n", msg);
+}
+
+static long status_kb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	char line[256];
+	long v = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+struct status_ctx {
+	struct agent *a;
+};
+
+/* Paths and error texts may hold any bytes: written as valid JSON whatever they are. */
+static void json_str(FILE *f, const char *s)
+{
+	bt_json_put_string(f, s, strlen(s));
+}
+
+static int write_status(void *ctx, FILE *f)
+{
+	struct agent *a = ((struct status_ctx *)ctx)->a;
+	struct bt_session *s = &a->session;
+	struct bt_capture_stats cs = { 0 };
+	bt_capture_stats(a->cap, &cs);
+	/* What a leak would move (heap in use) apart from what only looks like growth (the ring
+	 * buffer's pages, touched as its write position goes round). */
+	struct bt_selfmem mem;
+	bt_selfmem_read(NULL, &mem);
+	uint64_t lost = cs.drops[BT_REC_SAMPLE], other = 0;
+	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
+		if (t != BT_REC_SAMPLE)
+			other += cs.drops[t];
+	fprintf(f, "{\n  \"time_ns\": %lld,\n  \"pid\": %d,\n  \"intervals\": %llu,\n  \"samples\": %llu,\n"
+		"  \"lost_samples\": %llu,\n  \"lost_other_records\": %llu,\n  \"unresolved_frames_last_interval\": %llu,\n"
+		"  \"processes\": %zu,\n  \"processes_exited\": %llu,\n  \"build_ids\": %zu,\n  \"symtabs_loaded\": %llu,\n  \"symtabs_evicted\": %llu,\n"
+		"  \"rss_kb\": %ld,\n  \"peak_rss_kb\": %ld,\n  \"heap_in_use_kb\": %llu,\n  \"rss_anon_kb\": %llu,\n"
+		"  \"ring_buffer_kb\": %llu,\n  \"bpf_maps_rss_kb\": %llu,\n  \"last_write\": ",
+		(long long)wall_ns(), (int)getpid(), (unsigned long long)a->intervals,
+		(unsigned long long)s->stats.samples, (unsigned long long)lost, (unsigned long long)other,
+		(unsigned long long)a->last_unresolved, s->procs.nprocs,
+		(unsigned long long)s->stats.exits, bt_session_build_ids(s),
+		(unsigned long long)s->dsos.symtabs_loaded, (unsigned long long)s->dsos.symtabs_evicted,
+		status_kb("VmRSS"), status_kb("VmHWM"), (unsigned long long)(mem.heap_in_use / 1024),
+		(unsigned long long)(mem.rss_anon / 1024), (unsigned long long)(cs.ringbuf_bytes / 1024),
+		(unsigned long long)(mem.bpf_maps_rss / 1024));
+	json_str(f, a->last_write);
+	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
+	json_str(f, a->last_error);
+	if (a->push) {
+		struct bt_push_stats ps;
+		bt_push_get_stats(a->push, &ps);
+		fprintf(f, ",\n  \"push\": {\"sent\": %llu, \"errors\": %llu, \"dropped\": %llu, \"spool_files\": %llu, "
+			"\"spool_bytes\": %llu, \"last_error\": ", (unsigned long long)ps.sent,
+			(unsigned long long)ps.errors, (unsigned long long)ps.dropped,
+			(unsigned long long)ps.spool_files, (unsigned long long)ps.spool_bytes);
+		json_str(f, ps.last_error);
+		fputc('}', f);
+	}
+	fputs("\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+struct membuf {
+	char *buf;
+	size_t len;
+};
+
+static int write_membuf(void *ctx, FILE *f)
+{
+	const struct membuf *m = ctx;
+	return fwrite(m->buf, 1, m->len, f) == m->len ? 0 : -EIO;
+}
+
+/* The interval's profile in one format: into memory, then the output directory and the spool. */
+static void write_format(struct agent *a, enum bt_format fmt, const char *ext, const char *pushfmt,
+			 const struct bt_output_opts *oo, int64_t from_ns, int64_t until_ns)
+{
+	struct membuf m = { 0 };
+	FILE *mf = open_memstream(&m.buf, &m.len);
+	int err = mf ? bt_output_session(&a->session, fmt, oo, mf) : -ENOMEM;
+	if (mf && fclose(mf) != 0 && !err)
+		err = -ENOMEM;
+	char path[BT_AGENT_STR + 128];
+	if (!err)
+		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, "buildtrace", until_ns, ext);
+	if (!err)
+		err = bt_atomic_write(path, write_membuf, &m);
+	if (err) {
+		a->write_errors++;
+		snprintf(a->last_error, sizeof(a->last_error), "writing the %s profile: %s", ext, strerror(-err));
+		fprintf(stderr, "buildtrace agent: %s\n", a->last_error);
+	} else {
+		snprintf(a->last_write, sizeof(a->last_write), "%s", strrchr(path, '/') + 1);
+		unsigned removed = 0;
+		bt_profdir_prune(a->conf.output_dir, "buildtrace", ext, a->conf.max_files, &removed);
+		a->files_removed += removed;
+		if (a->verbose)
+			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
+	}
+	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, pushfmt, from_ns / 1000000000,
+					       (until_ns + 999999999) / 1000000000) != 0)
+		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
+	free(m.buf);
+}
+
+/* Ends an interval: everything sampled so far named and written, then a fresh profile. */
+static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
+{
+	struct bt_session *s = &a->session;
+	while (bt_capture_poll(a->cap, 0) > 0)
+		;
+	bt_session_resolve(s);
+	if (s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
+		bt_session_resolve(s);
+	if (a->conf.lines)
+		bt_session_resolve_lines(s);
+	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
+				     .duration_ns = until_ns - from_ns };
+	if (a->conf.fmt_pprof)
+		write_format(a, BT_FMT_PPROF, "pb.gz", "pprof", &oo, from_ns, until_ns);
+	if (a->conf.fmt_folded)
+		write_format(a, BT_FMT_FOLDED, "folded", "folded", &oo, from_ns, until_ns);
+	a->intervals++;
+	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
+	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
+	bool per_pid = s->prof.per_pid;
+	bt_profile_free(&s->prof);
+	bt_profile_init(&s->prof);
+	s->prof.per_pid = per_pid;
+	/* Symbol tables no interval asked for during evict-after are dropped. */
+	s->dsos.epoch++;
+	uint64_t keep = (uint64_t)(a->conf.evict_s / a->conf.interval_s) + 1;
+	if (s->dsos.epoch > keep)
+		bt_dso_evict(&s->dsos, s->dsos.epoch - keep);
+	struct status_ctx sc = { a };
+	int err = bt_atomic_write(a->conf.status_file, write_status, &sc);
+	if (err && a->verbose)
+		fprintf(stderr, "buildtrace agent: cannot write %s: %s\n", a->conf.status_file, strerror(-err));
+}
+
+/* After attaching: another user if configured, and only the capabilities the session still needs
+ * (bt_caps_keep_after_attach). */
+static int switch_user(const struct bt_agent_conf *c)
+{
+	if (!c->user[0])
+		return 0;
+	struct passwd *pw = getpwnam(c->user);
+	if (!pw)
+		return bt_cli_error(1, "user '%s' does not exist", c->user);
+	/* The agent's own files must stay writable by the user it becomes. */
+	if (chown(c->output_dir, pw->pw_uid, pw->pw_gid) != 0 ||
+	    (c->push_url[0] && chown(c->spool_dir, pw->pw_uid, pw->pw_gid) != 0))
+		return bt_cli_error(1, "cannot give %s to user %s: %s", c->output_dir, c->user, strerror(errno));
+	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) != 0 || setgroups(0, NULL) != 0 ||
+	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
+		return bt_cli_error(1, "cannot become user %s: %s", c->user, strerror(errno));
+	prctl(PR_SET_KEEPCAPS, 0L, 0L, 0L, 0L);
+	return 0;
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[BT_AGENT_STR];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* SIGHUP: the config file read again; what needs no new attachment takes effect now. */
+static void reload(struct agent *a)
+{
+	struct bt_agent_conf n;
+	char err[512];
+	if (load_conf(a, &n, err, sizeof(err))) {
+		fprintf(stderr, "buildtrace agent: config not reloaded: %s\n", err);
+		return;
+	}
+	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user))
+		fprintf(stderr, "buildtrace agent: frequency, ring buffer size and user change at the next start\n");
+	n.freq_hz = a->conf.freq_hz;
+	n.ringbuf_bytes = a->conf.ringbuf_bytes;
+	memcpy(n.user, a->conf.user, sizeof(n.user));
+	if (mkdirs(n.output_dir) != 0)
+		fprintf(stderr, "buildtrace agent: cannot create %s: %s\n", n.output_dir, strerror(errno));
+	bool push_changed = strcmp(n.push_url, a->conf.push_url) || strcmp(n.spool_dir, a->conf.spool_dir) ||
+			    strcmp(n.app_name, a->conf.app_name) || n.nlabels != a->conf.nlabels ||
+			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
+			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes;
+	a->conf = n;
+	if (push_changed) {
+		bt_push_stop(a->push);
+		a->push = NULL;
+		if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push) != 0)
+			fprintf(stderr, "buildtrace agent: cannot start pushing: spool %s unusable\n", a->conf.spool_dir);
+	}
+	fprintf(stderr, "buildtrace agent: config reloaded\n");
+}
+
+static int run(struct agent *a)
+{
+	char msg[512];
+	struct bt_agent_conf *c = &a->conf;
+	if (bt_caps_check(msg, sizeof(msg)))
+		return bt_cli_error(1, "%s; run the agent as root (it drops what it does not need)", msg);
+	if (mkdirs(c->output_dir) != 0)
+		return bt_cli_error(1, "cannot create %s: %s", c->output_dir, strerror(errno));
+	if (access(c->output_dir, W_OK) != 0)
+		return bt_cli_error(1, "cannot write to %s: %s", c->output_dir, strerror(errno));
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	struct bt_session_opts so = { .proc_root = "", .kernel = true, .cache_store = false };
+	bt_session_init(&a->session, &so);
+	struct bt_capture_opts co = {
+		.sz = sizeof(co), .all = true, .samples = true, .user_stacks = true, .kernel_stacks = true,
+		.follow_forks = true, .freq_hz = c->freq_hz, .ringbuf_bytes = c->ringbuf_bytes,
+		.on_record = on_record, .ctx = a, .log = capture_log, .dwarf = c->dwarf,
+		.ustack_bytes = c->ustack_bytes,
+	};
+	int rc = 0;
+	int err = bt_capture_open(&co, &a->cap, msg, sizeof(msg));
+	if (err) {
+		rc = bt_cli_error(1, "%s", msg);
+		goto out;
+	}
+	bt_session_reload_kallsyms(&a->session);
+	if (c->push_url[0] && (err = bt_push_start(c, &a->push))) {
+		rc = bt_cli_error(1, "cannot use the spool %s: %s", c->spool_dir, strerror(-err));
+		goto out;
+	}
+	if ((rc = switch_user(c)))
+		goto out;
+	if ((err = bt_caps_drop(bt_caps_keep_after_attach())))
+		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz, a profile every %g s into %s%s%s\n",
+		c->freq_hz, c->interval_s, c->output_dir, c->push_url[0] ? ", pushed to " : "", c->push_url);
+	double t_start = mono_s(), last_tick = t_start;
+	int64_t from_ns = wall_ns();
+	while (!got_stop) {
+		if (got_hup) {
+			got_hup = 0;
+			reload(a);
+		}
+		err = bt_capture_poll(a->cap, 100);
+		if (err < 0 && err != -EINTR) {
+			rc = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
+			goto out;
+		}
+		double t = mono_s();
+		if (t - last_tick >= 1.0) {
+			last_tick = t;
+			bt_session_reap(&a->session, 5ULL * 1000000000);
+			if (a->session.ksyms_misses)
+				bt_session_reload_kallsyms(&a->session);
+			bt_session_resolve(&a->session);
+		}
+		if (t - t_start >= c->interval_s) {
+			int64_t until = wall_ns();
+			end_interval(a, from_ns, until);
+			from_ns = until;
+			t_start = t;
+		}
+	}
+	/* The last, partial interval is a profile too. */
+	end_interval(a, from_ns, wall_ns());
+	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n",
+		got_stop == SIGINT ? "interrupted" : "terminated", (unsigned long long)a->intervals,
+		(unsigned long long)a->session.stats.samples);
+out:
+	bt_push_stop(a->push);
+	bt_capture_close(a->cap);
+	bt_session_free(&a->session);
+	return rc;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, O_CONFIG },
+		{ "output-dir", required_argument, NULL, O_OUTDIR },
+		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "max-files", required_argument, NULL, O_MAXFILES },
+		{ "push", required_argument, NULL, O_PUSH },
+		{ "app-name", required_argument, NULL, O_APP },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct agent *a = calloc(1, sizeof(*a));
+	if (!a)
+		return bt_cli_error(1, "out of memory");
+	a->cli = calloc((size_t)argc + 1, sizeof(*a->cli));
+	if (!a->cli) {
+		free(a);
+		return bt_cli_error(1, "out of memory");
+	}
+	int c, rc = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:vh", opts, NULL)) != -1) {
+		const char *key = NULL;
+		switch (c) {
+		case O_CONFIG: a->config_path = optarg; break;
+		case O_OUTDIR: key = "output-dir"; break;
+		case O_INTERVAL: key = "interval"; break;
+		case 'F': key = "freq"; break;
+		case O_FORMAT: key = "format"; break;
+		case O_MAXFILES: key = "max-files"; break;
+		case O_PUSH: key = "push"; break;
+		case O_APP: key = "app-name"; break;
+		case O_LABEL: key = "label"; break;
+		case 'v': a->verbose++; break;
+		case 'h': agent_usage(stdout); goto done;
+		case ':': rc = bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]); goto done;
+		default:
+			rc = bt_cli_error(2, "unknown option '%s' (see buildtrace agent --help)", argv[optind - 1]);
+			goto done;
+		}
+		if (key)
+			a->cli[a->ncli++] = (struct cli_set){ key, optarg };
+	}
+	if (optind < argc) {
+		rc = bt_cli_error(2, "unexpected argument '%s' (see buildtrace agent --help)", argv[optind]);
+		goto done;
+	}
+	char err[512];
+	if (load_conf(a, &a->conf, err, sizeof(err))) {
+		rc = bt_cli_error(2, "%s", err);
+		goto done;
+	}
+	unsigned long max = bt_cli_max_sample_rate();
+	if (a->conf.freq_hz > max) {
+		rc = bt_cli_error(2, "frequency %u Hz is above kernel.perf_event_max_sample_rate (%lu)",
+				  a->conf.freq_hz, max);
+		goto done;
+	}
+	rc = run(a);
+done:
+	free(a->cli);
+	free(a);
+	return rc;
+}

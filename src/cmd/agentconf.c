@@ -1,0 +1,273 @@
+/* agentconf.c - the agent's settings: one table of keys, used by the config file and the command
+ * line alike, each value checked where it is read. */
+#include "cmd/agentconf.h"
+#include "capture/callgraph.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+
+#include "bt_proto.h"
+
+void bt_agent_conf_defaults(struct bt_agent_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->output_dir, sizeof(c->output_dir), "/var/lib/buildtrace/profiles");
+	c->interval_s = 60;
+	c->freq_hz = 19;
+	c->fmt_pprof = c->fmt_folded = true;
+	c->max_files = 60;
+	snprintf(c->app_name, sizeof(c->app_name), "buildtrace");
+	c->spool_max_files = 100;
+	c->spool_max_bytes = 64ULL << 20;
+	c->evict_s = 600;
+	c->ringbuf_bytes = 4u << 20;
+	c->dwarf = true;
+}
+
+static int say(char *err, size_t len, int code, const char *fmt, ...)
+{
+	if (err && len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int copy(char *dst, size_t len, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (strlen(v) >= len)
+		return say(err, errlen, -ENAMETOOLONG, "%s: '%s' is too long (at most %zu bytes)", key, v, len - 1);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+static int parse_double(const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	if (errno || end == v || *end || !(d >= lo && d <= hi))
+		return -EINVAL;
+	*out = d;
+	return 0;
+}
+
+static int parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (!isdigit((unsigned char)*v))
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	uint64_t mult = 1;
+	if (*end == 'K' || *end == 'k')
+		mult = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		mult = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		mult = 1ULL << 30;
+	if (mult != 1)
+		end++;
+	if (errno || *end || n > hi / mult || n * mult < lo || n * mult > hi)
+		return -EINVAL;
+	*out = n * mult;
+	return 0;
+}
+
+/* Pyroscope's label and app names: letters, digits, '_', '-', '.' only (they go into a query). */
+static bool name_ok(const char *s, bool dots)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && !(dots && *s == '.'))
+			return false;
+	return true;
+}
+
+int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	if (!strcmp(key, "output-dir") || !strcmp(key, "output_dir"))
+		return copy(c->output_dir, sizeof(c->output_dir), key, v, err, errlen);
+	if (!strcmp(key, "interval")) {
+		if (parse_double(v, 0.5, 86400, &c->interval_s))
+			return say(err, errlen, -EINVAL, "interval: '%s' is not a number of seconds in 0.5..86400", v);
+		return 0;
+	}
+	if (!strcmp(key, "freq") || !strcmp(key, "frequency")) {
+		if (parse_u64(v, 1, 100000, &n))
+			return say(err, errlen, -EINVAL, "frequency: '%s' is not 1..100000 Hz", v);
+		c->freq_hz = (unsigned)n;
+		return 0;
+	}
+	if (!strcmp(key, "format")) {
+		bool pp = false, fo = false;
+		char buf[128];
+		if (strlen(v) >= sizeof(buf))
+			return say(err, errlen, -EINVAL, "format: '%s' is too long", v);
+		strcpy(buf, v);
+		char *save = NULL;
+		for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+			if (!strcmp(t, "pprof"))
+				pp = true;
+			else if (!strcmp(t, "folded"))
+				fo = true;
+			else
+				return say(err, errlen, -EINVAL, "format: unknown format '%s' (pprof, folded)", t);
+		}
+		if (!pp && !fo)
+			return say(err, errlen, -EINVAL, "format: none given (pprof, folded)");
+		c->fmt_pprof = pp;
+		c->fmt_folded = fo;
+		return 0;
+	}
+	if (!strcmp(key, "max-files") || !strcmp(key, "max_files")) {
+		if (parse_u64(v, 1, 1000000, &n))
+			return say(err, errlen, -EINVAL, "max-files: '%s' is not 1..1000000", v);
+		c->max_files = (unsigned)n;
+		return 0;
+	}
+	if (!strcmp(key, "push")) {
+		if (*v && strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+			return say(err, errlen, -EINVAL, "push: '%s' is not an http:// or https:// URL", v);
+		return copy(c->push_url, sizeof(c->push_url), key, v, err, errlen);
+	}
+	if (!strcmp(key, "app-name") || !strcmp(key, "app_name")) {
+		if (!name_ok(v, true))
+			return say(err, errlen, -EINVAL, "app-name: '%s' may hold only letters, digits, '_', '-', '.'", v);
+		return copy(c->app_name, sizeof(c->app_name), key, v, err, errlen);
+	}
+	if (!strcmp(key, "label")) {
+		const char *eq = strchr(v, '=');
+		if (!eq || eq == v || !eq[1])
+			return say(err, errlen, -EINVAL, "label: '%s' is not KEY=VALUE", v);
+		if (c->nlabels == BT_AGENT_MAX_LABELS)
+			return say(err, errlen, -E2BIG, "label: at most %d labels", BT_AGENT_MAX_LABELS);
+		struct bt_agent_label *l = &c->labels[c->nlabels];
+		size_t kl = (size_t)(eq - v);
+		if (kl >= sizeof(l->key) || strlen(eq + 1) >= sizeof(l->value))
+			return say(err, errlen, -ENAMETOOLONG, "label: '%s' is too long", v);
+		memcpy(l->key, v, kl);
+		l->key[kl] = '\0';
+		strcpy(l->value, eq + 1);
+		if (!name_ok(l->key, false) || !name_ok(l->value, true))
+			return say(err, errlen, -EINVAL, "label: '%s': names and values may hold only letters, "
+				   "digits, '_', '-' (and '.' in values)", v);
+		c->nlabels++;
+		return 0;
+	}
+	if (!strcmp(key, "call-graph") || !strcmp(key, "call_graph")) {
+		if (bt_call_graph_parse(v, &c->dwarf, &c->ustack_bytes))
+			return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf, dwarf,SIZE (bytes of "
+				   "stack per sample, a multiple of 8 from %d to %d) or fp", v, BT_USTACK_MIN,
+				   BT_USTACK_MAX);
+		return 0;
+	}
+	if (!strcmp(key, "lines")) {
+		if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
+			c->lines = true;
+		else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
+			c->lines = false;
+		else
+			return say(err, errlen, -EINVAL, "lines: '%s' is not yes or no", v);
+		return 0;
+	}
+	if (!strcmp(key, "user"))
+		return copy(c->user, sizeof(c->user), key, v, err, errlen);
+	if (!strcmp(key, "spool-dir") || !strcmp(key, "spool_dir"))
+		return copy(c->spool_dir, sizeof(c->spool_dir), key, v, err, errlen);
+	if (!strcmp(key, "spool-max-files") || !strcmp(key, "spool_max_files")) {
+		if (parse_u64(v, 1, 1000000, &n))
+			return say(err, errlen, -EINVAL, "spool-max-files: '%s' is not 1..1000000", v);
+		c->spool_max_files = (unsigned)n;
+		return 0;
+	}
+	if (!strcmp(key, "spool-max-bytes") || !strcmp(key, "spool_max_bytes")) {
+		if (parse_u64(v, 4096, 1ULL << 40, &c->spool_max_bytes))
+			return say(err, errlen, -EINVAL, "spool-max-bytes: '%s' is not a size from 4K (K, M, G)", v);
+		return 0;
+	}
+	if (!strcmp(key, "status-file") || !strcmp(key, "status_file"))
+		return copy(c->status_file, sizeof(c->status_file), key, v, err, errlen);
+	if (!strcmp(key, "evict-after") || !strcmp(key, "evict_after")) {
+		if (parse_double(v, 1, 1e7, &c->evict_s))
+			return say(err, errlen, -EINVAL, "evict-after: '%s' is not a number of seconds >= 1", v);
+		return 0;
+	}
+	if (!strcmp(key, "ringbuf-size") || !strcmp(key, "ringbuf_size")) {
+		if (parse_u64(v, 4096, 1ULL << 30, &n))
+			return say(err, errlen, -EINVAL, "ringbuf-size: '%s' is not 4K..1G", v);
+		c->ringbuf_bytes = (size_t)n;
+		return 0;
+	}
+	return say(err, errlen, -ENOENT, "unknown setting '%s'", key);
+}
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+int bt_agent_conf_load(struct bt_agent_conf *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return say(err, errlen, -errno, "cannot read %s: %s", path, strerror(errno));
+	char line[2048], msg[512];
+	unsigned lineno = 0;
+	int rc = 0;
+	while (!rc && fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = say(err, errlen, -EINVAL, "%s:%u: line too long", path, lineno);
+			break;
+		}
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *s = trim(line);
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			rc = say(err, errlen, -EINVAL, "%s:%u: expected 'key = value'", path, lineno);
+			break;
+		}
+		*eq = '\0';
+		char *key = trim(s), *val = trim(eq + 1);
+		int e = bt_agent_conf_set(c, key, val, msg, sizeof(msg));
+		if (e)
+			rc = say(err, errlen, e == -ENOENT ? -EINVAL : e, "%s:%u: %s", path, lineno, msg);
+	}
+	if (!rc && ferror(f))
+		rc = say(err, errlen, -EIO, "cannot read %s", path);
+	fclose(f);
+	return rc;
+}
+
+int bt_agent_conf_finish(struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	if (!c->output_dir[0] || c->output_dir[0] != '/')
+		return say(err, errlen, -EINVAL, "output-dir: '%s' is not an absolute path", c->output_dir);
+	if (!c->spool_dir[0] &&
+	    snprintf(c->spool_dir, sizeof(c->spool_dir), "%s/spool", c->output_dir) >= (int)sizeof(c->spool_dir))
+		return say(err, errlen, -EINVAL, "output-dir: too long");
+	if (!c->status_file[0] &&
+	    snprintf(c->status_file, sizeof(c->status_file), "%s/status.json", c->output_dir) >=
+		    (int)sizeof(c->status_file))
+		return say(err, errlen, -EINVAL, "output-dir: too long");
+	return 0;
+}

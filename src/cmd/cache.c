@@ -1,0 +1,375 @@
+/* cache.c - `buildtrace cache list|add|remove|prune` over the perf-compatible build-id cache,
+ * and `buildtrace archive`, a tarball of cache entries to take symbols to another machine. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symsrc/bidcache.h"
+#include "elf/buildid.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "symsrc/symsrc.h"
+
+#define HEXLEN (2 * BT_BUILD_ID_MAXLEN + 1)
+
+static void cache_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace cache [--cache-dir DIR] COMMAND [ARGS]\n"
+		"  The build-id cache (default ~/.debug), shared with perf's buildid-cache.\n"
+		"  list [-l]               BUILDID PATH per entry; -l adds SIZE and the files held\n"
+		"  add FILE...             store FILE and, when one is found, its debug file\n"
+		"  remove BUILDID...       drop entries\n"
+		"  prune --max-size SIZE   drop the least recently used entries down to SIZE (K, M, G)\n"
+		"  --cache-dir DIR         the cache to use\n"
+		"  -h, --help              this text\n");
+}
+
+static void archive_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace archive [--cache-dir DIR] -o FILE.tar [BUILDID | FILE]...\n"
+		"  Writes the build-id cache entries of the given build-ids, or of every build-id found\n"
+		"  in the given files (e.g. `buildtrace buildid-list` output), or of the whole cache when\n"
+		"  none is given, to a tar archive; extract it into another machine's ~/.debug.\n");
+}
+
+struct listing {
+	struct row {
+		char hex[HEXLEN];
+		char *path;
+		uint64_t size;
+		bool elf, debug;
+	} *rows;
+	size_t n, cap;
+};
+
+static int collect_row(void *ctx, const struct bt_bidcache_entry *e)
+{
+	struct listing *l = ctx;
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? 2 * l->cap : 64;
+		struct row *nr = realloc(l->rows, ncap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		l->rows = nr;
+		l->cap = ncap;
+	}
+	struct row *r = &l->rows[l->n];
+	bt_buildid_hex(&e->id, r->hex, sizeof(r->hex));
+	r->path = strdup(e->orig_path);
+	if (!r->path)
+		return -ENOMEM;
+	r->size = e->size;
+	r->elf = e->has_elf;
+	r->debug = e->has_debug;
+	l->n++;
+	return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct row *)a)->hex, ((const struct row *)b)->hex);
+}
+
+static int do_list(const char *cache, bool longfmt)
+{
+	struct listing l = { 0 };
+	int err = bt_bidcache_foreach(cache, collect_row, &l);
+	if (!err) {
+		if (l.n)
+			qsort(l.rows, l.n, sizeof(*l.rows), row_cmp);
+		for (size_t i = 0; i < l.n; i++) {
+			const struct row *r = &l.rows[i];
+			if (longfmt)
+				printf("%s %10" PRIu64 " %-9s %s\n", r->hex, r->size,
+				       r->elf && r->debug ? "elf+debug" : r->debug ? "debug"
+				       : r->elf ? "elf" : "-", r->path);
+			else
+				printf("%s %s\n", r->hex, r->path);
+		}
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free(l.rows[i].path);
+	free(l.rows);
+	return err ? bt_cli_error(1, "cannot read the cache %s: %s", cache, strerror(-err)) : 0;
+}
+
+static int add_one(const char *cache, const char *file)
+{
+	char real[PATH_MAX];
+	if (!realpath(file, real))
+		return bt_cli_error(1, "cannot add %s: %s", file, strerror(errno));
+	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return bt_cli_error(1, "cannot open %s: %s", file, strerror(errno));
+	struct bt_build_id id;
+	int err = bt_buildid_from_fd(fd, &id);
+	if (err) {
+		close(fd);
+		return bt_cli_error(1, "cannot add %s: %s", file,
+				    err == -ENODATA ? "it has no build-id"
+				    : err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+	}
+	err = bt_bidcache_add_fd(cache, &id, real, fd);
+	char hex[HEXLEN], origin[BT_SYMSRC_ORIGIN_LEN] = "";
+	bt_buildid_hex(&id, hex, sizeof(hex));
+	if (err) {
+		close(fd);
+		return bt_cli_error(1, "cannot add %s to %s: %s", file, cache, strerror(-err));
+	}
+	/* Like perf, keep the separate debug file too, so the entry alone symbolizes. */
+	struct bt_symsrc_opts so = { .cache_dir = cache };
+	int dfd = bt_symsrc_open_debug(&so, &id, fd, real, origin, sizeof(origin));
+	bool with_debug = false;
+	if (dfd >= 0) {
+		if (strcmp(origin, "cache") != 0)
+			with_debug = bt_bidcache_add_debug_fd(cache, &id, real, dfd) == 0;
+		else
+			with_debug = true;
+		close(dfd);
+	}
+	close(fd);
+	printf("%s %s%s\n", hex, real, with_debug ? " (with debug file)" : "");
+	return 0;
+}
+
+static int do_remove(const char *cache, const char *hex)
+{
+	struct bt_build_id id;
+	if (bt_buildid_parse_hex(hex, &id))
+		return bt_cli_error(2, "invalid build-id '%s': expected hex digits", hex);
+	int err = bt_bidcache_remove(cache, &id);
+	if (err == -ENOENT)
+		return bt_cli_error(1, "%s is not in the cache %s", hex, cache);
+	if (err)
+		return bt_cli_error(1, "cannot remove %s: %s", hex, strerror(-err));
+	return 0;
+}
+
+static int cache_dir_arg(const char *given, char *buf, size_t len)
+{
+	struct bt_symsrc_opts so = { .cache_dir = given };
+	int err = bt_symsrc_cache_dir(&so, buf, len);
+	if (err)
+		return bt_cli_error(1, "no cache directory: %s (use --cache-dir)", strerror(-err));
+	return 0;
+}
+
+int cmd_cache(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cache-dir", required_argument, NULL, 'c' },
+		{ "max-size", required_argument, NULL, 'm' },
+		{ "long", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *cache_opt = NULL, *max_opt = NULL;
+	bool longfmt = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":lh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cache_opt = optarg; break;
+		case 'm': max_opt = optarg; break;
+		case 'l': longfmt = true; break;
+		case 'h': cache_usage(stdout); return 0;
+		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
+		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace cache --help)",
+					     argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		cache_usage(stderr);
+		return 2;
+	}
+	const char *sub = argv[optind++];
+	char cache[PATH_MAX];
+	int rc = cache_dir_arg(cache_opt, cache, sizeof(cache));
+	if (rc)
+		return rc;
+	if (!strcmp(sub, "list")) {
+		if (optind < argc)
+			return bt_cli_error(2, "cache list takes no arguments");
+		rc = do_list(cache, longfmt);
+	} else if (!strcmp(sub, "add") || !strcmp(sub, "remove")) {
+		if (optind >= argc)
+			return bt_cli_error(2, "cache %s needs at least one %s", sub,
+					    sub[0] == 'a' ? "FILE" : "BUILDID");
+		for (int i = optind; i < argc; i++) {
+			int r = sub[0] == 'a' ? add_one(cache, argv[i]) : do_remove(cache, argv[i]);
+			if (r > rc)
+				rc = r;
+		}
+	} else if (!strcmp(sub, "prune")) {
+		size_t max;
+		if (!max_opt)
+			return bt_cli_error(2, "cache prune needs --max-size SIZE");
+		if (bt_cli_parse_size(max_opt, &max))
+			return bt_cli_error(2, "invalid size '%s' (bytes, or with K, M or G)", max_opt);
+		if (optind < argc)
+			return bt_cli_error(2, "cache prune takes no arguments besides --max-size");
+		size_t removed = 0;
+		uint64_t freed = 0;
+		int err = bt_bidcache_prune(cache, max, &removed, &freed);
+		if (err)
+			return bt_cli_error(1, "cannot prune %s: %s", cache, strerror(-err));
+		printf("removed %zu entries, %" PRIu64 " bytes\n", removed, freed);
+	} else {
+		return bt_cli_error(2, "unknown cache command '%s' (list, add, remove, prune)", sub);
+	}
+	if (fflush(stdout) != 0)
+		rc = bt_cli_error(1, "writing the output failed: %s", strerror(errno));
+	return rc;
+}
+
+static int push_id(struct bt_build_id **ids, size_t *n, size_t *cap, const struct bt_build_id *id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (bt_buildid_eq(&(*ids)[i], id))
+			return 0;
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 32;
+		struct bt_build_id *nv = realloc(*ids, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*ids = nv;
+		*cap = ncap;
+	}
+	(*ids)[(*n)++] = *id;
+	return 0;
+}
+
+/* Every run of 32 to 128 hex digits (an even number) standing alone in the file is taken as a
+ * build-id; entries not in the cache are skipped later. */
+static int scan_file(const char *path, struct bt_build_id **ids, size_t *n, size_t *cap)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	char tok[2 * BT_BUILD_ID_MAXLEN + 2];
+	size_t len = 0;
+	bool too_long = false;
+	int err = 0, ch;
+	do {
+		ch = fgetc(f);
+		if (ch != EOF && isxdigit(ch)) {
+			if (len < sizeof(tok) - 1)
+				tok[len++] = (char)tolower(ch);
+			else
+				too_long = true;
+			continue;
+		}
+		if (!too_long && len >= 32 && len % 2 == 0 && (ch == EOF || !isalnum(ch))) {
+			tok[len] = '\0';
+			struct bt_build_id id;
+			if (bt_buildid_parse_hex(tok, &id) == 0)
+				err = push_id(ids, n, cap, &id);
+		}
+		len = 0;
+		too_long = ch != EOF && isalnum(ch);  /* hex digits glued to a word are not one */
+	} while (!err && ch != EOF);
+	if (!err && ferror(f))
+		err = -EIO;
+	fclose(f);
+	return err;
+}
+
+static bool is_hex_id(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 2 || n % 2 || n > 2 * BT_BUILD_ID_MAXLEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+int cmd_archive(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cache-dir", required_argument, NULL, 'c' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *cache_opt = NULL, *out = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': cache_opt = optarg; break;
+		case 'o': out = optarg; break;
+		case 'h': archive_usage(stdout); return 0;
+		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
+		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace archive --help)",
+					     argv[optind - 1]);
+		}
+	}
+	if (!out)
+		return bt_cli_error(2, "archive needs -o FILE.tar");
+	char cache[PATH_MAX];
+	int rc = cache_dir_arg(cache_opt, cache, sizeof(cache));
+	if (rc)
+		return rc;
+	struct bt_build_id *ids = NULL;
+	size_t n = 0, cap = 0;
+	for (int i = optind; i < argc; i++) {
+		struct bt_build_id id;
+		int err;
+		if (is_hex_id(argv[i]) && access(argv[i], F_OK) != 0) {
+			bt_buildid_parse_hex(argv[i], &id);
+			err = push_id(&ids, &n, &cap, &id);
+		} else {
+			err = scan_file(argv[i], &ids, &n, &cap);
+		}
+		if (err) {
+			free(ids);
+			return bt_cli_error(1, "cannot read %s: %s", argv[i], strerror(-err));
+		}
+	}
+	if (optind < argc && n == 0) {
+		free(ids);
+		return bt_cli_error(1, "no build-id found in the arguments");
+	}
+	/* Written under a temporary name so that a failed run leaves no partial archive. */
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", out) >= (int)sizeof(tmp)) {
+		free(ids);
+		return bt_cli_error(1, "output name too long");
+	}
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		free(ids);
+		return bt_cli_error(1, "cannot create %s: %s", out, strerror(errno));
+	}
+	size_t count = 0;
+	int err = bt_bidcache_archive(cache, ids, n, fd, &count);
+	free(ids);
+	if (!err && fchmod(fd, 0644) != 0)
+		err = -errno;
+	if (close(fd) != 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, out) != 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return bt_cli_error(1, "cannot write %s: %s", out, strerror(-err));
+	}
+	printf("archived %zu entries of %s to %s\n", count, cache, out);
+	if (fflush(stdout) != 0)
+		return bt_cli_error(1, "writing the output failed: %s", strerror(errno));
+	return 0;
+}

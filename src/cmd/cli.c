@@ -1,0 +1,127 @@
+/* cli.c - see cli.h. */
+#include "cmd/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bt_cli_error(int code, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("buildtrace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+int bt_cli_parse_pids(const char *s, int **pids, size_t *n)
+{
+	*pids = NULL;
+	*n = 0;
+	if (!s || !*s)
+		return -EINVAL;
+	size_t cap = 1;
+	for (const char *p = s; *p; p++)
+		cap += *p == ',';
+	int *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	size_t k = 0;
+	const char *p = s;
+	for (;;) {
+		if (*p < '0' || *p > '9') {
+			free(v);
+			return -EINVAL;
+		}
+		char *end;
+		errno = 0;
+		long x = strtol(p, &end, 10);
+		if (errno || x <= 0 || x > INT_MAX) {
+			free(v);
+			return -ERANGE;
+		}
+		v[k++] = (int)x;
+		if (*end == '\0')
+			break;
+		if (*end != ',') {
+			free(v);
+			return -EINVAL;
+		}
+		p = end + 1;
+	}
+	*pids = v;
+	*n = k;
+	return 0;
+}
+
+int bt_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(s, &end, 10);
+	if (errno || *end || x < min || x > max || x > UINT_MAX)
+		return -EINVAL;
+	*out = (unsigned)x;
+	return 0;
+}
+
+int bt_cli_parse_seconds(const char *s, double *out)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || *end || !isfinite(x) || x <= 0 || x > 10.0 * 365 * 86400)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+int bt_cli_parse_size(const char *s, size_t *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end || x > (SIZE_MAX >> shift))
+		return -EINVAL;
+	*out = (size_t)(x << shift);
+	return 0;
+}
+
+unsigned long bt_cli_max_sample_rate(void)
+{
+	unsigned long v = 100000;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1 || v == 0)
+			v = 100000;
+		fclose(f);
+	}
+	return v;
+}
+
+bool bt_cli_pid_exists(int pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}

@@ -1,0 +1,53 @@
+/* main.c - buildtrace's entry point: dispatches subcommands; without one, runs the live session. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record, "profile processes live (the default)" },
+	{ "report", cmd_report, "convert a saved profile (folded -> svg ...)" },
+	{ "symbolize", cmd_symbolize, "name addresses of a file, a process or a build-id" },
+	{ "cache", cmd_cache, "list, add, remove or prune build-id cache entries" },
+	{ "archive", cmd_archive, "write build-id cache entries to a tar archive" },
+	{ "buildid-list", cmd_buildid_list, "list the build-ids of the files processes map, live" },
+	{ "agent", cmd_agent, "sample the whole machine always, a profile per interval (fleet agent)" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE] [-f FORMAT]\n"
+		"                  [--user-only | --kernel-only] [--cache-dir DIR] [--no-debuginfod] [-v]\n"
+		"       buildtrace COMMAND [ARGS]   (buildtrace COMMAND --help for its options)\n\n"
+		"commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		printf("buildtrace %s\n", BT_VERSION);
+		return 0;
+	}
+	if (argc > 1 && argv[1][0] != '-') {
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			if (!strcmp(argv[1], commands[i].name))
+				return commands[i].run(argc - 1, argv + 1);
+		fprintf(stderr, "buildtrace: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	return cmd_record(argc, argv);
+}

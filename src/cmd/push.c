@@ -1,0 +1,376 @@
+/* push.c - the push worker: sends the spool's profiles oldest first with libcurl, removes each once
+ * the server took it, and backs off (1 s doubling up to 60 s) while the server fails. Spool files are
+ * named FROM-UNTIL.FORMAT, so their names sort by time and carry what the request needs. */
+#include "cmd/push.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "output/profdir.h"
+
+#define BACKOFF_MAX_S 60
+#define REQUEST_TIMEOUT_S 20
+
+struct bt_push {
+	char url[BT_AGENT_STR];
+	char name[1024];             /* app{k=v,...}, URL-encoded */
+	unsigned rate;
+	char spool[BT_AGENT_STR];
+	unsigned max_files;
+	uint64_t max_bytes;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop, started;
+	_Atomic bool quit;           /* read by curl's progress callback without the lock */
+	struct bt_push_stats st;
+};
+
+struct spooled {
+	char name[96];
+	uint64_t size;
+};
+
+static int spooled_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct spooled *)a)->name, ((const struct spooled *)b)->name);
+}
+
+static bool spool_name_ok(const char *n)
+{
+	int64_t from, until;
+	char fmt[16];
+	return sscanf(n, "%" SCNd64 "-%" SCNd64 ".%15s", &from, &until, fmt) == 3 &&
+	       (!strcmp(fmt, "pprof") || !strcmp(fmt, "folded"));
+}
+
+/* The spool's profiles, oldest first (*out malloc'ed). Count or -errno. */
+static int spool_list(const char *dir, struct spooled **out, uint64_t *bytes)
+{
+	*out = NULL;
+	*bytes = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	struct spooled *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!spool_name_ok(de->d_name) || strlen(de->d_name) >= sizeof(v->name) || strstr(de->d_name, ".tmp."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 32;
+			struct spooled *nv = realloc(v, ncap * sizeof(*nv));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n].size = (uint64_t)st.st_size;
+		*bytes += v[n].size;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), spooled_cmp);
+	*out = v;
+	return (int)n;
+}
+
+/* Removes the oldest profiles until the spool is within its bounds; the caller holds mu. */
+static void spool_bound(struct bt_push *p)
+{
+	struct spooled *v;
+	uint64_t bytes;
+	int n = spool_list(p->spool, &v, &bytes);
+	if (n < 0)
+		return;
+	int i = 0;
+	while (i < n && ((unsigned)(n - i) > p->max_files || bytes > p->max_bytes)) {
+		char path[BT_AGENT_STR + 128];
+		snprintf(path, sizeof(path), "%s/%s", p->spool, v[i].name);
+		if (unlink(path) == 0) {
+			p->st.dropped++;
+			bytes -= v[i].size;
+		}
+		i++;
+	}
+	p->st.spool_files = (uint64_t)(n - i);
+	p->st.spool_bytes = bytes;
+	free(v);
+}
+
+static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	return size * nmemb;
+}
+
+/* Ends a transfer in flight once the agent is stopping. */
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	return ((struct bt_push *)ud)->quit ? 1 : 0;
+}
+
+/* One POST /ingest; 0 when the server answered 2xx, else -EIO with the reason in why. */
+static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, size_t len, char *why, size_t wl)
+{
+	int64_t from = 0, until = 0;
+	char fmt[16] = "";
+	sscanf(file, "%" SCNd64 "-%" SCNd64 ".%15s", &from, &until, fmt);
+	char url[BT_AGENT_STR + 1400];
+	const char *slash = p->url[0] && p->url[strlen(p->url) - 1] == '/' ? "" : "/";
+	snprintf(url, sizeof(url), "%s%singest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=%s"
+		 "&sampleRate=%u&spyName=buildtrace&units=samples&aggregationType=sum",
+		 p->url, slash, p->name, from, until, fmt, p->rate);
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)REQUEST_TIMEOUT_S);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "buildtrace");
+	struct curl_slist *hdrs = NULL;
+	curl_mime *mime = NULL;
+	if (!strcmp(fmt, "pprof")) {
+		/* Pyroscope reads a pprof profile from the multipart field "profile". */
+		mime = curl_mime_init(h);
+		curl_mimepart *part = curl_mime_addpart(mime);
+		curl_mime_name(part, "profile");
+		curl_mime_filename(part, "profile.pb.gz");
+		curl_mime_type(part, "application/octet-stream");
+		curl_mime_data(part, buf, len);
+		curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+	} else {
+		hdrs = curl_slist_append(hdrs, "Content-Type: text/plain");
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, buf);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	CURLcode rc = curl_easy_perform(h);
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	curl_slist_free_all(hdrs);
+	curl_mime_free(mime);
+	if (rc != CURLE_OK) {
+		snprintf(why, wl, "%s", curl_easy_strerror(rc));
+		return -EIO;
+	}
+	if (status < 200 || status > 299) {
+		snprintf(why, wl, "HTTP %ld", status);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void *read_all(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (buf = malloc((size_t)st.st_size + 1))) {
+		size_t got = 0;
+		while (got < (size_t)st.st_size) {
+			ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		*len = got;
+	}
+	close(fd);
+	return buf;
+}
+
+/* Waits up to s seconds, or until stopped or woken; the caller holds mu. */
+static void wait_s(struct bt_push *p, unsigned s)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += s;
+	if (!p->stop)
+		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+static void *worker(void *arg)
+{
+	struct bt_push *p = arg;
+	CURL *h = curl_easy_init();
+	unsigned backoff = 0;
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		if (backoff) {
+			wait_s(p, backoff);
+			if (p->stop)
+				break;
+		}
+		struct spooled *v;
+		uint64_t bytes;
+		int n = spool_list(p->spool, &v, &bytes);
+		if (n <= 0) {
+			free(v);
+			p->st.spool_files = 0;
+			p->st.spool_bytes = 0;
+			backoff = 0;
+			wait_s(p, 5);
+			continue;
+		}
+		char file[96], path[BT_AGENT_STR + 128];
+		snprintf(file, sizeof(file), "%s", v[0].name);
+		free(v);
+		snprintf(path, sizeof(path), "%s/%s", p->spool, file);
+		pthread_mutex_unlock(&p->mu);
+		size_t len = 0;
+		void *buf = read_all(path, &len);
+		char why[160] = "";
+		int err = !h ? -ENOMEM : buf ? post(p, h, file, buf, len, why, sizeof(why)) : -ENOENT;
+		free(buf);
+		pthread_mutex_lock(&p->mu);
+		if (err == 0) {
+			unlink(path);
+			p->st.sent++;
+			p->st.last_error[0] = '\0';
+			backoff = 0;
+		} else if (err == -ENOENT) {
+			continue;  /* dropped from the spool meanwhile */
+		} else {
+			p->st.errors++;
+			snprintf(p->st.last_error, sizeof(p->st.last_error), "%s", why[0] ? why : strerror(-err));
+			backoff = backoff ? (backoff * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : backoff * 2) : 1;
+		}
+		spool_bound(p);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (h)
+		curl_easy_cleanup(h);
+	return NULL;
+}
+
+/* name{k=v,...} with every byte outside [A-Za-z0-9._-] percent-encoded. */
+static void encode_name(char *out, size_t len, const struct bt_agent_conf *c)
+{
+	char raw[1024];
+	size_t w = (size_t)snprintf(raw, sizeof(raw), "%s.cpu", c->app_name);
+	if (c->nlabels && w < sizeof(raw)) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "{");
+		for (size_t i = 0; i < c->nlabels && w < sizeof(raw); i++)
+			w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%s%s=%s", i ? "," : "", c->labels[i].key,
+					      c->labels[i].value);
+		if (w < sizeof(raw))
+			snprintf(raw + w, sizeof(raw) - w, "}");
+	}
+	size_t o = 0;
+	for (const unsigned char *s = (const unsigned char *)raw; *s && o + 4 < len; s++) {
+		if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		    *s == '.' || *s == '_' || *s == '-')
+			out[o++] = (char)*s;
+		else
+			o += (size_t)snprintf(out + o, len - o, "%%%02X", *s);
+	}
+	out[o] = '\0';
+}
+
+int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
+{
+	struct bt_push *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	snprintf(p->url, sizeof(p->url), "%s", c->push_url);
+	snprintf(p->spool, sizeof(p->spool), "%s", c->spool_dir);
+	encode_name(p->name, sizeof(p->name), c);
+	p->rate = c->freq_hz;
+	p->max_files = c->spool_max_files;
+	p->max_bytes = c->spool_max_bytes;
+	if (mkdir(p->spool, 0700) != 0 && errno != EEXIST) {
+		int e = -errno;
+		free(p);
+		return e;
+	}
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	pthread_mutex_lock(&p->mu);
+	spool_bound(p);
+	pthread_mutex_unlock(&p->mu);
+	int err = pthread_create(&p->thread, NULL, worker, p);
+	if (err) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		free(p);
+		return -err;
+	}
+	p->started = true;
+	*out = p;
+	return 0;
+}
+
+struct bufw {
+	const void *buf;
+	size_t len;
+};
+
+static int write_buf(void *ctx, FILE *f)
+{
+	const struct bufw *b = ctx;
+	return fwrite(b->buf, 1, b->len, f) == b->len ? 0 : -EIO;
+}
+
+int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,
+		    int64_t until_s)
+{
+	char path[BT_AGENT_STR + 128];
+	snprintf(path, sizeof(path), "%s/%020" PRId64 "-%020" PRId64 ".%s", p->spool, from_s, until_s, format);
+	struct bufw b = { buf, len };
+	pthread_mutex_lock(&p->mu);
+	int err = bt_atomic_write(path, write_buf, &b);
+	spool_bound(p);
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return err;
+}
+
+void bt_push_get_stats(struct bt_push *p, struct bt_push_stats *out)
+{
+	pthread_mutex_lock(&p->mu);
+	*out = p->st;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void bt_push_stop(struct bt_push *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	p->quit = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	if (p->started)
+		pthread_join(p->thread, NULL);  /* a transfer in flight ends at its next progress call */
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+	curl_global_cleanup();
+}

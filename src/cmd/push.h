@@ -1,0 +1,37 @@
+/* push.h - sending profiles to a Pyroscope-compatible server (POST /ingest) from a worker thread,
+ * through a spool directory: the profile is written there first, so a server that is down or slow
+ * never blocks sampling, and what was not sent survives a restart. The spool is bounded; the
+ * oldest profiles are dropped, and counted, first. */
+#ifndef BT_PUSH_H
+#define BT_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/agentconf.h"
+
+struct bt_push;
+
+struct bt_push_stats {
+	uint64_t sent;           /* profiles the server accepted (2xx) */
+	uint64_t errors;         /* attempts that failed (no connection, timeout, non-2xx) */
+	uint64_t dropped;        /* spooled profiles removed to keep the spool within its bounds */
+	uint64_t spool_files, spool_bytes;
+	char last_error[160];    /* "" when the last attempt succeeded */
+};
+
+/* Starts the worker for c's push URL, app name, labels and spool settings; profiles already in the
+ * spool (from an earlier run) are sent first. 0 or -errno (the spool directory cannot be made). */
+int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out);
+
+/* Spools one profile (format "pprof" or "folded", covering [from_s, until_s] in UNIX seconds) for
+ * sending. 0 or -errno (the spool cannot be written). */
+int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,
+		    int64_t until_s);
+
+void bt_push_get_stats(struct bt_push *p, struct bt_push_stats *out);
+
+/* Stops the worker (an attempt in flight is cut short by its timeout); the spool stays on disk. */
+void bt_push_stop(struct bt_push *p);
+
+#endif

@@ -1,0 +1,584 @@
+/* record.c - the live session: `buildtrace [-p PID[,PID...] | -a] ...`. Parses the command line,
+ * checks privileges, attaches the kernel side, feeds its records to a session, shows the live view
+ * and writes the profile when the session ends. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "capture/callgraph.h"
+#include "capture/caps.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "symsrc/debuginfod_client.h"
+#include "output/output.h"
+#include "session/session.h"
+
+/* A profile file: written under a temporary name and renamed once complete, so no reader ever sees
+ * half a profile. A NULL path or "-" is standard output. */
+struct out_file {
+	const char *path;
+	enum bt_format fmt;
+	char *tmp;
+	FILE *f;
+};
+
+struct record_args {
+	int *pids;
+	size_t npids;
+	bool all;
+	unsigned freq;
+	double duration;     /* seconds; 0: until stopped */
+	const char *output;  /* NULL: stdout */
+	const char *format;
+	enum bt_format fmt;
+	struct out_file *also;   /* --also-write FMT:FILE: more formats of the same profile */
+	size_t nalso;
+	bool user, kernel;
+	const char *cache_dir;
+	bool no_debuginfod;
+	bool no_cache;
+	int verbose;
+	size_t ringbuf_bytes;
+	bool per_pid;
+	bool live;           /* force the live view on or off; default: when stderr is a terminal */
+	bool live_set;
+	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
+	unsigned ustack_bytes; /* --call-graph dwarf,SIZE; 0: the default */
+	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
+};
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace [-p PID[,PID...] | -a] [options]\n"
+		"  -p, --pid PID[,PID...]  profile these processes (and the children they start)\n"
+		"  -a, --all-cpus          profile every process on the machine\n"
+		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
+		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C or the processes exit)\n"
+		"  -o, --output FILE       write the profile here (default: standard output)\n"
+		"  -f, --format FORMAT     folded (default), svg (an interactive flame graph), pprof\n"
+		"                          (gzip-compressed profile.proto with build-ids) or json\n"
+		"      --also-write FMT:FILE  write the same profile in format FMT to FILE as well\n"
+		"                          (repeatable)\n"
+		"      --user-only         user stacks only\n"
+		"      --kernel-only       kernel stacks only\n"
+		"      --per-pid           keep the stacks of different processes apart\n"
+		"      --call-graph MODE   user stacks by dwarf (the default: call frame information,\n"
+		"                          complete stacks for code built without frame pointers; 8 KiB\n"
+		"                          of stack copied per sample, dwarf,SIZE for another size up to\n"
+		"                          65536 bytes) or fp (frame pointers only)\n"
+		"      --lines             give pprof and json frames their source file and line, and\n"
+		"                          the functions inlined there, from the DWARF of each build-id\n"
+		"                          (the file's own, a debug file, the cache or debuginfod)\n"
+		"      --cache-dir DIR     build-id cache (default ~/.debug)\n"
+		"      --no-cache          do not store sampled binaries in the build-id cache\n"
+		"      --no-debuginfod     never ask a debuginfod server for symbols\n"
+		"      --ringbuf-size SIZE ring buffer size, e.g. 16M (default 16M)\n"
+		"      --live / --no-live  force the live view on stderr on or off\n"
+		"  -v, --verbose           say more on stderr (repeat for debug)\n"
+		"  -h, --help              this text\n"
+		"      --version           print the version\n");
+}
+
+enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
+       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
+       OPT_LINES };
+
+/* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
+static int add_also_write(struct record_args *a, char *arg)
+{
+	char *colon = strchr(arg, ':');
+	if (!colon || colon == arg || !colon[1] || !strcmp(colon + 1, "-"))
+		return bt_cli_error(2, "invalid --also-write '%s': expected FORMAT:FILE", arg);
+	*colon = '\0';
+	enum bt_format fmt;
+	if (bt_format_parse(arg, &fmt))
+		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", arg, bt_format_names());
+	struct out_file *n = realloc(a->also, (a->nalso + 1) * sizeof(*n));
+	if (!n)
+		return bt_cli_error(1, "out of memory");
+	a->also = n;
+	a->also[a->nalso++] = (struct out_file){ .path = colon + 1, .fmt = fmt };
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
+		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
+		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+		{ "per-pid", no_argument, NULL, OPT_PER_PID },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "lines", no_argument, NULL, OPT_LINES },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+		{ "live", no_argument, NULL, OPT_LIVE },
+		{ "no-live", no_argument, NULL, OPT_NO_LIVE },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ 0 },
+	};
+	bool user_only = false, kernel_only = false;
+	int c, err;
+	a->freq = 99;
+	a->format = "folded";
+	a->dwarf = true;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if ((err = bt_cli_parse_pids(optarg, &a->pids, &a->npids)))
+				return bt_cli_error(2, "invalid pid list '%s': %s", optarg,
+						    err == -ERANGE ? "pid out of range" : "expected PID[,PID...]");
+			break;
+		case 'a': a->all = true; break;
+		case 'F': {
+			unsigned long max = bt_cli_max_sample_rate();
+			if (bt_cli_parse_uint(optarg, 1, max, &a->freq))
+				return bt_cli_error(2, "invalid frequency '%s': expected 1..%lu Hz "
+						    "(kernel.perf_event_max_sample_rate)", optarg, max);
+			break;
+		}
+		case 'd':
+			if (bt_cli_parse_seconds(optarg, &a->duration))
+				return bt_cli_error(2, "invalid duration '%s': expected seconds > 0", optarg);
+			break;
+		case 'o': a->output = optarg; break;
+		case 'f': a->format = optarg; break;
+		case OPT_ALSO_WRITE:
+			if ((err = add_also_write(a, optarg)))
+				return err;
+			break;
+		case OPT_USER_ONLY: user_only = true; break;
+		case OPT_KERNEL_ONLY: kernel_only = true; break;
+		case OPT_PER_PID: a->per_pid = true; break;
+		case OPT_CALL_GRAPH:
+			if (bt_call_graph_parse(optarg, &a->dwarf, &a->ustack_bytes))
+				return bt_cli_error(2, "invalid --call-graph '%s': expected dwarf, dwarf,SIZE (bytes "
+						    "of stack per sample, a multiple of 8 from %d to %d) or fp", optarg,
+						    BT_USTACK_MIN, BT_USTACK_MAX);
+			break;
+		case OPT_CACHE_DIR: a->cache_dir = optarg; break;
+		case OPT_NO_CACHE: a->no_cache = true; break;
+		case OPT_NO_DEBUGINFOD: a->no_debuginfod = true; break;
+		case OPT_RINGBUF:
+			if (bt_cli_parse_size(optarg, &a->ringbuf_bytes) || a->ringbuf_bytes < 4096 ||
+			    a->ringbuf_bytes > (1ULL << 30))
+				return bt_cli_error(2, "invalid ring buffer size '%s': expected 4K..1G", optarg);
+			break;
+		case OPT_LIVE: a->live = true; a->live_set = true; break;
+		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
+		case OPT_LINES: a->lines = true; break;
+		case 'v': a->verbose++; break;
+		case 'h': record_usage(stdout); return 1;
+		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;
+		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
+		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return bt_cli_error(2, "unexpected argument '%s' (see buildtrace --help)", argv[optind]);
+	if (user_only && kernel_only)
+		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
+	if (a->all && a->npids)
+		return bt_cli_error(2, "-a and -p exclude each other");
+	if (!a->all && !a->npids)
+		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
+	if (bt_format_parse(a->format, &a->fmt))
+		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
+				    bt_format_names());
+	a->user = !kernel_only;
+	a->kernel = !user_only;
+	for (size_t i = 0; i < a->npids; i++)
+		if (!bt_cli_pid_exists(a->pids[i]))
+			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
+	return 0;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	if (stop_signal == SIGINT && sig == SIGINT)
+		_exit(130);  /* a second Ctrl-C: leave at once */
+	stop_signal = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t lost_samples(const struct bt_capture_stats *st)
+{
+	return st->drops[BT_REC_SAMPLE];
+}
+
+static uint64_t lost_other(const struct bt_capture_stats *st)
+{
+	uint64_t n = 0;
+	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
+		if (t != BT_REC_SAMPLE)
+			n += st->drops[t];
+	return n;
+}
+
+static void live_view(struct bt_session *s, struct bt_capture *c, double elapsed, uint64_t rate)
+{
+	struct bt_top_entry top[20];
+	struct bt_capture_stats st = { 0 };
+	bt_capture_stats(c, &st);
+	bt_session_resolve(s);
+	size_t n = bt_profile_top(&s->prof, top, 20);
+	uint64_t total = s->prof.total ? s->prof.total : 1;
+	fprintf(stderr, "\033[H\033[2J");
+	fprintf(stderr, "buildtrace  %.0fs  %llu samples (%llu/s)  lost %llu  unresolved frames %llu  "
+		"processes %zu  build-ids %zu\n\n",
+		elapsed, (unsigned long long)s->stats.samples, (unsigned long long)rate,
+		(unsigned long long)lost_samples(&st),
+		(unsigned long long)bt_profile_unresolved_frames(&s->prof), s->procs.nprocs,
+		bt_session_build_ids(s));
+	fprintf(stderr, "  %6s %6s  %s\n", "self%", "total%", "function");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "  %6.1f %6.1f  %.100s\n", 100.0 * top[i].self / total,
+			100.0 * top[i].total / total, bt_strtab_get(&s->prof.names, top[i].name_id));
+	fflush(stderr);
+}
+
+static void log_cb(void *ctx, enum bt_log_level level, const char *msg)
+{
+	const int *verbose = ctx;
+	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && *verbose >= 1) || *verbose >= 2)
+		fprintf(stderr, "buildtrace: %s\n", msg);
+}
+
+/* Lets the session keep one descriptor per build-id it has seen. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The context of the capture's callbacks: the session and how talkative to be. */
+struct record_ctx {
+	struct bt_session session;
+	int verbose;
+};
+
+static int on_record(void *ctx, const struct bt_rec_hdr *rec)
+{
+	return bt_session_record(&((struct record_ctx *)ctx)->session, rec);
+}
+
+static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
+{
+	log_cb(&((struct record_ctx *)ctx)->verbose, level, msg);
+}
+
+static int out_open(struct out_file *o)
+{
+	o->f = stdout;
+	o->tmp = NULL;
+	if (!o->path || !strcmp(o->path, "-"))
+		return 0;
+	o->f = NULL;
+	/* A device or a FIFO (-o /dev/null, a pipe) is written as it is: renaming a file over it
+	 * would replace the device node itself. */
+	struct stat st;
+	if (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		int fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return -e;
+		}
+		return 0;
+	}
+	if (asprintf(&o->tmp, "%s.tmp.%d", o->path, (int)getpid()) < 0) {
+		o->tmp = NULL;
+		return -ENOMEM;
+	}
+	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->tmp);
+		}
+		free(o->tmp);
+		o->tmp = NULL;
+		return -e;
+	}
+	return 0;
+}
+
+/* Writes the profile and puts the file in place. 0 or -errno. */
+static int out_commit(struct out_file *o, const struct bt_session *s, const struct bt_output_opts *oo)
+{
+	int err = bt_output_session(s, o->fmt, oo, o->f);
+	if (o->f == stdout)
+		return err;
+	if (fclose(o->f) != 0 && !err)
+		err = -errno;
+	o->f = NULL;
+	if (!err && o->tmp && rename(o->tmp, o->path) != 0)
+		err = -errno;
+	return err;
+}
+
+/* Closes what is still open and removes the temporary file (a no-op after a successful commit). */
+static void out_discard(struct out_file *o)
+{
+	if (o->f && o->f != stdout)
+		fclose(o->f);
+	o->f = NULL;
+	if (o->tmp) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+}
+
+static void outs_discard(struct out_file *main_out, struct record_args *a)
+{
+	out_discard(main_out);
+	for (size_t i = 0; i < a->nalso; i++)
+		out_discard(&a->also[i]);
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int run(struct record_args *a)
+{
+	char msg[512];
+	if (bt_caps_check(msg, sizeof(msg)))
+		return bt_cli_error(1, "%s; run as root (sudo buildtrace ...) or grant them with "
+				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
+				    "cap_checkpoint_restore+ep", msg);
+	/* Every output is created before profiling starts: a path that cannot be written fails now. */
+	struct out_file main_out = { .path = a->output, .fmt = a->fmt };
+	const struct out_file *bad = NULL;
+	int oerr = out_open(&main_out);
+	if (oerr)
+		bad = &main_out;
+	for (size_t i = 0; !bad && i < a->nalso; i++)
+		if ((oerr = out_open(&a->also[i])))
+			bad = &a->also[i];
+	if (bad) {
+		const char *path = bad->path;
+		outs_discard(&main_out, a);
+		return bt_cli_error(1, "cannot write %s: %s", path, strerror(-oerr));
+	}
+	raise_nofile();
+
+	struct record_ctx *rc = calloc(1, sizeof(*rc));
+	if (!rc) {
+		outs_discard(&main_out, a);
+		return bt_cli_error(1, "out of memory");
+	}
+	rc->verbose = a->verbose;
+	struct bt_session_opts so = { .proc_root = "", .kernel = a->kernel, .per_pid = a->per_pid,
+				      .cache_dir = a->cache_dir, .cache_store = !a->no_cache };
+	bt_session_init(&rc->session, &so);
+	struct bt_session *s = &rc->session;
+	struct bt_debuginfod *dbgd = NULL;
+	if (!a->no_debuginfod && a->user && bt_debuginfod_configured()) {
+		struct bt_debuginfod_opts dopts = { .timeout_ms = 10000 };
+		if (bt_debuginfod_new(&dopts, &dbgd) == 0)
+			bt_dso_set_debuginfod(&s->dsos, dbgd);
+		else if (a->verbose)
+			fprintf(stderr, "buildtrace: debuginfod is configured but unusable\n");
+	}
+	if (a->kernel && s->ksyms_err)
+		fprintf(stderr, "buildtrace: kernel symbols unavailable (%s)%s\n", strerror(-s->ksyms_err),
+			s->ksyms_err == -EACCES ? ": /proc/kallsyms shows zero addresses; set "
+			"kernel.kptr_restrict=0 or run as root" : "");
+
+	struct bt_capture_opts co = {
+		.sz = sizeof(co), .pids = a->pids, .npids = a->npids, .all = a->all, .samples = true,
+		.user_stacks = a->user, .kernel_stacks = a->kernel, .follow_forks = true,
+		.freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
+		.on_record = on_record, .ctx = rc, .log = capture_log, .dwarf = a->dwarf,
+		.ustack_bytes = a->ustack_bytes,
+	};
+	struct bt_capture *c = NULL;
+	int err = bt_capture_open(&co, &c, msg, sizeof(msg));
+	int rcode = 0;
+	if (err) {
+		rcode = bt_cli_error(1, "%s", msg);
+		goto out;
+	}
+	/* Now the programs are loaded, their own frames have kernel symbols too. */
+	if (a->kernel)
+		bt_session_reload_kallsyms(s);
+	/* Everything is attached: keep only what reading other processes' mappings, files and kernel
+	 * symbols, and the snapshots' bpf() calls need. */
+	if ((err = bt_caps_drop(bt_caps_keep_after_attach())) && a->verbose)
+		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	bool live = a->live_set ? a->live : isatty(STDERR_FILENO);
+	double t0 = now_s(), last_tick = t0;
+	int64_t start_ns = wall_ns();
+	uint64_t last_samples = 0;
+	const char *why = "stopped";
+	for (;;) {
+		if (stop_signal) {
+			why = stop_signal == SIGINT ? "interrupted" : "terminated";
+			break;
+		}
+		double t = now_s();
+		if (a->duration > 0 && t - t0 >= a->duration) {
+			why = "duration reached";
+			break;
+		}
+		int timeout = 100;
+		if (a->duration > 0 && (a->duration - (t - t0)) * 1000 < timeout)
+			timeout = (int)((a->duration - (t - t0)) * 1000) + 1;
+		err = bt_capture_poll(c, timeout);
+		if (err < 0 && err != -EINTR) {
+			rcode = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
+			goto out;
+		}
+		if (now_s() - last_tick >= 1.0) {
+			last_tick = now_s();
+			bt_session_reap(s, 5ULL * 1000000000);
+			/* Kernel frames without a name: programs or modules appeared since the last read. */
+			if (a->kernel && s->ksyms_misses)
+				bt_session_reload_kallsyms(s);
+			/* Names for the frames that arrived this second (and debuginfod lookups started). */
+			bt_session_poll_debuginfod(s, 0);
+			bt_session_resolve(s);
+			if (live)
+				live_view(s, c, last_tick - t0, s->stats.samples - last_samples);
+			last_samples = s->stats.samples;
+			if (!a->all && bt_capture_watched_alive(c) == 0) {
+				why = "every watched process exited";
+				break;
+			}
+		}
+	}
+	/* Whatever the kernel already wrote still belongs to this profile. */
+	while ((err = bt_capture_poll(c, 0)) > 0)
+		;
+	struct bt_capture_stats st = { 0 };
+	bt_capture_stats(c, &st);
+	bt_session_resolve(s);
+	if (a->kernel && s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
+		bt_session_resolve(s);
+	/* Symbols still coming from debuginfod belong in this output: each lookup has its timeout. */
+	if (bt_session_poll_debuginfod(s, -1) > 0)
+		bt_session_resolve(s);
+	if (a->lines && (err = bt_session_resolve_lines(s)) != 0)
+		bt_cli_error(0, "source lines: %s", strerror(-err));
+	/* Every format is written from this one session: their totals and stacks agree. */
+	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
+				     .time_ns = start_ns, .duration_ns = (int64_t)((now_s() - t0) * 1e9) };
+	const struct out_file *failed = &main_out;
+	err = out_commit(&main_out, s, &oo);
+	for (size_t i = 0; !err && i < a->nalso; i++)
+		if ((err = out_commit(&a->also[i], s, &oo)))
+			failed = &a->also[i];
+	if (err) {
+		rcode = bt_cli_error(1, "writing %s failed: %s",
+				     failed->tmp ? failed->path : "the profile", strerror(-err));
+		goto out;
+	}
+	if (live)
+		fprintf(stderr, "\n");
+	fprintf(stderr,
+		"buildtrace: %s: %llu samples, %llu lost, %llu unresolved frames, %zu processes, "
+		"%zu build-ids",
+		why, (unsigned long long)s->stats.samples, (unsigned long long)lost_samples(&st),
+		(unsigned long long)bt_profile_unresolved_frames(&s->prof), (size_t)s->procs.seen,
+		bt_session_build_ids(s));
+	if (lost_other(&st))
+		fprintf(stderr, ", %llu other records lost", (unsigned long long)lost_other(&st));
+	if (s->stats.bid_userspace)
+		fprintf(stderr, ", %llu build-ids read by the userspace fallback",
+			(unsigned long long)s->stats.bid_userspace);
+	if (s->stats.bid_missing)
+		fprintf(stderr, ", %llu mappings without a readable build-id",
+			(unsigned long long)s->stats.bid_missing);
+	fprintf(stderr, "\n");
+	if (a->dwarf && s->stats.dwarf_stacks) {
+		const uint64_t *w = s->stats.dwarf_stops;
+		fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
+			"each, %u bytes copied per sample at most; ended at the outermost frame %llu, without call frame "
+			"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu; "
+			"%llu samples kept their frame-pointer stack\n",
+			(unsigned long long)s->stats.dwarf_stacks,
+			(double)s->stats.dwarf_frames / (double)s->stats.dwarf_stacks,
+			(double)s->stats.dwarf_unwind_ns / 1e3 / (double)s->stats.dwarf_stacks,
+			a->ustack_bytes ? a->ustack_bytes : BT_USTACK_BYTES, (unsigned long long)w[0], (unsigned long long)w[1],
+			(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4],
+			(unsigned long long)s->stats.dwarf_fallback);
+	}
+	if (a->verbose)
+		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
+			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
+			s->procs.nprocs, (unsigned long long)s->procs.seen,
+			(unsigned long long)s->stats.exits, (unsigned long long)s->stats.records,
+			(unsigned long long)s->stats.bad_records,
+			(unsigned long long)s->dsos.symtabs_loaded);
+out:
+	bt_capture_close(c);
+	bt_session_free(s);
+	bt_debuginfod_free(dbgd);
+	free(rc);
+	outs_discard(&main_out, a);
+	return rcode;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	int r = parse_args(argc, argv, &a);
+	if (r) {
+		free(a.pids);
+		free(a.also);
+		return r == 1 ? 0 : r;
+	}
+	r = run(&a);
+	free(a.pids);
+	free(a.also);
+	return r;
+}

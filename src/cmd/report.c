@@ -1,0 +1,138 @@
+/* report.c - `buildtrace report FILE -f FORMAT [-o OUT]`: converts a saved profile (folded or
+ * pprof) offline. */
+#include <errno.h>
+#include <stdbool.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "output/output.h"
+#include "output/pprof.h"
+#include "session/profile.h"
+
+static void report_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace report FILE.folded|FILE.pb.gz [-f FORMAT] [-o OUT] [--title TEXT]\n"
+		"  Converts a saved profile (\"-\" reads standard input): folded stacks, or a pprof\n"
+		"  profile (gzip-compressed, or FILE.pb / FILE.pprof uncompressed).\n"
+		"  -f, --format FORMAT  %s (default folded)\n"
+		"  -o, --output OUT     default: standard output\n"
+		"      --title TEXT     the flame graph's title\n", bt_format_names());
+}
+
+/* Whether the whole input is a pprof profile: gzip data always is, an uncompressed one is named so. */
+static bool is_pprof(const char *name, const void *buf, size_t len)
+{
+	size_t n = strlen(name);
+	return bt_pprof_is_gzip(buf, len) || (n > 3 && !strcmp(name + n - 3, ".pb")) ||
+	       (n > 6 && !strcmp(name + n - 6, ".pprof"));
+}
+
+/* Reads the profile to convert as folded stacks, whichever format it is in. 0, or the exit code
+ * after printing why it failed. */
+static int read_input(const char *input, struct bt_folded *f)
+{
+	FILE *in = strcmp(input, "-") ? fopen(input, "re") : stdin;
+	if (!in)
+		return bt_cli_error(1, "cannot read %s: %s", input, strerror(errno));
+	/* the whole input first: standard input cannot be read twice */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	char chunk[65536];
+	size_t k;
+	int err = mem ? 0 : -ENOMEM;
+	while (!err && (k = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		if (fwrite(chunk, 1, k, mem) != k)
+			err = -ENOMEM;
+	if (!err && ferror(in))
+		err = -EIO;
+	if (mem && fclose(mem) != 0 && !err)
+		err = -ENOMEM;
+	if (in != stdin)
+		fclose(in);
+	if (err) {
+		free(buf);
+		return bt_cli_error(1, "cannot read %s: %s", input, strerror(-err));
+	}
+	if (is_pprof(input, buf, len)) {
+		err = bt_pprof_decode(buf, len, f);
+		free(buf);
+		if (err == -EINVAL)
+			return bt_cli_error(1, "%s: not a valid pprof profile", input);
+		if (err)
+			return bt_cli_error(1, "cannot read %s: %s", input, strerror(-err));
+		return 0;
+	}
+	size_t bad = 0;
+	memset(f, 0, sizeof(*f));
+	FILE *text = len ? fmemopen(buf, len, "r") : NULL;
+	if (len)
+		err = text ? bt_folded_parse(text, f, &bad) : -errno;
+	if (text)
+		fclose(text);
+	free(buf);
+	if (err == -EINVAL)
+		return bt_cli_error(1, "%s:%zu: not a folded stack line (expected 'frame;frame;... COUNT')",
+				    input, bad);
+	if (err)
+		return bt_cli_error(1, "cannot read %s: %s", input, strerror(-err));
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *format = "folded", *output = NULL, *title = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': format = optarg; break;
+		case 'o': output = optarg; break;
+		case 't': title = optarg; break;
+		case 'h': report_usage(stdout); return 0;
+		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
+		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace report --help)",
+					     argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return bt_cli_error(2, "report needs exactly one input file (see buildtrace report --help)");
+	enum bt_format fmt;
+	if (bt_format_parse(format, &fmt))
+		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", format, bt_format_names());
+	const char *input = argv[optind];
+	struct bt_folded f;
+	int err = read_input(input, &f);
+	if (err)
+		return err;
+	FILE *out = stdout;
+	if (output && strcmp(output, "-") && !(out = fopen(output, "we"))) {
+		bt_folded_free(&f);
+		return bt_cli_error(1, "cannot write %s: %s", output, strerror(errno));
+	}
+	struct bt_output_opts oo = { .title = title };
+	err = bt_output_folded(&f, fmt, &oo, out);
+	bt_folded_free(&f);
+	if (out != stdout && fclose(out) != 0 && !err)
+		err = -errno;
+	if (err) {
+		if (output)
+			unlink(output);
+		return bt_cli_error(1, "writing %s failed: %s", output ? output : "the output", strerror(-err));
+	}
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* elffile.h - an opened ELF file (from an fd, a path or a buffer, via libelf) and what buildtrace reads
+ * from it besides symbols: build-id, .gnu_debuglink, sections, and the PT_LOAD layout that turns a
+ * file offset into the address symbols are expressed in. */
+#ifndef BT_ELFFILE_H
+#define BT_ELFFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libelf.h>
+#include "elf/buildid.h"
+
+struct bt_elf;
+
+/* All return 0 or -errno (-ENOEXEC: not ELF or malformed). A file is read with pread as parts of
+ * it are asked for, never mapped (a file truncated meanwhile gives errors, not SIGBUS); the handle
+ * reads through its own duplicate of fd. A buffer must outlive the handle. bt_elf_open_path opens
+ * O_RDONLY|O_NONBLOCK|O_CLOEXEC, refuses non-regular files (-EINVAL), and decompresses
+ * xz/zstd/gzip files. */
+int bt_elf_open_fd(int fd, struct bt_elf **out);
+int bt_elf_open_mem(const void *buf, size_t len, struct bt_elf **out);
+int bt_elf_open_path(const char *path, struct bt_elf **out);
+void bt_elf_close(struct bt_elf *e);
+
+Elf *bt_elf_handle(struct bt_elf *e);
+
+int bt_elf_build_id(struct bt_elf *e, struct bt_build_id *out);  /* -ENODATA when none */
+
+/* .gnu_debuglink: file name and CRC32. -ENODATA when absent. */
+int bt_elf_debuglink(struct bt_elf *e, char *name, size_t namelen, uint32_t *crc);
+/* The CRC32 .gnu_debuglink uses (zlib's crc32) of a whole file; 0 or -errno. */
+int bt_elf_file_crc32(int fd, uint32_t *crc);
+
+/* A section's bytes by name (e.g. ".gnu_debugdata"); -ENODATA when absent, empty or SHT_NOBITS.
+ * The data belongs to the handle. */
+int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t *len);
+
+/* The value of the first .symtab symbol called name, whatever its type (a linker-script label such
+ * as vmlinux's _text included). 0, -ENODATA when there is none, or -ENOEXEC. */
+int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value);
+
+#define BT_ELF_MAX_LOADS 16
+struct bt_elf_load {
+	uint64_t vaddr, offset, filesz, memsz;
+	uint32_t flags;  /* PF_X | PF_W | PF_R */
+};
+struct bt_elf_layout {
+	uint16_t type;   /* ET_EXEC, ET_DYN, ET_REL ... */
+	uint16_t nload;
+	struct bt_elf_load load[BT_ELF_MAX_LOADS];
+};
+int bt_elf_layout(struct bt_elf *e, struct bt_elf_layout *out);
+/* The address (as in the symbol table) of a file offset: the PT_LOAD containing it decides, the
+ * executable one first when segments overlap. 0 or -ERANGE. Works for PIE, shared objects and
+ * non-PIE executables alike. */
+int bt_elf_offset_to_vaddr(const struct bt_elf_layout *l, uint64_t offset, uint64_t *vaddr);
+
+#endif

@@ -1,0 +1,423 @@
+/* symtab.c - loads the function symbols of an ELF file into one sorted array with a single name
+ * arena, resolves aliases once at load time, and answers address lookups by binary search. */
+#include "elf/symtab.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_COVER UINT32_MAX
+#define BT_SYMTAB_MAX_NESTING 64
+
+struct bt_symtab {
+	size_t n;
+	struct bt_sym *syms;    /* sorted by addr, one per address */
+	uint64_t *end;          /* first address past each symbol's extent */
+	/* Index of the nearest earlier symbol whose extent ends later than syms[i]'s: the way out when
+	 * an address lies past a nested symbol but inside an enclosing one. */
+	uint32_t *cover;
+	char *arena;            /* every name, NUL-terminated */
+	struct bt_elf_layout layout;
+};
+
+/* One function symbol while loading; name points into the ELF's string table. */
+struct cand {
+	uint64_t addr, size;
+	uint64_t sec_end;       /* end of the symbol's section, UINT64_MAX when unknown */
+	const char *name;
+	uint32_t namelen;
+	uint8_t rank;           /* 0 global, 1 weak, 2 local, 3 a label (below) */
+	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
+};
+
+struct cands {
+	struct cand *v;
+	size_t n, cap;
+};
+
+static int cands_push(struct cands *c, const struct cand *x)
+{
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 1024;
+		if (ncap > SIZE_MAX / sizeof(*c->v))
+			return -ENOMEM;
+		struct cand *nv = realloc(c->v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = ncap;
+	}
+	c->v[c->n++] = *x;
+	return 0;
+}
+
+static uint8_t bind_rank(unsigned bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return 0;
+	case STB_WEAK:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Orders by address, and within one address puts the preferred alias first. */
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const struct cand *a = pa, *b = pb;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+struct sec {
+	uint64_t end;           /* UINT64_MAX for sections that occupy no address range */
+	bool code;              /* SHF_EXECINSTR */
+};
+
+/* Each section's end address (for zero-size symbols) and whether it holds code, indexed by
+ * section number. */
+static int section_info(Elf *elf, struct sec **out, size_t *count)
+{
+	size_t shnum;
+	if (elf_getshdrnum(elf, &shnum) != 0)
+		return -ENOEXEC;
+	struct sec *secs = malloc((shnum ? shnum : 1) * sizeof(*secs));
+	if (!secs)
+		return -ENOMEM;
+	for (size_t i = 0; i < shnum; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_getscn(elf, i);
+		secs[i] = (struct sec){ .end = UINT64_MAX };
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_size && sh.sh_addr <= UINT64_MAX - sh.sh_size)
+			secs[i].end = sh.sh_addr + sh.sh_size;
+		secs[i].code = (sh.sh_flags & SHF_EXECINSTR) != 0;
+	}
+	*out = secs;
+	*count = shnum;
+	return 0;
+}
+
+/* The SHT_SYMTAB_SHNDX data belonging to symbol table section symndx, if any: it holds the real
+ * section numbers of symbols whose st_shndx is SHN_XINDEX. */
+static Elf_Data *xindex_data(Elf *elf, size_t symndx)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB_SHNDX && sh.sh_link == symndx)
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/* Adds the function symbols of one symbol table section, and the untyped labels placed in code
+ * (as perf, addr2line and eu-addr2line name them: ld.so's _start is one). Malformed tables are
+ * skipped rather than failing the whole file: the other table may still be good. */
+static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, const struct sec *secs,
+		     size_t nsecs, struct cands *c)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	Elf_Scn *strscn = elf_getscn(elf, sh->sh_link);
+	GElf_Shdr strsh;
+	if (!d || !strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return 0;
+	Elf_Data *sd = elf_getdata(strscn, NULL);
+	if (!sd || !sd->d_buf || sd->d_size == 0)
+		return 0;
+	size_t symsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!symsz || d->d_type != ELF_T_SYM)
+		return 0;
+	size_t nsyms = d->d_size / symsz;
+	Elf_Data *xd = NULL;
+	bool xd_looked = false;
+	const char *strs = sd->d_buf;
+	/* Entry 0 is the reserved null symbol; libelf indexes in int. */
+	for (size_t i = 1; i < nsyms && i <= INT_MAX; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		unsigned type = GELF_ST_TYPE(s.st_info);
+		bool label = type == STT_NOTYPE;
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || s.st_shndx == SHN_UNDEF)
+			continue;
+		uint64_t addr = s.st_value;
+		if (thumb)
+			addr &= ~(uint64_t)1;  /* the low bit marks Thumb code, not an address */
+		if (addr == 0 || s.st_name >= sd->d_size)
+			continue;
+		const char *name = strs + s.st_name;
+		const char *nul = memchr(name, '\0', sd->d_size - s.st_name);
+		if (!nul || nul == name || (size_t)(nul - name) > UINT32_MAX / 2)
+			continue;
+		size_t shndx = s.st_shndx;
+		if (s.st_shndx == SHN_XINDEX) {
+			if (!xd_looked) {
+				xd = xindex_data(elf, elf_ndxscn(scn));
+				xd_looked = true;
+			}
+			GElf_Sym tmp;
+			Elf32_Word x;
+			shndx = xd && gelf_getsymshndx(d, xd, (int)i, &tmp, &x) ? x : SHN_UNDEF;
+		}
+		bool in_sec = (shndx < SHN_LORESERVE || s.st_shndx == SHN_XINDEX) && shndx < nsecs &&
+			      shndx != SHN_UNDEF;
+		/* Labels only in code, and not those of the tools: local (.L), mapping ($x, $d),
+		 * annotation (.annobin_*) labels. */
+		if (label && (!in_sec || !secs[shndx].code || name[0] == '$' || name[0] == '.'))
+			continue;
+		struct cand k = {
+			.addr = addr,
+			.size = label ? 0 : s.st_size,
+			.sec_end = in_sec ? secs[shndx].end : UINT64_MAX,
+			.name = name,
+			.namelen = (uint32_t)(nul - name),
+			.rank = label ? 3 : bind_rank(GELF_ST_BIND(s.st_info)),
+			.label = label,
+		};
+		int err = cands_push(c, &k);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Drops the labels inside a sized function (a loop's entry in hand-written assembly, say): the
+ * function names those addresses. c is sorted; a function at a label's address names it anyway. */
+static void drop_inner_labels(struct cands *c)
+{
+	uint64_t fn_end = 0;
+	size_t w = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct cand *x = &c->v[i];
+		if (x->label && x->addr < fn_end)
+			continue;
+		if (!x->label && x->size && x->addr + x->size > fn_end)
+			fn_end = x->addr + x->size < x->addr ? UINT64_MAX : x->addr + x->size;
+		c->v[w++] = *x;
+	}
+	c->n = w;
+}
+
+/* Collapses each address to its preferred alias, copies the names into one arena, and computes
+ * every symbol's extent. c is sorted. */
+static int build(struct bt_symtab *st, const struct cands *c)
+{
+	size_t n = 0, bytes = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (i && c->v[i].addr == c->v[i - 1].addr)
+			continue;
+		n++;
+		if (bytes > SIZE_MAX - c->v[i].namelen - 1)
+			return -ENOMEM;
+		bytes += c->v[i].namelen + 1;
+	}
+	if (n >= NO_COVER)
+		return -E2BIG;
+	st->syms = malloc(n * sizeof(*st->syms));
+	st->end = malloc(n * sizeof(*st->end));
+	st->cover = malloc(n * sizeof(*st->cover));
+	st->arena = malloc(bytes);
+	if (!st->syms || !st->end || !st->cover || !st->arena)
+		return -ENOMEM;
+	/* Per address: the first candidate names it; the group's largest size and section end win, so
+	 * that a sized duplicate from the other table is not lost to an unsized alias. */
+	uint64_t *sec_end = st->end;  /* holds section ends until the extents replace them */
+	char *w = st->arena;
+	size_t k = 0;
+	for (size_t i = 0; i < c->n; k++) {
+		const struct cand *first = &c->v[i];
+		uint64_t size = 0, send = 0;
+		size_t j = i;
+		for (; j < c->n && c->v[j].addr == first->addr; j++) {
+			if (c->v[j].size > size)
+				size = c->v[j].size;
+			if (c->v[j].sec_end > send)
+				send = c->v[j].sec_end;
+		}
+		memcpy(w, first->name, first->namelen);
+		w[first->namelen] = '\0';
+		st->syms[k] = (struct bt_sym){ .addr = first->addr, .size = size, .name = w };
+		sec_end[k] = send;
+		w += first->namelen + 1;
+		i = j;
+	}
+	st->n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct bt_sym *s = &st->syms[i];
+		uint64_t e;
+		if (s->size) {
+			e = s->addr + s->size < s->addr ? UINT64_MAX : s->addr + s->size;
+		} else {
+			/* Zero size: up to the next symbol, but never past the section. Without either
+			 * bound it covers just its own address. */
+			uint64_t next = i + 1 < n ? st->syms[i + 1].addr : UINT64_MAX;
+			e = next < sec_end[i] ? next : sec_end[i];
+			if (e == UINT64_MAX)
+				e = s->addr + 1;
+		}
+		st->end[i] = e;
+	}
+	/* A stack of strictly decreasing ends gives each symbol the nearest earlier one ending later.
+	 * A lookup past syms[i]'s end can skip every symbol in between: none of them ends later. */
+	uint32_t *stack = malloc((n ? n : 1) * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	size_t sp = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (sp && st->end[stack[sp - 1]] <= st->end[i])
+			sp--;
+		st->cover[i] = sp ? stack[sp - 1] : NO_COVER;
+		stack[sp++] = (uint32_t)i;
+	}
+	free(stack);
+	return 0;
+}
+
+void bt_symtab_free(struct bt_symtab *st)
+{
+	if (!st)
+		return;
+	free(st->syms);
+	free(st->end);
+	free(st->cover);
+	free(st->arena);
+	free(st);
+}
+
+int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
+{
+	if (!e || !out)
+		return -EINVAL;
+	*out = NULL;
+	Elf *elf = bt_elf_handle(e);
+	GElf_Ehdr eh;
+	if (!elf || !gelf_getehdr(elf, &eh))
+		return -ENOEXEC;
+	struct bt_symtab *st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	int err = bt_elf_layout(e, &st->layout);
+	if (err) {
+		free(st);
+		return err;
+	}
+	struct sec *secs = NULL;
+	size_t nsecs = 0;
+	if ((err = section_info(elf, &secs, &nsecs)) != 0) {
+		free(st);
+		return err;
+	}
+	struct cands c = { 0 };
+	bool thumb = eh.e_machine == EM_ARM;
+	Elf_Scn *scn = NULL;
+	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			err = add_table(elf, scn, &sh, thumb, secs, nsecs, &c);
+	}
+	free(secs);
+	if (!err && c.n == 0)
+		err = -ENODATA;
+	if (!err) {
+		qsort(c.v, c.n, sizeof(*c.v), cand_cmp);
+		drop_inner_labels(&c);
+		err = build(st, &c);
+	}
+	free(c.v);
+	if (err) {
+		bt_symtab_free(st);
+		return err;
+	}
+	*out = st;
+	return 0;
+}
+
+int bt_symtab_load_path(const char *path, struct bt_symtab **out)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	struct bt_elf *e;
+	int err = bt_elf_open_path(path, &e);
+	if (err)
+		return err;
+	err = bt_symtab_load(e, out);
+	bt_elf_close(e);  /* the table copied everything it keeps */
+	return err;
+}
+
+size_t bt_symtab_count(const struct bt_symtab *st)
+{
+	return st ? st->n : 0;
+}
+
+const struct bt_sym *bt_symtab_at(const struct bt_symtab *st, size_t i)
+{
+	return st && i < st->n ? &st->syms[i] : NULL;
+}
+
+const struct bt_elf_layout *bt_symtab_layout(const struct bt_symtab *st)
+{
+	return st ? &st->layout : NULL;
+}
+
+const struct bt_sym *bt_symtab_lookup(const struct bt_symtab *st, uint64_t vaddr, uint64_t *off)
+{
+	if (!st || st->n == 0)
+		return NULL;
+	/* The last symbol starting at or before vaddr. */
+	size_t lo = 0, hi = st->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (st->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* Each step reaches a symbol that ends later; real nesting is a level or two deep, and a bound
+	 * keeps hostile tables (thousands of nested symbols) from making lookups slow. */
+	uint32_t i = (uint32_t)(lo - 1);
+	for (int steps = 0; i != NO_COVER && st->end[i] <= vaddr; steps++) {
+		if (steps == BT_SYMTAB_MAX_NESTING)
+			return NULL;
+		i = st->cover[i];
+	}
+	if (i == NO_COVER)
+		return NULL;
+	if (off)
+		*off = vaddr - st->syms[i].addr;
+	return &st->syms[i];
+}
+
+const struct bt_sym *bt_symtab_lookup_offset(const struct bt_symtab *st, uint64_t file_off,
+					     uint64_t *off)
+{
+	uint64_t vaddr;
+	if (!st || bt_elf_offset_to_vaddr(&st->layout, file_off, &vaddr) != 0)
+		return NULL;
+	return bt_symtab_lookup(st, vaddr, off);
+}

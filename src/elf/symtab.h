@@ -1,0 +1,40 @@
+/* symtab.h - function symbols of one ELF file (.symtab and .dynsym merged), sorted, looked up by
+ * address in O(log n). Immutable once loaded, so one table serves every process mapping the file. */
+#ifndef BT_SYMTAB_H
+#define BT_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "elf/elffile.h"
+
+struct bt_sym {
+	uint64_t addr;
+	uint64_t size;      /* 0: extends to the next symbol (within its section) */
+	const char *name;   /* as in the file (mangled); demangle with bt_demangle */
+};
+
+struct bt_symtab;
+
+/* Loads the function symbols (STT_FUNC, STT_GNU_IFUNC) of e, and its PT_LOAD layout; undefined
+ * and zero-address symbols are left out. Untyped labels (STT_NOTYPE) in code sections count as
+ * zero-size functions, as perf and addr2line take them (assembly entry points such as ld.so's
+ * _start), except inside a sized function and the assembler's .L and $ labels. The table copies
+ * what it keeps: e may be closed after. Aliases at one address keep one name: a function before a
+ * label, global before weak before local, then fewer leading underscores, then the lexically
+ * smallest. 0, -ENODATA (no function symbols), or -errno. */
+int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);
+int bt_symtab_load_path(const char *path, struct bt_symtab **out);
+void bt_symtab_free(struct bt_symtab *st);
+
+size_t bt_symtab_count(const struct bt_symtab *st);
+const struct bt_sym *bt_symtab_at(const struct bt_symtab *st, size_t i);
+const struct bt_elf_layout *bt_symtab_layout(const struct bt_symtab *st);
+
+/* The symbol containing vaddr, and vaddr's offset into it; NULL when none does (before the first
+ * symbol, past a sized symbol's end, or past a zero-size symbol's section). */
+const struct bt_sym *bt_symtab_lookup(const struct bt_symtab *st, uint64_t vaddr, uint64_t *off);
+/* The same for a file offset, translated through the PT_LOAD layout. */
+const struct bt_sym *bt_symtab_lookup_offset(const struct bt_symtab *st, uint64_t file_off,
+					     uint64_t *off);
+
+#endif

@@ -1,0 +1,269 @@
+/* jsonout.c - the JSON profile writer: one frame table (a frame per sampled location, or per name for
+ * folded input) and the stacks as lists of frame indices, one object per line. */
+#include "output/jsonout.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include "elf/buildid.h"
+#include "kernel/kident.h"
+#include "session/session.h"
+
+#define KSUFFIX "_[k]"
+#define KSUFFIX_LEN 4
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates and values past U+10FFFF are not valid */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+void bt_json_put_string(FILE *out, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	fputc('"', out);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		if (c == '"' || c == '\\') {
+			fputc('\\', out);
+			fputc(c, out);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': fputs("\\n", out); break;
+			case '\t': fputs("\\t", out); break;
+			case '\r': fputs("\\r", out); break;
+			default: fprintf(out, "\\u%04x", c);
+			}
+			i++;
+		} else {
+			size_t k = utf8_len(s + i, n - i);
+			if (k) {
+				fwrite(s + i, 1, k, out);
+				i += k;
+			} else {
+				fputs("\\ufffd", out);
+				i++;
+			}
+		}
+	}
+	fputc('"', out);
+}
+
+static void put_str(FILE *out, const char *s)
+{
+	if (s)
+		bt_json_put_string(out, s, strlen(s));
+	else
+		fputs("null", out);
+}
+
+/* The document's opening members, up to the frame table. */
+static void put_header(FILE *out, const char *source, const struct bt_json_opts *o, bool per_pid,
+		       uint64_t total)
+{
+	fprintf(out, "{\n\"format\": \"buildtrace-profile\",\n\"version\": %d,\n\"source\": \"%s\",\n"
+		"\"unit\": \"samples\",\n", BT_JSON_FORMAT_VERSION, source);
+	if (o && o->period_ns)
+		fprintf(out, "\"period_ns\": %llu,\n", (unsigned long long)o->period_ns);
+	else
+		fputs("\"period_ns\": null,\n", out);
+	struct tm tm;
+	time_t sec = o ? (time_t)(o->time_ns / 1000000000) : 0;
+	char when[64];
+	if (o && o->time_ns > 0 && gmtime_r(&sec, &tm) && strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm))
+		fprintf(out, "\"start_time\": \"%s.%09lldZ\",\n", when, (long long)(o->time_ns % 1000000000));
+	else
+		fputs("\"start_time\": null,\n", out);
+	if (o && o->duration_ns > 0)
+		fprintf(out, "\"duration_ns\": %lld,\n", (long long)o->duration_ns);
+	else
+		fputs("\"duration_ns\": null,\n", out);
+	fprintf(out, "\"per_pid\": %s,\n\"total\": %llu,\n", per_pid ? "true" : "false",
+		(unsigned long long)total);
+}
+
+static int finish(FILE *out)
+{
+	fputs("]\n}\n", out);
+	/* A failed write left its errno (ENOSPC, EIO ...); stdio keeps only the error flag. */
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out))
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* A name without its folded kernel suffix, when it is a kernel frame's. */
+static size_t kernel_name_len(const char *name, bool *kernel)
+{
+	size_t n = strlen(name);
+	*kernel = n > KSUFFIX_LEN && !strcmp(name + n - KSUFFIX_LEN, KSUFFIX);
+	return *kernel ? n - KSUFFIX_LEN : n;
+}
+
+int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts *o, FILE *out)
+{
+	const struct bt_profile *p = &s->prof;
+	char kernel_hex[2 * BT_BUILD_ID_MAXLEN + 1] = "", hex[2 * BT_BUILD_ID_MAXLEN + 1];
+	bool have_kernel_id = false;
+	for (size_t i = 0; i < p->nlocs && !have_kernel_id; i++) {
+		struct bt_build_id id;
+		if (p->locs[i].kind == BT_LOC_KERNEL) {
+			have_kernel_id = bt_kident_kernel_build_id(o && o->kernel_root ? o->kernel_root : "", &id) == 0;
+			if (have_kernel_id)
+				bt_buildid_hex(&id, kernel_hex, sizeof(kernel_hex));
+			break;
+		}
+	}
+	put_header(out, "session", o, p->per_pid, p->total);
+	fputs("\"frames\": [\n", out);
+	for (size_t i = 0; i < p->nlocs; i++) {
+		const struct bt_loc *l = &p->locs[i];
+		const char *name = bt_strtab_get(&p->names, l->name_id);
+		if (!name)
+			name = "[unknown]";
+		bool ksuffix;
+		size_t n = kernel_name_len(name, &ksuffix);
+		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
+		switch (l->kind) {
+		case BT_LOC_USER: {
+			const struct bt_file *f = l->file_id < s->dsos.nfiles ? &s->dsos.files[l->file_id] : NULL;
+			const struct bt_dso *d = f && f->dso_id < s->dsos.ndsos ? &s->dsos.dsos[f->dso_id] : NULL;
+			put_str(out, name);
+			fputs(", \"kind\": \"user\", \"file\": ", out);
+			put_str(out, f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL);
+			fputs(", \"build_id\": ", out);
+			put_str(out, d && d->build_id.len ? bt_buildid_hex(&d->build_id, hex, sizeof(hex)) : NULL);
+			fprintf(out, ", \"offset\": \"0x%llx\"", (unsigned long long)l->addr);
+			break;
+		}
+		case BT_LOC_KERNEL: {
+			/* a module's frame: the module as perf names it, and its own build-id */
+			const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
+			char modfile[BT_KMOD_NAME_LEN + 3];
+			if (mv)
+				snprintf(modfile, sizeof(modfile), "[%s]", mv->mod.name);
+			bt_json_put_string(out, name, ksuffix ? n : strlen(name));
+			fputs(", \"kind\": \"kernel\", \"file\": ", out);
+			put_str(out, mv ? modfile : "[kernel.kallsyms]");
+			fputs(", \"build_id\": ", out);
+			if (mv)
+				put_str(out, mv->mod.build_id.len ? bt_buildid_hex(&mv->mod.build_id, hex, sizeof(hex)) : NULL);
+			else
+				put_str(out, have_kernel_id ? kernel_hex : NULL);
+			fprintf(out, ", \"address\": \"0x%llx\"", (unsigned long long)l->addr);
+			break;
+		}
+		default:
+			put_str(out, name);
+			fprintf(out, ", \"kind\": \"unmapped\", \"file\": null, \"build_id\": null, "
+				"\"address\": \"0x%llx\"", (unsigned long long)l->addr);
+		}
+		fprintf(out, ", \"return_address\": %s, \"resolved\": %s", l->is_caller ? "true" : "false",
+			l->unresolved || l->name_id == BT_NAME_UNSET ? "false" : "true");
+		if (l->nlines) {
+			fputs(", \"lines\": [", out);
+			for (uint32_t k = 0; k < l->nlines; k++) {
+				const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
+				fputs(k ? ", {\"function\": " : "{\"function\": ", out);
+				put_str(out, bt_strtab_get(&p->names, sl->func_id));
+				fputs(", \"file\": ", out);
+				put_str(out, bt_strtab_get(&p->names, sl->file_id));
+				fprintf(out, ", \"line\": %u}", sl->line);
+			}
+			fputc(']', out);
+		}
+		fputc('}', out);
+	}
+	fputs("\n],\n\"stacks\": [\n", out);
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct bt_stack *st = &p->stacks[i];
+		fputs(i ? ",\n{\"comm\": " : "{\"comm\": ", out);
+		put_str(out, bt_strtab_get(&p->names, st->comm_id));
+		if (p->per_pid)
+			fprintf(out, ", \"pid\": %u", st->pid);
+		fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)st->count);
+		for (uint32_t j = 0; j < st->nframes; j++)
+			fprintf(out, j ? ", %u" : "%u", p->frames[st->first + j]);
+		fputs("]}", out);
+	}
+	fputs("\n", out);
+	return finish(out);
+}
+
+int bt_json_write_folded(const struct bt_folded *f, const struct bt_json_opts *o, FILE *out)
+{
+	/* Frame indices are the ids of the names in this table. */
+	struct bt_strtab names;
+	bt_strtab_init(&names);
+	int err = 0;
+	for (size_t i = 0; i < f->n && !err; i++)
+		for (const char *e = strchr(f->v[i].text, ';'); e && !err;) {
+			const char *name = e + 1;
+			e = strchr(name, ';');
+			if (bt_strtab_intern(&names, name, e ? (size_t)(e - name) : strlen(name)) < 0)
+				err = -ENOMEM;
+		}
+	if (err) {
+		bt_strtab_free(&names);
+		return err;
+	}
+	put_header(out, "folded", o, false, f->total);
+	fputs("\"frames\": [\n", out);
+	for (size_t i = 0; i < bt_strtab_count(&names); i++) {
+		const char *name = bt_strtab_get(&names, (uint32_t)i);
+		bool kernel;
+		size_t n = kernel_name_len(name, &kernel);
+		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
+		bt_json_put_string(out, name, n);
+		/* a name buildtrace could not give is a [...] placeholder */
+		fprintf(out, ", \"kind\": \"%s\", \"file\": null, \"build_id\": null, \"resolved\": %s}",
+			kernel ? "kernel" : "user", name[0] == '[' ? "false" : "true");
+	}
+	fputs("\n],\n\"stacks\": [\n", out);
+	for (size_t i = 0; i < f->n; i++) {
+		const char *text = f->v[i].text, *e = strchr(text, ';');
+		fputs(i ? ",\n{\"comm\": " : "{\"comm\": ", out);
+		bt_json_put_string(out, text, e ? (size_t)(e - text) : strlen(text));
+		fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)f->v[i].count);
+		for (bool first = true; e; first = false) {
+			const char *name = e + 1;
+			e = strchr(name, ';');
+			int64_t id = bt_strtab_intern(&names, name, e ? (size_t)(e - name) : strlen(name));
+			fprintf(out, first ? "%lld" : ", %lld", (long long)id);
+		}
+		fputs("]}", out);
+	}
+	fputs("\n", out);
+	bt_strtab_free(&names);
+	return finish(out);
+}

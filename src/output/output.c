@@ -1,0 +1,104 @@
+/* output.c - format dispatch. */
+#include "output/output.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "output/flamegraph.h"
+#include "output/jsonout.h"
+#include "output/pprof.h"
+#include "session/session.h"
+
+static const char *const names[] = {
+	[BT_FMT_FOLDED] = "folded", [BT_FMT_SVG] = "svg", [BT_FMT_PPROF] = "pprof", [BT_FMT_JSON] = "json",
+};
+
+int bt_format_parse(const char *name, enum bt_format *out)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (name && !strcmp(name, names[i])) {
+			*out = (enum bt_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *bt_format_names(void)
+{
+	return "folded, svg, pprof, json";
+}
+
+static struct bt_pprof_opts pprof_opts(const struct bt_output_opts *o)
+{
+	struct bt_pprof_opts po = { 0 };
+	if (o) {
+		po.period_ns = o->period_ns;
+		po.time_ns = o->time_ns;
+		po.duration_ns = o->duration_ns;
+		po.kernel_root = o->kernel_root;
+	}
+	return po;
+}
+
+static struct bt_json_opts json_opts(const struct bt_output_opts *o)
+{
+	struct bt_json_opts jo = { 0 };
+	if (o) {
+		jo.period_ns = o->period_ns;
+		jo.time_ns = o->time_ns;
+		jo.duration_ns = o->duration_ns;
+		jo.kernel_root = o->kernel_root;
+	}
+	return jo;
+}
+
+int bt_output_folded(const struct bt_folded *f, enum bt_format fmt, const struct bt_output_opts *o,
+		     FILE *out)
+{
+	switch (fmt) {
+	case BT_FMT_FOLDED:
+		return bt_folded_write(f, out);
+	case BT_FMT_SVG: {
+		struct bt_flamegraph_opts fo = { .title = o ? o->title : NULL };
+		return bt_flamegraph_write(f, &fo, out);
+	}
+	case BT_FMT_PPROF: {
+		struct bt_pprof_opts po = pprof_opts(o);
+		return bt_pprof_write_folded(f, &po, out);
+	}
+	case BT_FMT_JSON: {
+		struct bt_json_opts jo = json_opts(o);
+		return bt_json_write_folded(f, &jo, out);
+	}
+	}
+	return -EINVAL;
+}
+
+int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const struct bt_output_opts *o,
+		      FILE *out)
+{
+	struct bt_folded f;
+	int err = bt_profile_fold(p, &f);
+	if (err)
+		return err;
+	err = bt_output_folded(&f, fmt, o, out);
+	bt_folded_free(&f);
+	return err;
+}
+
+int bt_output_session(const struct bt_session *s, enum bt_format fmt, const struct bt_output_opts *o,
+		      FILE *out)
+{
+	switch (fmt) {
+	case BT_FMT_PPROF: {
+		struct bt_pprof_opts po = pprof_opts(o);
+		return bt_pprof_write_session(s, &po, out);
+	}
+	case BT_FMT_JSON: {
+		struct bt_json_opts jo = json_opts(o);
+		return bt_json_write_session(s, &jo, out);
+	}
+	default:
+		return bt_output_profile(&s->prof, fmt, o, out);
+	}
+}

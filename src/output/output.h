@@ -1,0 +1,38 @@
+/* output.h - the profile formats buildtrace writes, chosen by name, from a live session, from a
+ * profile or from folded stacks read back from a file. */
+#ifndef BT_OUTPUT_H
+#define BT_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "session/profile.h"
+
+struct bt_session;
+
+/* folded: "comm;outer;...;inner COUNT" lines; svg: an interactive flame graph; pprof: gzip-compressed
+ * profile.proto (see pprof.h); json: see docs/json-format.md. */
+enum bt_format { BT_FMT_FOLDED = 0, BT_FMT_SVG, BT_FMT_PPROF, BT_FMT_JSON };
+
+/* 0, or -EINVAL for an unknown name. */
+int bt_format_parse(const char *name, enum bt_format *out);
+/* The names accepted, for messages: "folded, svg, pprof, json". */
+const char *bt_format_names(void);
+
+struct bt_output_opts {
+	const char *title;       /* the flame graph's */
+	uint64_t period_ns;      /* time between two samples; 0: unknown */
+	int64_t time_ns;         /* start of the session, ns since the epoch; 0: unknown */
+	int64_t duration_ns;     /* 0: unknown */
+	const char *kernel_root; /* where the running kernel's build-id is read (kident.h); NULL: "" */
+};
+
+int bt_output_folded(const struct bt_folded *f, enum bt_format fmt, const struct bt_output_opts *o,
+		     FILE *out);
+/* Names only: build-ids and addresses need the session. */
+int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const struct bt_output_opts *o,
+		      FILE *out);
+/* Everything the session knows: pprof and json carry each frame's build-id, file and offset. */
+int bt_output_session(const struct bt_session *s, enum bt_format fmt, const struct bt_output_opts *o,
+		      FILE *out);
+
+#endif

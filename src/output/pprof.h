@@ -1,0 +1,71 @@
+/* pprof.h - the pprof profile format (proto/profile.proto, gzip-compressed on disk): written from a
+ * live session, with one mapping per (build-id, file) so frames can be symbolized later by build-id;
+ * written from folded stacks (names only); and read back into folded stacks.
+ *
+ * What a session's profile holds:
+ *   sample types   samples/count and cpu/nanoseconds (count x period), period_type cpu/nanoseconds,
+ *                  period, time_nanos and duration_nanos when known.
+ *   labels         "thread": the comm the stack was aggregated under; "pid" (numeric) as well when
+ *                  the session kept processes apart (--per-pid).
+ *   mappings       one per (build-id, file path), build_id the lowercase hex GNU build-id ("" when
+ *                  the file has none or it was never read). A profile spans processes that mapped
+ *                  a file at different addresses, so each mapping gets a synthetic range in which
+ *                  the whole file is mapped from offset 0: address - memory_start + file_offset is
+ *                  the frame's file offset. Kernel frames keep their real addresses in one mapping
+ *                  named [kernel.kallsyms] carrying the running kernel's build-id, or, in a module,
+ *                  in one mapping per loaded module version named [NAME] (as perf names modules)
+ *                  with the module's build-id and the range it was loaded at.
+ *   locations      one per sampled frame; a frame with a name has one Line, or, when the session
+ *                  gave it source lines (bt_session_resolve_lines), one per function at that
+ *                  instruction, innermost first, with line numbers and the functions' source files;
+ *                  one without a name keeps only its address and mapping. has_functions is true for
+ *                  a mapping only when all its frames have names, has_filenames, has_line_numbers
+ *                  and has_inline_frames only when all its named frames have source lines.
+ */
+#ifndef BT_PPROF_H
+#define BT_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "session/profile.h"
+
+struct bt_session;
+
+struct bt_pprof_opts {
+	uint64_t period_ns;        /* time between two samples; 0: unknown (samples/count only) */
+	int64_t time_ns;           /* start, ns since the epoch; 0: unknown */
+	int64_t duration_ns;       /* 0: unknown */
+	const char *kernel_root;   /* where sys/kernel/notes is read (see kident.h); NULL: "" */
+};
+
+/* The session's profile, gzip-compressed. 0 or -errno (a write error's, e.g. -ENOSPC; -ENOMEM;
+ * -E2BIG when the profile holds more mappings than synthetic ranges exist for). */
+int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opts *o, FILE *out);
+
+/* Folded stacks as a profile: the first frame of each line becomes the "thread" label, the others
+ * locations without mapping or address. 0 or -errno. */
+int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts *o, FILE *out);
+
+/* True when buf starts like a gzip stream, as every pprof file on disk does. */
+bool bt_pprof_is_gzip(const void *buf, size_t len);
+
+/* Decodes a profile (gzip-compressed or not) into folded stacks: "thread;outermost;...;leaf" per
+ * sample (the "thread" label, else an empty comm), inlined frames expanded (caller first), counted
+ * by the sample type "samples" when there is one, else by the default (or last) sample type.
+ * Kernel frames (those of a mapping named [kernel.kallsyms]...) get the folded "_[k]" suffix;
+ * frames without a name are written as buildtrace writes them live: [FILE+0xOFFSET] with the file's
+ * base name and offset, [unknown] without a mapping. 0, -EINVAL (not a valid profile), -EFBIG (too
+ * large once decompressed, more than 2^20 frames in one sample or 2^27 in all, or folded text past
+ * 256 MiB: a small input can name a long function many times) or -ENOMEM. */
+int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out);
+
+/* Reads a whole stream and decodes it as above; -EIO for a read error. */
+int bt_pprof_read(FILE *in, struct bt_folded *out);
+
+/* Largest profile accepted, decompressed. */
+#define BT_PPROF_MAX_BYTES (1024u * 1024 * 1024)
+
+#endif

@@ -1,0 +1,386 @@
+/* dso.c - file versions and build-ids. Symbols are read only from bytes proven to carry the captured
+ * build-id: the mapping itself via /proc/PID/map_files, or a path whose build-id matches. */
+#include "session/dso.h"
+#include "elf/dwarfinfo.h"
+#include "elf/unwind.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symsrc/bidcache.h"
+#include "session/procmaps.h"
+
+void bt_dso_registry_init(struct bt_dso_registry *r, const char *proc_root,
+			  const struct bt_symsrc_opts *symsrc, bool cache_store)
+{
+	memset(r, 0, sizeof(*r));
+	if (symsrc)
+		r->symsrc = *symsrc;
+	r->cache_store = cache_store;
+	bt_htab_init(&r->file_index);
+	bt_htab_init(&r->bid_index);
+	bt_strtab_init(&r->paths);
+	r->proc_root = proc_root ? proc_root : "";
+}
+
+void bt_dso_registry_free(struct bt_dso_registry *r)
+{
+	for (size_t i = 0; i < r->ndsos; i++) {
+		if (r->dsos[i].fd >= 0)
+			close(r->dsos[i].fd);
+		bt_symtab_free(r->dsos[i].symtab);
+		bt_cfi_close(r->dsos[i].cfi);
+		bt_dwarf_close(r->dsos[i].dwarf);
+	}
+	free(r->files);
+	free(r->dsos);
+	bt_htab_free(&r->file_index);
+	bt_htab_free(&r->bid_index);
+	bt_strtab_free(&r->paths);
+	memset(r, 0, sizeof(*r));
+}
+
+struct file_key {
+	dev_t dev;
+	uint64_t ino, mtime_ns;
+};
+
+static bool file_eq(void *ctx, uint64_t val, const void *k)
+{
+	const struct bt_dso_registry *r = ctx;
+	const struct file_key *key = k;
+	const struct bt_file *f = &r->files[val];
+	return f->dev == key->dev && f->ino == key->ino && f->mtime_ns == key->mtime_ns;
+}
+
+static uint32_t file_hash(const struct file_key *k)
+{
+	return bt_hash_u64(k->ino ^ ((uint64_t)k->dev << 40) ^ (k->mtime_ns * 0x9e3779b97f4a7c15ULL));
+}
+
+int64_t bt_dso_file(struct bt_dso_registry *r, dev_t dev, uint64_t ino, uint64_t mtime_ns,
+		    const char *path)
+{
+	struct file_key key = { dev, ino, mtime_ns };
+	uint32_t h = file_hash(&key);
+	uint64_t *v = bt_htab_find(&r->file_index, h, file_eq, r, &key);
+	if (v)
+		return (int64_t)*v;
+	if (r->nfiles == r->files_cap) {
+		size_t ncap = r->files_cap ? r->files_cap * 2 : 64;
+		struct bt_file *nf = realloc(r->files, ncap * sizeof(*nf));
+		if (!nf)
+			return -ENOMEM;
+		r->files = nf;
+		r->files_cap = ncap;
+	}
+	int64_t pid = bt_strtab_add(&r->paths, path ? path : "");
+	if (pid < 0)
+		return pid;
+	r->files[r->nfiles] = (struct bt_file){
+		.dev = dev, .ino = ino, .mtime_ns = mtime_ns, .path_id = (uint32_t)pid, .dso_id = BT_NO_ID,
+	};
+	if (bt_htab_insert(&r->file_index, h, r->nfiles))
+		return -ENOMEM;
+	return (int64_t)r->nfiles++;
+}
+
+static bool bid_eq(void *ctx, uint64_t val, const void *k)
+{
+	const struct bt_dso_registry *r = ctx;
+	return bt_buildid_eq(&r->dsos[val].build_id, k);
+}
+
+static int64_t new_dso(struct bt_dso_registry *r, const struct bt_build_id *id, uint32_t path_id)
+{
+	if (r->ndsos == r->dsos_cap) {
+		size_t ncap = r->dsos_cap ? r->dsos_cap * 2 : 64;
+		struct bt_dso *nd = realloc(r->dsos, ncap * sizeof(*nd));
+		if (!nd)
+			return -ENOMEM;
+		r->dsos = nd;
+		r->dsos_cap = ncap;
+	}
+	struct bt_dso *d = &r->dsos[r->ndsos];
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+	d->path_id = path_id;
+	if (id)
+		d->build_id = *id;
+	return (int64_t)r->ndsos++;
+}
+
+/* Opens the bytes of a mapping: first the mapping itself, then the path if it still is the same
+ * version (checked by build-id when there is one, by device and inode otherwise). */
+static int open_exact(struct bt_dso_registry *r, const struct bt_file *f, const struct bt_build_id *want,
+		      int pid, uint64_t start, uint64_t end)
+{
+	if (pid > 0 && end > start) {
+		int fd = bt_procmaps_open_mapped(r->proc_root, pid, start, end);
+		if (fd >= 0) {
+			struct bt_build_id got;
+			if (!want || (bt_buildid_from_fd(fd, &got) == 0 && bt_buildid_eq(&got, want)))
+				return fd;
+			r->mismatches++;
+			close(fd);
+		}
+	}
+	const char *path = bt_strtab_get(&r->paths, f->path_id);
+	if (!path || path[0] != '/')
+		return -ENOENT;
+	/* The path as the process sees it, inside its root (a container's files are not ours). Once
+	 * the process is gone its root is unknown: then our own file of that path, which the build-id
+	 * (or device and inode) check below accepts only if it is the very same file. */
+	int fd = pid > 0 ? bt_procmaps_open_in_root(r->proc_root, pid, path) : -ESRCH;
+	if (fd == -ESRCH) {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+	}
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (want) {
+		struct bt_build_id got;
+		if (bt_buildid_from_fd(fd, &got) == 0 && bt_buildid_eq(&got, want))
+			return fd;
+	} else if (st.st_dev == f->dev && st.st_ino == f->ino) {
+		return fd;
+	}
+	r->mismatches++;
+	close(fd);
+	return -ESTALE;
+}
+
+int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const struct bt_build_id *id,
+			    enum bt_bid_origin origin, int pid, uint64_t start, uint64_t end)
+{
+	struct bt_file *f = bt_dso_file_get(r, file_id);
+	if (!f || !id || !id->len)
+		return -EINVAL;
+	uint32_t h = bt_hash_bytes(id->data, id->len, id->len);
+	uint64_t *v = bt_htab_find(&r->bid_index, h, bid_eq, r, id);
+	int64_t dso_id;
+	if (v) {
+		dso_id = (int64_t)*v;
+	} else {
+		dso_id = new_dso(r, id, f->path_id);
+		if (dso_id < 0)
+			return dso_id;
+		if (bt_htab_insert(&r->bid_index, h, (uint64_t)dso_id))
+			return -ENOMEM;
+		r->dsos[dso_id].origin = origin;
+	}
+	f->dso_id = (uint32_t)dso_id;
+	struct bt_dso *d = &r->dsos[dso_id];
+	if (d->fd < 0 && d->sym_state == BT_SYMS_UNTRIED) {
+		int fd = open_exact(r, f, id, pid, start, end);
+		if (fd >= 0)
+			d->fd = fd;
+	}
+	return dso_id;
+}
+
+int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id, int pid, uint64_t start,
+			       uint64_t end)
+{
+	struct bt_file *f = bt_dso_file_get(r, file_id);
+	if (!f)
+		return -EINVAL;
+	if (f->dso_id != BT_NO_ID)
+		return f->dso_id;
+	int64_t dso_id = new_dso(r, NULL, f->path_id);
+	if (dso_id < 0)
+		return dso_id;
+	f->no_build_id = true;
+	f->dso_id = (uint32_t)dso_id;
+	int fd = open_exact(r, f, NULL, pid, start, end);
+	if (fd >= 0)
+		r->dsos[dso_id].fd = fd;
+	return dso_id;
+}
+
+static int load_own(int fd, struct bt_symtab **out)
+{
+	struct bt_elf *e;
+	int err = bt_elf_open_fd(fd, &e);
+	if (!err) {
+		err = bt_symtab_load(e, out);
+		bt_elf_close(e);
+	}
+	return err;
+}
+
+const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d)
+		return NULL;
+	d->last_use = r->epoch;
+	if (d->sym_state != BT_SYMS_UNTRIED)
+		return d->symtab;
+	const char *path = bt_strtab_get(&r->paths, d->path_id);
+	int err;
+	if (d->build_id.len) {
+		err = bt_symsrc_load(&r->symsrc, &d->build_id, d->fd, path && *path == '/' ? path : NULL,
+				     &d->symtab, d->sym_origin, sizeof(d->sym_origin));
+		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. */
+		if (r->cache_store && d->fd >= 0) {
+			char dir[4096];
+			if (bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir)) == 0 &&
+			    bt_bidcache_add_fd(dir, &d->build_id, path, d->fd) == 0)
+				r->cache_stored++;
+			else
+				r->cache_errors++;
+		}
+	} else {
+		err = d->fd >= 0 ? load_own(d->fd, &d->symtab) : -ENOENT;
+		snprintf(d->sym_origin, sizeof(d->sym_origin), "file");
+	}
+	d->sym_state = err ? BT_SYMS_FAILED : BT_SYMS_LOADED;
+	d->sym_err = err;
+	if (!err)
+		r->symtabs_loaded++;
+	/* Only exported functions, or nothing: a debug file from debuginfod would give more. The
+	 * descriptor stays open so that debug file's addresses can be laid out like the binary's. */
+	if (r->debuginfod && d->build_id.len && (err || !strcmp(d->sym_origin, "dynsym")) &&
+	    bt_debuginfod_request(r->debuginfod, &d->build_id) == 0) {
+		d->debuginfod_pending = true;
+		return d->symtab;
+	}
+	/* The table holds what it needs; the descriptor is no longer useful. */
+	if (d->fd >= 0) {
+		close(d->fd);
+		d->fd = -1;
+	}
+	return d->symtab;
+}
+
+void bt_dso_set_debuginfod(struct bt_dso_registry *r, struct bt_debuginfod *c)
+{
+	r->debuginfod = c;
+}
+
+struct adopt_ctx {
+	struct bt_dso_registry *r;
+	void (*fn)(void *ctx, uint32_t dso_id);
+	void *ctx;
+	int adopted;
+};
+
+static void on_debuginfod(void *ctx, const struct bt_build_id *id, int fd, const char *path, int err)
+{
+	struct adopt_ctx *a = ctx;
+	struct bt_dso_registry *r = a->r;
+	uint64_t *v = bt_htab_find(&r->bid_index, bt_hash_bytes(id->data, id->len, id->len), bid_eq, r, id);
+	if (!v)
+		return;
+	struct bt_dso *d = &r->dsos[*v];
+	d->debuginfod_pending = false;
+	struct bt_symtab *st = NULL;
+	const char *bin_path = bt_strtab_get(&r->paths, d->path_id);
+	if (!err && fd >= 0 &&
+	    bt_symsrc_adopt_debug_fd(&r->symsrc, id, fd, d->fd, bin_path && *bin_path == '/' ? bin_path : NULL,
+				     &st) == 0) {
+		bt_symtab_free(d->symtab);
+		d->symtab = st;
+		d->sym_state = BT_SYMS_LOADED;
+		d->sym_err = 0;
+		snprintf(d->sym_origin, sizeof(d->sym_origin), "debuginfod");
+		r->debuginfod_adopted++;
+		a->adopted++;
+		if (a->fn)
+			a->fn(a->ctx, (uint32_t)*v);
+	}
+	if (d->fd >= 0) {
+		close(d->fd);
+		d->fd = -1;
+	}
+}
+
+int bt_dso_poll_debuginfod(struct bt_dso_registry *r, int timeout_ms,
+			   void (*fn)(void *ctx, uint32_t dso_id), void *ctx)
+{
+	if (!r->debuginfod)
+		return 0;
+	struct adopt_ctx a = { r, fn, ctx, 0 };
+	if (timeout_ms < 0 && !bt_debuginfod_pending(r->debuginfod))
+		return 0;
+	int err = bt_debuginfod_poll(r->debuginfod, on_debuginfod, &a, timeout_ms);
+	return err < 0 ? err : a.adopted;
+}
+
+const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id)
+{
+	struct bt_file *f = bt_dso_file_get(r, file_id);
+	if (!f)
+		return "unknown";
+	const char *p = bt_strtab_get(&r->paths, f->path_id);
+	if (!p || !*p)
+		return "unknown";
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ndsos; i++) {
+		struct bt_dso *d = &r->dsos[i];
+		if (d->sym_state != BT_SYMS_LOADED || d->last_use >= before || d->debuginfod_pending)
+			continue;
+		bt_symtab_free(d->symtab);
+		d->symtab = NULL;
+		d->sym_state = BT_SYMS_UNTRIED;
+		bt_cfi_close(d->cfi);
+		d->cfi = NULL;
+		d->cfi_err = 0;
+		bt_dwarf_close(d->dwarf);
+		d->dwarf = NULL;
+		d->dwarf_err = 0;
+		n++;
+	}
+	r->symtabs_evicted += n;
+	return n;
+}
+
+struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d || d->cfi_err)
+		return NULL;
+	if (!d->cfi) {
+		d->cfi_err = d->fd >= 0 ? bt_cfi_open(d->fd, &d->cfi) : -ENOENT;
+		if (d->cfi_err)
+			d->cfi = NULL;
+	}
+	return d->cfi;
+}
+
+struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d || d->dwarf_err)
+		return NULL;
+	if (!d->dwarf) {
+		const char *path = bt_strtab_get(&r->paths, d->path_id);
+		char origin[BT_SYMSRC_ORIGIN_LEN];
+		d->dwarf_err = d->build_id.len
+				       ? bt_symsrc_open_dwarf(&r->symsrc, &d->build_id, d->fd,
+							      path && *path == '/' ? path : NULL, &d->dwarf,
+							      origin, sizeof(origin))
+				       : -ENODATA;
+		if (d->dwarf_err)
+			d->dwarf = NULL;
+	}
+	return d->dwarf;
+}

@@ -1,0 +1,128 @@
+/* dso.h - the registry of mapped files seen in a session: each file version (device, inode, mtime)
+ * resolves to a dso named by its build-id, whose symbol table is loaded once, from the exact bytes
+ * that were mapped, and shared by every process mapping it. */
+#ifndef BT_DSO_H
+#define BT_DSO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "elf/buildid.h"
+#include "symsrc/debuginfod_client.h"
+#include "base/htab.h"
+#include "base/strtab.h"
+#include "symsrc/symsrc.h"
+#include "elf/symtab.h"
+
+#define BT_NO_ID UINT32_MAX
+
+enum bt_bid_origin { BT_ORIGIN_NONE = 0, BT_ORIGIN_BPF, BT_ORIGIN_USERSPACE };
+
+/* One version of one file, as the kernel identified it when it was mapped. */
+struct bt_file {
+	dev_t dev;
+	uint64_t ino;
+	uint64_t mtime_ns;
+	uint32_t path_id;     /* in the registry's strings */
+	uint32_t dso_id;      /* BT_NO_ID while the build-id is not known */
+	bool no_build_id;     /* the file is ELF but carries no build-id: the dso is keyed by the file */
+};
+
+enum bt_sym_state { BT_SYMS_UNTRIED = 0, BT_SYMS_LOADED, BT_SYMS_FAILED };
+
+/* Symbols of one build-id. */
+struct bt_dso {
+	struct bt_build_id build_id;   /* len 0 for files without one */
+	enum bt_bid_origin origin;
+	uint32_t path_id;              /* the first path it was seen under */
+	int fd;                        /* the exact file version, or -1 */
+	enum bt_sym_state sym_state;
+	int sym_err;                   /* -errno when sym_state is FAILED */
+	struct bt_symtab *symtab;
+	char sym_origin[BT_SYMSRC_ORIGIN_LEN];  /* where the symbols came from: "file", "debug-dir" ... */
+	bool debuginfod_pending;       /* a debuginfod lookup for a fuller table is in flight */
+	uint64_t last_use;             /* the registry's epoch when its table was last asked for */
+	struct bt_cfi *cfi;            /* call frame information, opened on first use */
+	int cfi_err;                   /* why there is none (-errno) once tried; 0 untried or open */
+	struct bt_dwarf *dwarf;        /* DWARF for source lines, opened on first use */
+	int dwarf_err;                 /* as cfi_err */
+};
+
+struct bt_dso_registry {
+	struct bt_file *files;
+	size_t nfiles, files_cap;
+	struct bt_dso *dsos;
+	size_t ndsos, dsos_cap;
+	struct bt_htab file_index;    /* (dev, ino, mtime) -> file id */
+	struct bt_htab bid_index;     /* build-id -> dso id */
+	struct bt_strtab paths;
+	const char *proc_root;        /* "" for the real /proc */
+	struct bt_symsrc_opts symsrc; /* where symbols of a build-id are looked for */
+	bool cache_store;             /* store binaries with samples in the build-id cache */
+	uint64_t mismatches;          /* candidate files refused because their build-id differed */
+	uint64_t symtabs_loaded;
+	uint64_t cache_stored, cache_errors;
+	struct bt_debuginfod *debuginfod;  /* NULL: never asked */
+	uint64_t debuginfod_adopted;
+	uint64_t epoch;               /* advanced by its user (the agent: once per interval) */
+	uint64_t symtabs_evicted;
+};
+
+/* symsrc may be NULL (defaults); cache_store: keep each build-id's binary that gets samples in the
+ * build-id cache, so later sessions symbolize it after the file changed or went. */
+void bt_dso_registry_init(struct bt_dso_registry *r, const char *proc_root,
+			  const struct bt_symsrc_opts *symsrc, bool cache_store);
+void bt_dso_registry_free(struct bt_dso_registry *r);
+
+/* The id of a file version, added if new (dso unknown). Returns the id or -ENOMEM. */
+int64_t bt_dso_file(struct bt_dso_registry *r, dev_t dev, uint64_t ino, uint64_t mtime_ns,
+		    const char *path);
+static inline struct bt_file *bt_dso_file_get(struct bt_dso_registry *r, uint32_t id)
+{
+	return id < r->nfiles ? &r->files[id] : NULL;
+}
+static inline struct bt_dso *bt_dso_get(struct bt_dso_registry *r, uint32_t id)
+{
+	return id < r->ndsos ? &r->dsos[id] : NULL;
+}
+
+/* Records that file_id has build-id id (from origin); the dso of that build-id is created on first
+ * sight. When pid/start/end name a live mapping of it, the exact mapped bytes are opened through
+ * /proc/PID/map_files and kept for symbol loading; otherwise the file at its path is used only if its
+ * build-id matches. Returns the dso id or -errno. */
+int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const struct bt_build_id *id,
+			    enum bt_bid_origin origin, int pid, uint64_t start, uint64_t end);
+
+/* For a file with no build-id: a dso keyed by the file itself. */
+int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id, int pid, uint64_t start,
+			       uint64_t end);
+
+/* The dso's symbol table, loaded on first use from the first source that has one (see symsrc.h);
+ * NULL when none could be loaded. */
+const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* Lets the registry ask debuginfod (c is borrowed) for build-ids whose local sources give no symbols
+ * or only the exported ones. */
+void bt_dso_set_debuginfod(struct bt_dso_registry *r, struct bt_debuginfod *c);
+
+/* Adopts finished debuginfod lookups (waiting up to timeout_ms, a negative value: until none is
+ * pending); fn is called with each dso whose symbol table was replaced. Returns how many were. */
+int bt_dso_poll_debuginfod(struct bt_dso_registry *r, int timeout_ms,
+			   void (*fn)(void *ctx, uint32_t dso_id), void *ctx);
+
+/* Frees the symbol tables of dsos not asked for since epoch `before` (they are loaded again, from
+ * the same sources, if asked for later). Returns how many were freed. */
+size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before);
+
+/* The dso's call frame information (from its exact file), opened on first use; NULL when it has
+ * none or its file is not open. */
+struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id);
+/* The DWARF of a build-id (its own file's, else a debug file's: bt_symsrc_open_dwarf), opened on
+ * first use and kept; NULL when there is none or the dso has no build-id (lines are only given for
+ * an exactly known version). */
+struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* Basename of a file's path, for unresolved frames. */
+const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);
+
+#endif

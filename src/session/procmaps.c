@@ -1,0 +1,267 @@
+/* procmaps.c - a strict parser for /proc/PID/maps lines, iteration over a process's maps, opening a
+ * mapped file through /proc/PID/map_files to read its build-id, and opening a path a process names
+ * inside that process's root. */
+#include "session/procmaps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define DELETED_SUFFIX " (deleted)"
+
+/* Hex digits up to max_digits, at least one; advances *pp. */
+static int parse_hex(const char **pp, unsigned max_digits, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	unsigned n = 0;
+	for (;; p++, n++) {
+		unsigned d;
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		if (n == max_digits)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (!n)
+		return -EINVAL;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **pp, char c)
+{
+	if (**pp != c)
+		return -EINVAL;
+	(*pp)++;
+	return 0;
+}
+
+static int parse_perms(const char **pp, char perms[5])
+{
+	static const char allowed[4][3] = { "r-", "w-", "x-", "ps" };
+	const char *p = *pp;
+	for (int i = 0; i < 4; i++) {
+		if (!p[i] || !strchr(allowed[i], p[i]))
+			return -EINVAL;
+		perms[i] = p[i];
+	}
+	perms[4] = '\0';
+	*pp = p + 4;
+	return 0;
+}
+
+int bt_procmap_parse_line(const char *line, struct bt_procmap *out)
+{
+	if (!line || !out)
+		return -EINVAL;
+	struct bt_procmap m;
+	uint64_t major, minor;
+	const char *p = line;
+	memset(&m, 0, offsetof(struct bt_procmap, path));
+
+	if (parse_hex(&p, 16, &m.start) || expect(&p, '-') || parse_hex(&p, 16, &m.end) ||
+	    expect(&p, ' ') || parse_perms(&p, m.perms) || expect(&p, ' ') ||
+	    parse_hex(&p, 16, &m.offset) || expect(&p, ' ') || parse_hex(&p, 8, &major) ||
+	    expect(&p, ':') || parse_hex(&p, 8, &minor) || expect(&p, ' ') || parse_dec(&p, &m.ino))
+		return -EINVAL;
+	if (m.start >= m.end)
+		return -EINVAL;
+	m.dev_major = (uint32_t)major;
+	m.dev_minor = (uint32_t)minor;
+
+	/* The path is everything after the padding; it may itself contain spaces, so only the
+	 * newline that ends the line is removed. */
+	if (*p && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+	size_t n = strlen(p);
+	if (n && p[n - 1] == '\n')
+		n--;
+	if (memchr(p, '\n', n) || n >= sizeof(m.path))
+		return -EINVAL;
+	const size_t sl = sizeof(DELETED_SUFFIX) - 1;
+	if (n > sl && memcmp(p + n - sl, DELETED_SUFFIX, sl) == 0) {
+		m.deleted = true;
+		n -= sl;
+	}
+	memcpy(m.path, p, n);
+	m.path[n] = '\0';
+	memcpy(out, &m, offsetof(struct bt_procmap, path) + n + 1);
+	return 0;
+}
+
+static int proc_path(char *buf, size_t len, const char *root, int pid, const char *rest)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	int n = snprintf(buf, len, "%s/proc/%d/%s", root ? root : "", pid, rest);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int bt_procmaps_foreach(const char *root, int pid, bt_procmap_fn fn, void *ctx)
+{
+	char path[4096];
+	if (!fn)
+		return -EINVAL;
+	int err = proc_path(path, sizeof(path), root, pid, "maps");
+	if (err)
+		return err;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	/* heap-allocated: one bt_procmap carries a PATH_MAX buffer, too big to keep per frame */
+	struct bt_procmap *m = malloc(sizeof(*m));
+	char *line = NULL;
+	size_t cap = 0;
+	if (!m) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	ssize_t r;
+	errno = 0;
+	while ((r = getline(&line, &cap, f)) >= 0) {
+		/* an embedded NUL would hide the rest of the line from the parser */
+		if ((size_t)r != strlen(line) || bt_procmap_parse_line(line, m) != 0) {
+			err = -EINVAL;
+			break;
+		}
+		if ((err = fn(ctx, m)) != 0)
+			break;
+		errno = 0;
+	}
+	/* a process that exits while its maps are read makes the read fail with ESRCH */
+	if (r < 0 && !feof(f))
+		err = errno ? -errno : -EIO;
+	free(line);
+	free(m);
+	fclose(f);
+	return err;
+}
+
+int bt_procmaps_open_mapped(const char *root, int pid, uint64_t start, uint64_t end)
+{
+	char path[4096], name[48];
+	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, start, end);
+	int err = proc_path(path, sizeof(path), root, pid, name);
+	if (err)
+		return err;
+	/* map_files entries are magic links, so O_NOFOLLOW would refuse every one of them; instead the
+	 * target is checked to be a regular file before opening (opening a device node may have side
+	 * effects) and checked again on the opened fd, in case the mapping changed in between. */
+	struct stat before, after;
+	if (stat(path, &before) != 0)
+		return -errno;
+	if (!S_ISREG(before.st_mode))
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &after) != 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(after.st_mode) || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+		close(fd);
+		return S_ISREG(after.st_mode) ? -EAGAIN : -EINVAL;
+	}
+	return fd;
+}
+
+int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
+			struct bt_build_id *out)
+{
+	if (!out)
+		return -EINVAL;
+	int fd = bt_procmaps_open_mapped(root, pid, start, end);
+	if (fd < 0)
+		return fd;
+	int err = bt_buildid_from_fd(fd, out);
+	close(fd);
+	return err;
+}
+
+/* The path resolved by the kernel as if ROOT/proc/PID/root were "/": absolute symlinks and ".."
+ * stay inside it. openat2 is missing on kernels before 5.6 (ENOSYS): then only a process whose
+ * root is ours can be served, as the path means the same to both. O_PATH opens nothing yet. */
+static int path_in_root(int rootfd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOSYS)
+		return -errno;
+	struct stat theirs, ours;
+	if (fstat(rootfd, &theirs) != 0 || stat("/", &ours) != 0)
+		return -errno;
+	if (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
+		return -EXDEV;
+	fd = open(path, O_PATH | O_CLOEXEC);
+	return fd >= 0 ? fd : -errno;
+}
+
+int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	char rp[4096];
+	int err = proc_path(rp, sizeof(rp), root, pid, "root");
+	if (err)
+		return err;
+	int rootfd = open(rp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	int pfd = path_in_root(rootfd, path);
+	close(rootfd);
+	if (pfd < 0)
+		return pfd;
+	struct stat st;
+	if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -EINVAL;
+	}
+	/* Reopened through our own descriptor: the same file, now for reading. */
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	int fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	err = fd < 0 ? -errno : 0;
+	close(pfd);
+	return err ? err : fd;
+}

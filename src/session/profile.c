@@ -1,0 +1,399 @@
+/* profile.c - stacks are hashed as sequences of location ids; names are attached to locations only
+ * when a view or an output needs them. */
+#include "session/profile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bt_profile_init(struct bt_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	bt_strtab_init(&p->names);
+	bt_htab_init(&p->loc_index);
+	bt_htab_init(&p->stack_index);
+}
+
+void bt_profile_free(struct bt_profile *p)
+{
+	bt_strtab_free(&p->names);
+	free(p->locs);
+	free(p->frames);
+	free(p->stacks);
+	free(p->srclines);
+	bt_htab_free(&p->loc_index);
+	bt_htab_free(&p->stack_index);
+	memset(p, 0, sizeof(*p));
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap : 256;
+	while (ncap < need)
+		ncap *= 2;
+	void *n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static bool loc_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct bt_profile *p = ctx;
+	const struct bt_loc *a = &p->locs[val], *b = key;
+	return a->addr == b->addr && a->file_id == b->file_id && a->kind == b->kind &&
+	       a->is_caller == b->is_caller;
+}
+
+int64_t bt_profile_loc(struct bt_profile *p, enum bt_loc_kind kind, uint32_t file_id, uint64_t addr,
+		       bool is_caller)
+{
+	struct bt_loc key = {
+		.addr = addr, .file_id = file_id, .kind = (uint8_t)kind, .is_caller = is_caller,
+		.name_id = BT_NAME_UNSET,
+	};
+	uint32_t h = bt_hash_u64(addr * 31 + ((uint64_t)file_id << 2 | (uint64_t)kind << 1 | is_caller));
+	uint64_t *v = bt_htab_find(&p->loc_index, h, loc_eq, p, &key);
+	if (v)
+		return (int64_t)*v;
+	if (grow((void **)&p->locs, &p->locs_cap, p->nlocs + 1, sizeof(*p->locs)))
+		return -ENOMEM;
+	p->locs[p->nlocs] = key;
+	if (bt_htab_insert(&p->loc_index, h, p->nlocs))
+		return -ENOMEM;
+	return (int64_t)p->nlocs++;
+}
+
+struct stack_key {
+	uint32_t comm_id, pid;
+	const uint32_t *ids;
+	size_t n;
+};
+
+static bool stack_eq(void *ctx, uint64_t val, const void *k)
+{
+	const struct bt_profile *p = ctx;
+	const struct stack_key *key = k;
+	const struct bt_stack *s = &p->stacks[val];
+	return s->comm_id == key->comm_id && s->pid == key->pid && s->nframes == key->n &&
+	       (key->n == 0 || memcmp(&p->frames[s->first], key->ids, key->n * sizeof(uint32_t)) == 0);
+}
+
+int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
+		   size_t n, uint64_t count)
+{
+	struct stack_key key = { comm_id, p->per_pid ? pid : 0, loc_ids, n };
+	uint32_t h = bt_hash_bytes(loc_ids, n * sizeof(uint32_t), ((uint64_t)comm_id << 32) | key.pid);
+	uint64_t *v = bt_htab_find(&p->stack_index, h, stack_eq, p, &key);
+	p->total += count;
+	if (v) {
+		p->stacks[*v].count += count;
+		return 0;
+	}
+	if (grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks)) ||
+	    grow((void **)&p->frames, &p->frames_cap, p->nframes + n, sizeof(*p->frames)))
+		return -ENOMEM;
+	if (n)  /* an empty stack may come with no arrays at all */
+		memcpy(&p->frames[p->nframes], loc_ids, n * sizeof(uint32_t));
+	p->stacks[p->nstacks] = (struct bt_stack){
+		.comm_id = comm_id, .pid = key.pid, .nframes = (uint32_t)n, .first = (uint32_t)p->nframes,
+		.count = count,
+	};
+	p->nframes += n;
+	if (bt_htab_insert(&p->stack_index, h, p->nstacks))
+		return -ENOMEM;
+	p->nstacks++;
+	return 0;
+}
+
+int bt_profile_resolve(struct bt_profile *p, bt_resolve_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < p->nlocs; i++) {
+		struct bt_loc *l = &p->locs[i];
+		if (l->resolved)
+			continue;
+		bool final = true, unresolved = false;
+		const char *name = fn(ctx, l, &final, &unresolved);
+		int64_t id = bt_strtab_add(&p->names, name ? name : "[unknown]");
+		if (id < 0)
+			return (int)id;
+		l->name_id = (uint32_t)id;
+		l->resolved = final;
+		l->unresolved = unresolved || !name;
+	}
+	return 0;
+}
+
+static uint32_t intern_or_unset(struct bt_profile *p, const char *s, int *err)
+{
+	if (!s)
+		return BT_NAME_UNSET;
+	int64_t id = bt_strtab_add(&p->names, s);
+	if (id < 0) {
+		*err = (int)id;
+		return BT_NAME_UNSET;
+	}
+	return (uint32_t)id;
+}
+
+int bt_profile_set_lines(struct bt_profile *p, uint32_t loc_id, const struct bt_srcline_text *t, size_t n)
+{
+	if (loc_id >= p->nlocs || n > UINT8_MAX)
+		return -EINVAL;
+	struct bt_loc *l = &p->locs[loc_id];
+	if (l->lines_tried)
+		return 0;
+	if (n && grow((void **)&p->srclines, &p->srclines_cap, p->nsrclines + n, sizeof(*p->srclines)))
+		return -ENOMEM;
+	int err = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct bt_srcline *sl = &p->srclines[p->nsrclines + i];
+		sl->func_id = intern_or_unset(p, t[i].function, &err);
+		sl->file_id = intern_or_unset(p, t[i].file, &err);
+		sl->line = t[i].line;
+	}
+	if (err)
+		return err;
+	l->lines_first = (uint32_t)p->nsrclines;
+	l->nlines = (uint8_t)n;
+	l->lines_tried = 1;
+	p->nsrclines += n;
+	return 0;
+}
+
+uint64_t bt_profile_unresolved_frames(const struct bt_profile *p)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct bt_stack *s = &p->stacks[i];
+		for (uint32_t j = 0; j < s->nframes; j++)
+			if (p->locs[p->frames[s->first + j]].unresolved)
+				n += s->count;
+	}
+	return n;
+}
+
+/* ---- folded output ---------------------------------------------------------------------- */
+
+struct fold_index {
+	const struct bt_folded *f;
+	struct bt_htab h;
+};
+
+static bool line_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct bt_folded *f = ctx;
+	return strcmp(f->v[val].text, key) == 0;
+}
+
+/* Frame by frame: ';' sorts below every other byte, so all lines sharing a prefix of frames are
+ * adjacent (which flame graph layout relies on), whatever characters the names contain. */
+static int cmp_line(const void *a, const void *b)
+{
+	const unsigned char *x = (const unsigned char *)((const struct bt_folded_line *)a)->text;
+	const unsigned char *y = (const unsigned char *)((const struct bt_folded_line *)b)->text;
+	for (;; x++, y++) {
+		unsigned cx = *x == ';' ? 1 : *x ? *x + 1u : 0;
+		unsigned cy = *y == ';' ? 1 : *y ? *y + 1u : 0;
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+		if (!cx)
+			return 0;
+	}
+}
+
+/* Adds count to the line text (len bytes, NUL-terminated), creating it when new. */
+static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text, size_t len,
+		    uint64_t count)
+{
+	uint32_t h = bt_hash_bytes(text, len, 0);
+	uint64_t *v = bt_htab_find(index, h, line_eq, f, text);
+	f->total += count;
+	if (v) {
+		f->v[*v].count += count;
+		return 0;
+	}
+	if (grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+		return -ENOMEM;
+	f->v[f->n].text = strdup(text);
+	f->v[f->n].count = count;
+	if (!f->v[f->n].text || bt_htab_insert(index, h, f->n)) {
+		free(f->v[f->n].text);
+		return -ENOMEM;
+	}
+	f->n++;
+	return 0;
+}
+
+/* Appends s to buf, replacing characters that would break the folded format. */
+static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
+{
+	size_t n = strlen(s);
+	if (grow((void **)buf, cap, *len + n + 2, 1))
+		return -ENOMEM;
+	if (sep)
+		(*buf)[(*len)++] = sep;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		(*buf)[(*len)++] = (c == ';' || c == '\n' || c == '\r') ? ':' : c;
+	}
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+void bt_folded_free(struct bt_folded *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].text);
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
+{
+	struct bt_htab index;
+	char *buf = NULL;
+	size_t cap = 0;
+	int err = 0;
+	memset(f, 0, sizeof(*f));
+	bt_htab_init(&index);
+	for (size_t i = 0; i < p->nstacks && !err; i++) {
+		const struct bt_stack *s = &p->stacks[i];
+		size_t len = 0;
+		const char *comm = bt_strtab_get(&p->names, s->comm_id);
+		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
+		for (uint32_t j = 0; j < s->nframes && !err; j++) {
+			const struct bt_loc *l = &p->locs[p->frames[s->first + j]];
+			const char *name = bt_strtab_get(&p->names, l->name_id);
+			err = append(&buf, &len, &cap, name ? name : "[unknown]", ';');
+		}
+		if (!err)
+			err = fold_add(f, &index, buf, len, s->count);
+	}
+	free(buf);
+	bt_htab_free(&index);
+	if (err) {
+		bt_folded_free(f);
+		return err;
+	}
+	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
+		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	return 0;
+}
+
+int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
+{
+	struct bt_htab index;
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	int err = 0;
+	memset(f, 0, sizeof(*f));
+	bt_htab_init(&index);
+	while (!err && (len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (len == 0)
+			continue;
+		char *sp = strrchr(line, ' ');
+		char *end;
+		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9') {
+			err = -EINVAL;
+			break;
+		}
+		errno = 0;
+		unsigned long long n = strtoull(sp + 1, &end, 10);
+		if (errno || *end) {
+			err = -EINVAL;
+			break;
+		}
+		*sp = '\0';
+		err = fold_add(f, &index, line, (size_t)(sp - line), n);
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	if (bad_line)
+		*bad_line = err == -EINVAL ? lineno : 0;
+	free(line);
+	bt_htab_free(&index);
+	if (err) {
+		bt_folded_free(f);
+		return err;
+	}
+	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
+		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	return 0;
+}
+
+int bt_folded_write(const struct bt_folded *f, FILE *out)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (fprintf(out, "%s %llu\n", f->v[i].text, (unsigned long long)f->v[i].count) < 0)
+			return errno ? -errno : -EIO;
+	return fflush(out) == 0 ? 0 : -errno;
+}
+
+int bt_profile_write_folded(const struct bt_profile *p, FILE *out)
+{
+	struct bt_folded f;
+	int err = bt_profile_fold(p, &f);
+	if (err)
+		return err;
+	err = bt_folded_write(&f, out);
+	bt_folded_free(&f);
+	return err;
+}
+
+/* ---- top functions ---------------------------------------------------------------------- */
+
+static int cmp_top(const void *a, const void *b)
+{
+	const struct bt_top_entry *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
+}
+
+size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size_t n)
+{
+	size_t nn = bt_strtab_count(&p->names);
+	if (!nn || !n)
+		return 0;
+	struct bt_top_entry *acc = calloc(nn, sizeof(*acc));
+	uint64_t *last = calloc(nn, sizeof(*last));  /* stack index + 1 that last counted a name's total */
+	if (!acc || !last) {
+		free(acc);
+		free(last);
+		return 0;
+	}
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct bt_stack *s = &p->stacks[i];
+		for (uint32_t j = 0; j < s->nframes; j++) {
+			uint32_t id = p->locs[p->frames[s->first + j]].name_id;
+			if (id >= nn)
+				continue;
+			if (last[id] != i + 1) {
+				acc[id].total += s->count;
+				last[id] = i + 1;
+			}
+			if (j + 1 == s->nframes)
+				acc[id].self += s->count;
+		}
+	}
+	for (size_t i = 0; i < nn; i++)
+		acc[i].name_id = (uint32_t)i;
+	qsort(acc, nn, sizeof(*acc), cmp_top);
+	size_t k = 0;
+	while (k < n && k < nn && acc[k].total)
+		out[k] = acc[k], k++;
+	free(acc);
+	free(last);
+	return k;
+}

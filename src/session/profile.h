@@ -1,0 +1,132 @@
+/* profile.h - aggregated samples: each distinct stack once, with its count. Frames are interned as
+ * locations (a file version and offset, or a kernel address) when a sample arrives; names are given
+ * to locations later, once each, by a resolver, so the hot path neither allocates per frame nor
+ * symbolizes the same address twice. */
+#ifndef BT_PROFILE_H
+#define BT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "base/htab.h"
+#include "base/strtab.h"
+
+enum bt_loc_kind {
+	BT_LOC_USER = 0,     /* file_id + file offset */
+	BT_LOC_KERNEL = 1,   /* kernel address */
+	BT_LOC_UNMAPPED = 2, /* a user address outside any known mapping */
+};
+
+#define BT_NAME_UNSET UINT32_MAX
+
+struct bt_loc {
+	uint64_t addr;       /* file offset (USER), kernel or raw user address otherwise */
+	uint32_t file_id;
+	uint8_t kind;
+	uint8_t is_caller;   /* a return address: symbolize addr - 1 */
+	uint8_t resolved;    /* name_id is final */
+	uint8_t unresolved;  /* the name is a [file+0xoff] placeholder */
+	uint32_t name_id;    /* in profile->names, BT_NAME_UNSET until resolved */
+	uint32_t lines_first; /* its source lines: srclines[lines_first .. + nlines) */
+	uint8_t nlines;
+	uint8_t lines_tried; /* bt_profile_set_lines was called for it */
+};
+
+/* A source line of a location: innermost first, each outer one the call site of the function
+ * inlined into the one before it. Strings are in profile->names; BT_NAME_UNSET when unknown. */
+struct bt_srcline {
+	uint32_t func_id;
+	uint32_t file_id;
+	uint32_t line;       /* 0: unknown */
+};
+
+/* The same with strings, as given to bt_profile_set_lines (NULL: unknown). */
+struct bt_srcline_text {
+	const char *function;
+	const char *file;
+	unsigned line;
+};
+
+struct bt_stack {
+	uint32_t comm_id;
+	uint32_t pid;
+	uint32_t nframes;
+	uint32_t first;      /* index into frames: outermost first */
+	uint64_t count;
+};
+
+struct bt_profile {
+	struct bt_strtab names;     /* function names, comms, placeholders */
+	struct bt_loc *locs;
+	size_t nlocs, locs_cap;
+	struct bt_htab loc_index;
+	uint32_t *frames;
+	size_t nframes, frames_cap;
+	struct bt_stack *stacks;
+	size_t nstacks, stacks_cap;
+	struct bt_htab stack_index;
+	struct bt_srcline *srclines;
+	size_t nsrclines, srclines_cap;
+	uint64_t total;             /* samples added */
+	bool per_pid;               /* distinct stacks per pid, not only per comm */
+};
+
+void bt_profile_init(struct bt_profile *p);
+void bt_profile_free(struct bt_profile *p);
+
+/* Interns a location; returns its id or -ENOMEM. */
+int64_t bt_profile_loc(struct bt_profile *p, enum bt_loc_kind kind, uint32_t file_id, uint64_t addr,
+		       bool is_caller);
+/* Adds count samples of the stack loc_ids[0..n) (outermost first) for comm (interned) and pid. */
+int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
+		   size_t n, uint64_t count);
+
+/* Gives a name to every location that has none yet (or whose name was a placeholder and that asks
+ * to be retried). resolve returns a name (copied here) and sets *final to whether it may change later
+ * (false while a build-id is still pending); *unresolved marks [file+0xoff] placeholders. */
+typedef const char *(*bt_resolve_fn)(void *ctx, const struct bt_loc *loc, bool *final,
+				     bool *unresolved);
+int bt_profile_resolve(struct bt_profile *p, bt_resolve_fn fn, void *ctx);
+
+/* Gives location loc_id its source lines (n may be 0: none known), interning the strings; a
+ * location keeps the lines it was first given. 0, -EINVAL or -ENOMEM. */
+int bt_profile_set_lines(struct bt_profile *p, uint32_t loc_id, const struct bt_srcline_text *t, size_t n);
+
+static inline const char *bt_profile_loc_name(const struct bt_profile *p, uint32_t loc_id)
+{
+	return bt_strtab_get(&p->names, p->locs[loc_id].name_id);
+}
+
+/* Stacks as folded lines: "comm;outer;...;inner" with their counts, identical name sequences
+ * merged, sorted frame by frame (lines sharing leading frames are adjacent). ';' and newlines inside names are replaced by ':'. */
+struct bt_folded_line {
+	char *text;
+	uint64_t count;
+};
+struct bt_folded {
+	struct bt_folded_line *v;
+	size_t n, cap;
+	uint64_t total;
+};
+int bt_profile_fold(const struct bt_profile *p, struct bt_folded *out);
+/* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. */
+int bt_folded_parse(FILE *in, struct bt_folded *out, size_t *bad_line);
+void bt_folded_free(struct bt_folded *f);
+/* Writes "text count\n" lines. 0 or -errno (a write error). */
+int bt_folded_write(const struct bt_folded *f, FILE *out);
+
+/* bt_profile_fold + bt_folded_write. */
+int bt_profile_write_folded(const struct bt_profile *p, FILE *out);
+
+/* Frames whose location could not be named, counted over all samples. */
+uint64_t bt_profile_unresolved_frames(const struct bt_profile *p);
+
+struct bt_top_entry {
+	uint32_t name_id;
+	uint64_t self, total;
+};
+/* The n functions with the most self samples (ties by total); returns how many were written. */
+size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size_t n);
+
+#endif

@@ -1,0 +1,519 @@
+/* session.c - record handling: every frame is turned into a (file version, offset) location at the
+ * moment its sample arrives, so later mapping changes never rename it. */
+#include "session/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "base/demangle.h"
+#include "elf/dwarfinfo.h"
+#include "elf/elffile.h"
+#include "session/procmaps.h"
+#include "elf/unwind.h"
+
+dev_t bt_kdev_to_dev(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
+{
+	memset(s, 0, sizeof(*s));
+	s->opts = *opts;
+	if (!s->opts.proc_root)
+		s->opts.proc_root = "";
+	bt_proctable_init(&s->procs);
+	struct bt_symsrc_opts so = { .root = NULL, .cache_dir = opts->cache_dir };
+	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
+	bt_profile_init(&s->prof);
+	s->prof.per_pid = opts->per_pid;
+	if (opts->kernel) {
+		s->ksyms_err = bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
+		s->kmods_err = bt_kmods_init(&s->kmods, s->opts.proc_root);
+	}
+	return 0;
+}
+
+void bt_session_free(struct bt_session *s)
+{
+	bt_proctable_free(&s->procs);
+	bt_dso_registry_free(&s->dsos);
+	bt_profile_free(&s->prof);
+	bt_kallsyms_free(s->ksyms);
+	bt_kmods_free(&s->kmods);
+	bt_cfi_close(s->vdso_cfi);
+	free(s->vdso_image);
+	memset(s, 0, sizeof(*s));
+}
+
+static size_t rec_min_size(uint16_t type)
+{
+	switch (type) {
+	case BT_REC_SAMPLE: return offsetof(struct bt_rec_sample, ips);
+	case BT_REC_EXEC: return sizeof(struct bt_rec_exec);
+	case BT_REC_FORK: return sizeof(struct bt_rec_fork);
+	case BT_REC_EXIT: return sizeof(struct bt_rec_exit);
+	case BT_REC_MMAP:
+	case BT_REC_VMA: return sizeof(struct bt_rec_mapping);
+	case BT_REC_MUNMAP: return sizeof(struct bt_rec_munmap);
+	case BT_REC_MODULE: return sizeof(struct bt_rec_module);
+	case BT_REC_USTACK: return sizeof(struct bt_rec_ustack);
+	default: return SIZE_MAX;
+	}
+}
+
+static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
+{
+	char path[BT_PATH_MAX];
+	size_t plen = m->path_len && m->path_len <= BT_PATH_MAX ? m->path_len : 0;
+	memcpy(path, m->path, plen);
+	path[plen ? plen - 1 : 0] = '\0';
+
+	s->stats.mappings++;
+	int64_t fid = bt_dso_file(&s->dsos, bt_kdev_to_dev(m->dev), m->ino, m->mtime_ns, path);
+	if (fid < 0)
+		return (int)fid;
+	struct bt_file *f = bt_dso_file_get(&s->dsos, (uint32_t)fid);
+	if (f->dso_id == BT_NO_ID) {
+		struct bt_build_id id = { 0 };
+		int64_t r = 0;
+		switch (m->build_id_status) {
+		case BT_BID_OK:
+			id.len = m->build_id_len <= BT_BUILD_ID_MAX ? m->build_id_len : BT_BUILD_ID_MAX;
+			memcpy(id.data, m->build_id, id.len);
+			r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, (int)m->pid,
+						m->start, m->end);
+			s->stats.bid_bpf++;
+			break;
+		case BT_BID_NONE:
+			r = bt_dso_set_no_build_id(&s->dsos, (uint32_t)fid, (int)m->pid, m->start, m->end);
+			break;
+		case BT_BID_PENDING:
+			break;  /* an iterator record with the build-id follows */
+		default:
+			/* The kernel could not read it: the mapped file itself, through map_files. */
+			if (bt_procmaps_buildid(s->opts.proc_root, (int)m->pid, m->start, m->end, &id) == 0) {
+				r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE,
+							(int)m->pid, m->start, m->end);
+				s->stats.bid_userspace++;
+			} else {
+				s->stats.bid_missing++;
+			}
+		}
+		if (r < 0 && r != -EINVAL)
+			return (int)r;
+	}
+	struct bt_mapping map = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
+				  .file_id = (uint32_t)fid };
+	return bt_proctable_map(&s->procs, (int)m->pid, &map);
+}
+
+static int on_module(struct bt_session *s, const struct bt_rec_module *r)
+{
+	s->stats.modules_loaded++;
+	if (!s->opts.kernel)
+		return 0;
+	struct bt_kmodule m = { .base = r->base, .size = r->size };
+	size_t nlen = strnlen(r->name, sizeof(r->name));
+	if (nlen >= sizeof(m.name))
+		nlen = sizeof(m.name) - 1;
+	memcpy(m.name, r->name, nlen);
+	if (r->build_id_status == BT_BID_OK && r->build_id_len && r->build_id_len <= BT_BUILD_ID_MAX) {
+		m.build_id.len = r->build_id_len;
+		memcpy(m.build_id.data, r->build_id, r->build_id_len);
+	} else {
+		m.build_id_err = -ENODATA;
+	}
+	int64_t id = bt_kmods_add(&s->kmods, &m);
+	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
+}
+
+struct vdso_range {
+	uint64_t start, end;
+};
+
+static int find_vdso(void *ctx, const struct bt_procmap *m)
+{
+	struct vdso_range *r = ctx;
+	if (strcmp(m->path, "[vdso]") != 0)
+		return 0;
+	r->start = m->start;
+	r->end = m->end;
+	return 1;
+}
+
+/* This process's vDSO image and its CFI, made once. */
+static struct bt_cfi *own_vdso(struct bt_session *s)
+{
+	if (s->vdso_state)
+		return s->vdso_cfi;
+	s->vdso_state = -ENOENT;
+	struct vdso_range r = { 0 };
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base || bt_procmaps_foreach("", getpid(), find_vdso, &r) != 1 || r.start != base)
+		return NULL;
+	s->vdso_len = r.end - r.start;
+	s->vdso_image = malloc(s->vdso_len);
+	if (!s->vdso_image)
+		return NULL;
+	memcpy(s->vdso_image, (const void *)base, s->vdso_len);
+	if (bt_cfi_open_mem(s->vdso_image, s->vdso_len, &s->vdso_cfi) != 0) {
+		s->vdso_cfi = NULL;
+		return NULL;
+	}
+	s->vdso_state = 1;
+	return s->vdso_cfi;
+}
+
+/* A pc in the process's [vDSO]: its CFI (when its vDSO is the size of ours) and bias. */
+static int find_vdso_cfi(struct bt_session *s, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
+{
+	/* find, not get: get would take a process that exited (its samples still arriving) for a new
+	 * one under a reused pid. Nor is an exited process's /proc entry its own any more. */
+	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
+	if (!p)
+		return -ENOENT;
+	if (!p->vdso_known && !p->dead) {
+		struct vdso_range r = { 0 };
+		bt_procmaps_foreach(s->opts.proc_root, p->pid, find_vdso, &r);
+		p->vdso_start = r.start;
+		p->vdso_end = r.end;
+		p->vdso_known = true;
+	}
+	if (pc < p->vdso_start || pc >= p->vdso_end || !own_vdso(s) ||
+	    p->vdso_end - p->vdso_start != s->vdso_len)
+		return -ENOENT;
+	*cfi = s->vdso_cfi;
+	*bias = p->vdso_start;
+	return 0;
+}
+
+/* The CFI of the file mapped at pc in the process being unwound, and its load bias. */
+static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
+{
+	struct bt_session *s = ctx;
+	const struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
+	if (!p)
+		return -ENOENT;
+	const struct bt_mapping *m = bt_process_lookup(p, pc);
+	if (!m)
+		return find_vdso_cfi(s, pc, cfi, bias);
+	struct bt_file *f = bt_dso_file_get(&s->dsos, m->file_id);
+	if (!f || f->dso_id == BT_NO_ID)
+		return -ENOENT;
+	struct bt_cfi *c = bt_dso_cfi(&s->dsos, f->dso_id);
+	uint64_t vaddr;
+	if (!c || bt_cfi_offset_to_vaddr(c, pc - m->start + m->pgoff, &vaddr) != 0)
+		return -ENOENT;
+	*cfi = c;
+	*bias = pc - vaddr;
+	return 0;
+}
+
+static double mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Unwound now, while the process's mappings are those of the sample that follows it. */
+static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_t size)
+{
+	double t0 = mono_ns();
+	struct bt_unwind_regs regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp };
+	enum bt_unwind_stop why = BT_UNWIND_BAD;
+	s->unwind_pid = (int)u->pid;
+	s->ustack.n = bt_unwind(&regs, u->data, u->len <= size - sizeof(*u) ? u->len : 0, find_cfi, s,
+				s->ustack.ips, s->ustack.exact, BT_MAX_STACK, &why);
+	s->ustack.tid = u->tid;
+	s->ustack.time_ns = u->hdr.time_ns;
+	s->stats.dwarf_stacks++;
+	s->stats.dwarf_frames += s->ustack.n;
+	s->stats.dwarf_stops[why < 5 ? why : 4]++;
+	s->stats.dwarf_unwind_ns += (uint64_t)(mono_ns() - t0);
+}
+
+static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
+{
+	size_t kn = r->kern_n, un = r->user_n;
+	if (kn + un > 2 * BT_MAX_STACK ||
+	    offsetof(struct bt_rec_sample, ips) + (kn + un) * sizeof(__u64) > size) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	s->stats.samples++;
+	const struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	size_t n = 0;
+	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
+	/* The unwound stack of this very sample replaces the frame-pointer walk. */
+	const __u64 *uips = &r->ips[kn];
+	const uint8_t *exact = NULL;   /* frame pointers: every frame but the first is a return address */
+	if (s->ustack.n && s->ustack.tid == r->tid && s->ustack.time_ns == r->hdr.time_ns) {
+		uips = (const __u64 *)s->ustack.ips;
+		exact = s->ustack.exact;
+		un = s->ustack.n;
+	} else if (s->stats.dwarf_stacks && un) {
+		s->stats.dwarf_fallback++;
+	}
+	s->ustack.n = 0;
+	for (size_t i = un; i-- > 0;) {
+		uint64_t ip = uips[i];
+		bool caller = exact ? !exact[i] : i > 0;
+		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
+		int64_t id;
+		if (m) {
+			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, caller);
+		} else {
+			s->stats.unmapped_frames++;
+			id = bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, caller);
+		}
+		if (id < 0)
+			return (int)id;
+		s->scratch[n++] = (uint32_t)id;
+	}
+	for (size_t i = kn; i-- > 0;) {
+		/* The module version loaded there now: a later reload is another version. */
+		int64_t mod = bt_kmods_at(&s->kmods, r->ips[i]);
+		int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, mod >= 0 ? (uint32_t)mod + 1 : 0,
+					    r->ips[i], false);
+		if (id < 0)
+			return (int)id;
+		s->scratch[n++] = (uint32_t)id;
+	}
+	size_t clen = strnlen(r->comm, BT_COMM_LEN);
+	int64_t comm = bt_strtab_intern(&s->prof.names, r->comm, clen);
+	if (comm < 0)
+		return (int)comm;
+	return bt_profile_add(&s->prof, (uint32_t)comm, r->pid, s->scratch, n, 1);
+}
+
+int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
+{
+	struct bt_session *s = ctx;
+	s->stats.records++;
+	if (rec->version != BT_PROTO_VERSION || rec->size < rec_min_size(rec->type)) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	if (rec->time_ns > s->last_ns)
+		s->last_ns = rec->time_ns;
+	switch (rec->type) {
+	case BT_REC_SAMPLE:
+		return on_sample(s, (const struct bt_rec_sample *)rec, rec->size);
+	case BT_REC_EXEC: {
+		const struct bt_rec_exec *e = (const void *)rec;
+		return bt_proctable_exec(&s->procs, (int)e->pid, 0);
+	}
+	case BT_REC_FORK: {
+		const struct bt_rec_fork *f = (const void *)rec;
+		return bt_proctable_fork(&s->procs, (int)f->parent_pid, (int)f->child_pid, 0);
+	}
+	case BT_REC_EXIT: {
+		const struct bt_rec_exit *e = (const void *)rec;
+		s->stats.exits++;
+		bt_proctable_exit(&s->procs, (int)e->pid, rec->time_ns);
+		return 0;
+	}
+	case BT_REC_MMAP:
+	case BT_REC_VMA:
+		return on_mapping(s, (const struct bt_rec_mapping *)rec);
+	case BT_REC_MUNMAP: {
+		const struct bt_rec_munmap *u = (const void *)rec;
+		return bt_proctable_unmap(&s->procs, (int)u->pid, u->start, u->end);
+	}
+	case BT_REC_MODULE:
+		return on_module(s, (const struct bt_rec_module *)rec);
+	case BT_REC_USTACK:
+		on_ustack(s, (const struct bt_rec_ustack *)rec, rec->size);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static const char *placeholder(struct bt_session *s, const struct bt_loc *l)
+{
+	snprintf(s->namebuf, sizeof(s->namebuf), "[%s+0x%llx]", bt_dso_file_basename(&s->dsos, l->file_id),
+		 (unsigned long long)l->addr);
+	return s->namebuf;
+}
+
+static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
+{
+	struct bt_session *s = ctx;
+	uint64_t off;
+	switch (l->kind) {
+	case BT_LOC_KERNEL: {
+		const struct bt_ksym *k = s->ksyms ? bt_kallsyms_lookup(s->ksyms, l->addr, &off) : NULL;
+		/* In a module, only that module's symbols: one loaded after kallsyms was read would
+		 * otherwise take the name of the symbol below it in a neighbour. */
+		const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
+		if (k && mv && (!k->module || strcmp(k->module, mv->mod.name) != 0))
+			k = NULL;
+		/* A module's frame that kallsyms does not name: its .ko file, when it is the same build. */
+		const char *ko = !k && l->file_id ? bt_kmods_symbolize(&s->kmods, l->file_id - 1, l->addr, &off)
+						  : NULL;
+		if (ko) {
+			snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", ko);
+			return s->namebuf;
+		}
+		if (!k) {
+			*unresolved = true;
+			if (l->name_id == BT_NAME_UNSET)  /* new frames only: a retry never asks again */
+				s->ksyms_misses++;
+			if (!mv)
+				return "[kernel.kallsyms]_[k]";
+			snprintf(s->namebuf, sizeof(s->namebuf), "[%s]_[k]", mv->mod.name);
+			return s->namebuf;
+		}
+		/* BPF programs come and go and kallsyms gives no sizes: one loaded after kallsyms was
+		 * read would take the name of the program below it. Such a name stays provisional, and
+		 * a new frame there asks for kallsyms to be read again, as a miss does. */
+		if (k->module && !strcmp(k->module, "bpf")) {
+			*final = false;
+			if (l->name_id == BT_NAME_UNSET)
+				s->ksyms_misses++;
+		}
+		snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", k->name);
+		return s->namebuf;
+	}
+	case BT_LOC_USER: {
+		struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+		if (!f || f->dso_id == BT_NO_ID) {
+			*final = false;  /* its build-id may still arrive */
+			*unresolved = true;
+			return placeholder(s, l);
+		}
+		const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
+		const struct bt_sym *sym = st ? bt_symtab_lookup_offset(st, l->addr - l->is_caller, &off) : NULL;
+		/* A return address at the very start of a function, after a byte no function holds:
+		 * a signal handler returning into the trampoline the kernel made it call (glibc's
+		 * __restore_rt), which no call instruction precedes. */
+		if (!sym && st && l->is_caller) {
+			sym = bt_symtab_lookup_offset(st, l->addr, &off);
+			if (sym && off)
+				sym = NULL;
+		}
+		if (!sym) {
+			*unresolved = true;
+			return placeholder(s, l);
+		}
+		char *dm = bt_demangle(sym->name);
+		snprintf(s->namebuf, sizeof(s->namebuf), "%s", dm ? dm : sym->name);
+		free(dm);
+		return s->namebuf;
+	}
+	default:
+		*unresolved = true;
+		return "[unknown]";
+	}
+}
+
+int bt_session_reload_kallsyms(struct bt_session *s)
+{
+	struct bt_kallsyms *k = NULL;
+	int err = bt_kallsyms_load(s->opts.proc_root, &k);
+	if (err)
+		return err;  /* keep what was loaded before */
+	bt_kallsyms_free(s->ksyms);
+	s->ksyms = k;
+	s->ksyms_err = 0;
+	s->ksyms_misses = 0;
+	/* Frames named as unknown so far may have a name now. */
+	for (size_t i = 0; i < s->prof.nlocs; i++)
+		if (s->prof.locs[i].kind == BT_LOC_KERNEL && s->prof.locs[i].unresolved)
+			s->prof.locs[i].resolved = 0;
+	return 0;
+}
+
+static void renamed(void *ctx, uint32_t dso_id)
+{
+	struct bt_session *s = ctx;
+	for (size_t i = 0; i < s->prof.nlocs; i++) {
+		struct bt_loc *l = &s->prof.locs[i];
+		if (l->kind != BT_LOC_USER)
+			continue;
+		struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+		if (f && f->dso_id == dso_id)
+			l->resolved = 0;
+	}
+}
+
+int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms)
+{
+	return bt_dso_poll_debuginfod(&s->dsos, timeout_ms, renamed, s);
+}
+
+int bt_session_resolve(struct bt_session *s)
+{
+	return bt_profile_resolve(&s->prof, resolve, s);
+}
+
+#define LINES_MAX 32
+
+/* The source lines of one user location: 0 frames when its file, build-id or DWARF is unknown. */
+static size_t loc_lines(struct bt_session *s, const struct bt_loc *l, struct bt_dwarf_frame *fr, size_t max)
+{
+	if (l->kind != BT_LOC_USER)
+		return 0;
+	struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+	if (!f || f->dso_id == BT_NO_ID)
+		return 0;
+	const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
+	struct bt_dwarf *dw = st ? bt_dso_dwarf(&s->dsos, f->dso_id) : NULL;
+	uint64_t vaddr;
+	if (!dw || l->addr < l->is_caller ||
+	    bt_elf_offset_to_vaddr(bt_symtab_layout(st), l->addr - l->is_caller, &vaddr) != 0)
+		return 0;
+	int n = bt_dwarf_lookup(dw, vaddr, fr, max);
+	return n > 0 ? (size_t)n : 0;
+}
+
+int bt_session_resolve_lines(struct bt_session *s)
+{
+	struct bt_dwarf_frame fr[LINES_MAX];
+	struct bt_srcline_text t[LINES_MAX];
+	char *names[LINES_MAX];
+	for (size_t i = 0; i < s->prof.nlocs; i++) {
+		const struct bt_loc *l = &s->prof.locs[i];
+		if (l->lines_tried)
+			continue;
+		size_t n = loc_lines(s, l, fr, LINES_MAX);
+		for (size_t k = 0; k < n; k++) {
+			names[k] = fr[k].function ? bt_demangle(fr[k].function) : NULL;
+			t[k] = (struct bt_srcline_text){ .function = names[k] ? names[k] : fr[k].function,
+							 .file = fr[k].file, .line = fr[k].line };
+		}
+		int err = bt_profile_set_lines(&s->prof, (uint32_t)i, t, n);
+		for (size_t k = 0; k < n; k++)
+			free(names[k]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void bt_session_reap(struct bt_session *s, uint64_t grace_ns)
+{
+	/* Time goes on when no record arrives (a quiet machine): the records' clock,
+	 * bpf_ktime_get_ns, is CLOCK_MONOTONIC. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+	bt_proctable_reap(&s->procs, now > s->last_ns ? now : s->last_ns, grace_ns);
+}
+
+size_t bt_session_build_ids(const struct bt_session *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->dsos.ndsos; i++)
+		n += s->dsos.dsos[i].build_id.len > 0;
+	return n;
+}

@@ -1,0 +1,103 @@
+/* session.h - a profiling session's userspace state: it consumes the kernel's records in order
+ * (process table, file versions and build-ids, samples) and names each frame against the symbols of
+ * the build-id that was mapped when the sample was taken. */
+#ifndef BT_SESSION_H
+#define BT_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "bt_proto.h"
+#include "session/dso.h"
+#include "kernel/kallsyms.h"
+#include "kernel/kmods.h"
+#include "session/proctable.h"
+#include "session/profile.h"
+
+struct bt_session_opts {
+	const char *proc_root;   /* "" for the real /proc */
+	bool kernel;             /* kernel stacks are wanted: load kallsyms */
+	bool per_pid;            /* keep stacks of different pids apart */
+	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
+	bool cache_store;        /* store binaries with samples in the cache */
+};
+
+struct bt_session_stats {
+	uint64_t samples;
+	uint64_t records;
+	uint64_t bad_records;          /* wrong size or version */
+	uint64_t mappings;             /* executable file mappings reported */
+	uint64_t bid_bpf;              /* build-ids read by the kernel side */
+	uint64_t bid_userspace;        /* build-ids read by the /proc/PID/map_files fallback */
+	uint64_t bid_missing;          /* mappings whose build-id could not be read at all */
+	uint64_t unmapped_frames;      /* user addresses outside every known mapping */
+	uint64_t exits;
+	uint64_t modules_loaded;       /* module-load events */
+	uint64_t dwarf_stacks;         /* user stacks unwound with call frame information */
+	uint64_t dwarf_frames;         /* frames those gave */
+	uint64_t dwarf_stops[5];       /* by enum bt_unwind_stop: why each walk ended */
+	uint64_t dwarf_unwind_ns;      /* time spent unwinding */
+	uint64_t dwarf_fallback;       /* samples whose user stack came from the frame-pointer walk */
+};
+
+struct bt_session {
+	struct bt_session_opts opts;
+	struct bt_proctable procs;
+	struct bt_dso_registry dsos;
+	struct bt_profile prof;
+	struct bt_kallsyms *ksyms;
+	int ksyms_err;                 /* why kernel symbols are missing, when they are */
+	struct bt_kmods kmods;         /* kernel modules; a kernel frame's file_id is its module's id + 1 */
+	int kmods_err;                 /* why the modules loaded at start are unknown, when they are */
+	uint64_t ksyms_misses;         /* kernel frames that found no symbol since the last load */
+	struct bt_session_stats stats;
+	uint64_t last_ns;              /* time of the newest record */
+	uint32_t scratch[2 * BT_MAX_STACK];
+	struct {                       /* the user stack unwound from the last BT_REC_USTACK */
+		uint32_t tid;
+		uint64_t time_ns;
+		size_t n;
+		uint64_t ips[BT_MAX_STACK];
+		uint8_t exact[BT_MAX_STACK];   /* see bt_unwind */
+	} ustack;
+	int unwind_pid;                /* the process being unwound, for the CFI lookup */
+	/* The vDSO is no file: its CFI comes from this process's own copy, the same image in every
+	 * 64-bit process of this kernel. vdso_state: 0 untried, 1 ready, -errno none. */
+	struct bt_cfi *vdso_cfi;
+	void *vdso_image;
+	size_t vdso_len;
+	int vdso_state;
+	char namebuf[1024];
+};
+
+int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);
+void bt_session_free(struct bt_session *s);
+
+/* A bt_record_fn (see capture.h): ctx is the session. Returns 0, or -errno on ENOMEM. */
+int bt_session_record(void *ctx, const struct bt_rec_hdr *rec);
+
+/* Reads /proc/kallsyms again: after the BPF programs are loaded (so their frames have names) and
+ * when kernel frames fail to resolve (programs or modules loaded since). 0 or -errno. */
+int bt_session_reload_kallsyms(struct bt_session *s);
+
+/* Takes in debug files debuginfod has delivered (waiting up to timeout_ms; negative: until no lookup
+ * is pending) and marks the frames of those build-ids for naming again. Returns how many arrived. */
+int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
+
+/* Names every frame that has no final name yet. */
+int bt_session_resolve(struct bt_session *s);
+/* Gives every user location not asked before its source lines from the DWARF of its build-id
+ * (inlined functions included, innermost first; a return address is looked up at the call).
+ * Kernel and unmapped locations get none. 0 or -ENOMEM. */
+int bt_session_resolve_lines(struct bt_session *s);
+
+/* Forgets processes that exited more than grace_ns ago (by the records' clock, CLOCK_MONOTONIC, or
+ * the newest record's time if that is later). */
+void bt_session_reap(struct bt_session *s, uint64_t grace_ns);
+
+/* Distinct build-ids seen. */
+size_t bt_session_build_ids(const struct bt_session *s);
+
+/* Kernel device number as carried in records to dev_t. */
+dev_t bt_kdev_to_dev(uint32_t kdev);
+
+#endif

@@ -1,0 +1,62 @@
+/* bidcache.h - the build-id cache, in perf's layout so that perf and buildtrace share it:
+ * DIR/ORIGPATH/BUILDID/elf (the binary) and .../debug (its debug file), found through the symlink
+ * DIR/.build-id/xx/rest -> ../../ORIGPATH/BUILDID. Entries are written atomically and re-verified
+ * (build-id and file structure) on every use, so a corrupt or truncated entry is never trusted. */
+#ifndef BT_BIDCACHE_H
+#define BT_BIDCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "elf/buildid.h"
+
+enum bt_bidcache_kind { BT_BIDCACHE_ELF = 0, BT_BIDCACHE_DEBUG };
+
+/* $HOME/.debug (the passwd entry's home when HOME is unset). 0, -ENAMETOOLONG or -ENOENT. */
+int bt_bidcache_default_dir(char *buf, size_t len);
+
+/* Stores the file open as fd (read with pread from offset 0, so a /proc/PID/map_files fd gives the
+ * exact mapped version) as the build-id's binary (elf) or debug file. path is the file's original
+ * absolute path, used to name the entry as perf does; NULL or an unusable path stores it under
+ * "[unknown]". Idempotent: an entry that is already present and valid is kept.
+ * 0, -EINVAL (fd's build-id is not id), -ENAMETOOLONG, or -errno. */
+int bt_bidcache_add_fd(const char *cache_dir, const struct bt_build_id *id, const char *path, int fd);
+int bt_bidcache_add_debug_fd(const char *cache_dir, const struct bt_build_id *id, const char *path,
+			     int fd);
+
+/* Opens the stored file of one kind read-only after checking it; its path goes to pathbuf (may be
+ * NULL). Returns the fd, -ENOENT when absent, -EBADMSG when present but corrupt or of another
+ * build-id, or -errno. Marks the entry as used for pruning. */
+int bt_bidcache_open(const char *cache_dir, const struct bt_build_id *id, enum bt_bidcache_kind kind,
+		     char *pathbuf, size_t pathlen);
+
+struct bt_bidcache_entry {
+	struct bt_build_id id;
+	const char *orig_path;  /* as named in the link: "/usr/lib/..." or "[unknown]" */
+	const char *dir;        /* the entry's directory */
+	bool has_elf, has_debug;
+	uint64_t size;          /* bytes of the regular files in dir */
+	struct timespec used;   /* last use (the link's mtime) */
+};
+
+/* Calls fn for every entry of the cache, in directory order; a non-zero return from fn stops the
+ * walk and is returned. 0 for a missing cache. Strings are valid during the call only. */
+int bt_bidcache_foreach(const char *cache_dir,
+			int (*fn)(void *ctx, const struct bt_bidcache_entry *e), void *ctx);
+
+/* Removes an entry: its link and its directory's files. 0, -ENOENT, or -errno. */
+int bt_bidcache_remove(const char *cache_dir, const struct bt_build_id *id);
+
+/* Removes the least recently used entries until the cache holds at most max_bytes.
+ * *removed and *freed (may be NULL) count what went. 0 or -errno. */
+int bt_bidcache_prune(const char *cache_dir, uint64_t max_bytes, size_t *removed, uint64_t *freed);
+
+/* Writes a tar archive (ustar with pax extensions) of the given entries, or of every entry when n
+ * is 0, with names relative to the cache directory, so that extracting it into another machine's
+ * cache directory reproduces them. *count (may be NULL) receives the entries written; ids absent
+ * from the cache are skipped. 0 or -errno. */
+int bt_bidcache_archive(const char *cache_dir, const struct bt_build_id *ids, size_t n, int out_fd,
+			size_t *count);
+
+#endif

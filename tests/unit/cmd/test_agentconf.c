@@ -1,0 +1,149 @@
+/* test_agentconf.c - the agent's settings: defaults, every key from a file and from options, and bad
+ * values refused with a message naming the key (and the file's line). */
+#include "testutil.h"
+#include "cmd/agentconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void write_conf(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void agentconf__defaults__documented_values(void **state)
+{
+	struct bt_agent_conf c;
+	char err[256];
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), 0);
+	assert_string_equal(c.output_dir, "/var/lib/buildtrace/profiles");
+	assert_true(c.interval_s == 60);
+	assert_int_equal(c.freq_hz, 19);
+	assert_true(c.fmt_pprof && c.fmt_folded);
+	assert_string_equal(c.spool_dir, "/var/lib/buildtrace/profiles/spool");
+	assert_string_equal(c.status_file, "/var/lib/buildtrace/profiles/status.json");
+	assert_string_equal(c.push_url, "");
+	assert_true(c.dwarf);
+	assert_false(c.lines);
+}
+
+static void agentconf__file__every_key_read(void **state)
+{
+	char path[] = "/tmp/bt-agentconf-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_conf(path, "# comment\n\noutput-dir = /srv/prof   # trailing comment\ninterval=30\n"
+		   "frequency = 49\nformat = pprof\nmax-files = 7\npush = http://pyro:4040\n"
+		   "app-name = web.api\nlabel = env=prod\nlabel = region=eu-1\nuser = nobody\n"
+		   "spool-max-files = 5\nspool-max-bytes = 2M\nevict-after = 120\nringbuf-size = 8M\ncall-graph = fp\n"
+		   "lines = yes\n");
+	struct bt_agent_conf c;
+	char err[256] = "";
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), 0);
+	assert_string_equal(c.output_dir, "/srv/prof");
+	assert_true(c.interval_s == 30);
+	assert_int_equal(c.freq_hz, 49);
+	assert_true(c.fmt_pprof && !c.fmt_folded);
+	assert_int_equal(c.max_files, 7);
+	assert_string_equal(c.push_url, "http://pyro:4040");
+	assert_string_equal(c.app_name, "web.api");
+	assert_int_equal(c.nlabels, 2);
+	assert_string_equal(c.labels[1].key, "region");
+	assert_string_equal(c.labels[1].value, "eu-1");
+	assert_string_equal(c.user, "nobody");
+	assert_int_equal(c.spool_max_files, 5);
+	assert_int_equal(c.spool_max_bytes, 2 << 20);
+	assert_true(c.evict_s == 120);
+	assert_int_equal(c.ringbuf_bytes, 8 << 20);
+	assert_false(c.dwarf);
+	assert_true(c.lines);
+	assert_string_equal(c.spool_dir, "/srv/prof/spool");
+	assert_int_equal(bt_agent_conf_set(&c, "call-graph", "dwarf,32768", err, sizeof(err)), 0);
+	assert_true(c.dwarf);
+	assert_int_equal(c.ustack_bytes, 32768);
+	/* an option given after the file wins */
+	assert_int_equal(bt_agent_conf_set(&c, "interval", "5", err, sizeof(err)), 0);
+	assert_true(c.interval_s == 5);
+	unlink(path);
+}
+
+static void agentconf__bad_values__named_errors(void **state)
+{
+	static const struct { const char *key, *value, *says; int code; } bad[] = {
+		{ "interval", "0", "interval", -EINVAL },
+		{ "interval", "soon", "interval", -EINVAL },
+		{ "freq", "0", "frequency", -EINVAL },
+		{ "format", "svg", "unknown format 'svg'", -EINVAL },
+		{ "max-files", "-1", "max-files", -EINVAL },
+		{ "push", "ftp://x", "not an http", -EINVAL },
+		{ "label", "novalue", "KEY=VALUE", -EINVAL },
+		{ "label", "a b=c", "letters", -EINVAL },
+		{ "app-name", "a{b}", "letters", -EINVAL },
+		{ "spool-max-bytes", "12Q", "spool-max-bytes", -EINVAL },
+		{ "call-graph", "lbr", "call-graph", -EINVAL },
+		{ "call-graph", "dwarf,100", "call-graph: 'dwarf,100'", -EINVAL },
+		{ "call-graph", "dwarf,16385", "multiple of 8", -EINVAL },
+		{ "call-graph", "dwarf,", "call-graph", -EINVAL },
+		{ "lines", "maybe", "lines: 'maybe' is not yes or no", -EINVAL },
+		{ "colour", "blue", "unknown setting 'colour'", -ENOENT },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct bt_agent_conf c;
+		char err[256] = "";
+		bt_agent_conf_defaults(&c);
+		assert_int_equal(bt_agent_conf_set(&c, bad[i].key, bad[i].value, err, sizeof(err)), bad[i].code);
+		if (!strstr(err, bad[i].says))
+			fail_msg("%s = %s: message '%s' lacks '%s'", bad[i].key, bad[i].value, err, bad[i].says);
+	}
+	struct bt_agent_conf c;
+	char err[256];
+	bt_agent_conf_defaults(&c);
+	for (int i = 0; i < BT_AGENT_MAX_LABELS; i++)
+		assert_int_equal(bt_agent_conf_set(&c, "label", "k=v", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "label", "k=v", err, sizeof(err)), -E2BIG);
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_set(&c, "output-dir", "relative/dir", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "absolute"));
+}
+
+static void agentconf__bad_file__line_named(void **state)
+{
+	char path[] = "/tmp/bt-agentconf-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct bt_agent_conf c;
+	char err[256];
+	write_conf(path, "interval = 5\nthis line has no equals sign\n");
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":2: expected 'key = value'"));
+	write_conf(path, "\n\nfrequency = lots\n");
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, ":3: frequency"));
+	unlink(path);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "cannot read"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(agentconf__defaults__documented_values),
+		cmocka_unit_test(agentconf__file__every_key_read),
+		cmocka_unit_test(agentconf__bad_values__named_errors),
+		cmocka_unit_test(agentconf__bad_file__line_named),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,570 @@
+/* test_pprof.c - the pprof writer and reader, checked with tools that do not share its code: gzip and
+ * protoc --decode_raw for the encoding, the pprof-format npm package for the content, readelf and nm
+ * for build-ids and offsets. */
+#include "outputs_session.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+#include "output/pprof.h"
+#include "proto/profile.pb-c.h"
+
+#define DUMP "NODE_PATH=build/npm/node_modules node tests/outputs/pprof_dump.cjs"
+#define PERIOD 10101010ULL
+
+/* The test-local node_modules (build/npm) with pprof-format; 0, or skips (fails under CI=true) when
+ * npm cannot install it. */
+static int require_npm(void)
+{
+	char out[2048];
+	int rc = bt_test_run(out, sizeof(out), "tests/outputs/npm-setup.sh 2>&1");
+	if (rc == 0)
+		return 0;
+	if (bt_test_in_ci())
+		fail_msg("npm packages unavailable under CI: %s", out);
+	print_message("skipped: npm packages unavailable: %s\n", out);
+	skip();
+	return -1;
+}
+
+static int setup(void **state)
+{
+	return bt_test_run(NULL, 0, "mkdir -p " OS_TMP) == 0 ? 0 : -1;
+}
+
+static void write_session(struct os_fixture *x, const char *path, uint64_t period)
+{
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	struct bt_pprof_opts o = { .period_ns = period, .time_ns = 1700000000123456789LL,
+				   .duration_ns = 2500000000LL, .kernel_root = x->root };
+	assert_int_equal(bt_pprof_write_session(&x->s, &o, f), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* pprof-format's reading of pb, into pb.dump (see tests/outputs/pprof_dump.cjs). */
+static void dump(const char *pb)
+{
+	require_npm();
+	char out[2048];
+	int rc = bt_test_run(out, sizeof(out), DUMP " %s 2>&1 > %s.dump", pb, pb);
+	if (rc)
+		print_message("%s\n", out);
+	assert_int_equal(rc, 0);
+}
+
+/* One field (1-based, tab-separated) of the first dump line matching an awk condition. */
+static int dump_field(char *out, size_t len, const char *pb, const char *cond, int field)
+{
+	return bt_test_run(out, len, "awk -F'\\t' '%s { printf \"%%s\", $%d; exit }' %s.dump", cond, field, pb);
+}
+
+static void slurp(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	*buf = malloc((size_t)n + 1);
+	assert_non_null(*buf);
+	assert_int_equal(fread(*buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+}
+
+static void write_folded(const struct bt_folded *f, const char *path)
+{
+	FILE *o = fopen(path, "we");
+	assert_non_null(o);
+	assert_int_equal(bt_folded_write(f, o), 0);
+	assert_int_equal(fclose(o), 0);
+}
+
+/* bt_pprof_decode(file) and pprof-format's reading of it give exactly the folded file want. */
+static void assert_decodes_to(const char *pb, const char *want)
+{
+	uint8_t *buf;
+	size_t len;
+	slurp(pb, &buf, &len);
+	struct bt_folded got;
+	assert_int_equal(bt_pprof_decode(buf, len, &got), 0);
+	free(buf);
+	write_folded(&got, OS_TMP "/decoded.folded");
+	bt_folded_free(&got);
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "cmp " OS_TMP "/decoded.folded %s 2>&1 && "
+			     DUMP " %s | awk -F'\\t' '$1 == \"folded\" { print $2 \" \" $3 }' | sort > "
+			     OS_TMP "/js.folded && sort %s | cmp - " OS_TMP "/js.folded 2>&1", want, pb, want);
+	if (rc)
+		print_message("%s\n", out);
+	assert_int_equal(rc, 0);
+}
+
+static void pprof__session__decodes_with_protoc_and_pprof_format(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/s.pb.gz", PERIOD);
+	char out[4096];
+	/* gzip on disk, and a well-formed protobuf whatever the schema */
+	assert_int_equal(bt_test_run(out, sizeof(out), "gzip -t " OS_TMP "/s.pb.gz 2>&1"), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "gzip -dc " OS_TMP "/s.pb.gz | protoc --decode_raw "
+				     ">/dev/null 2>&1 && echo ok"), 0);
+	assert_string_equal(out, "ok\n");
+	dump(OS_TMP "/s.pb.gz");
+	os_teardown(x);
+}
+
+static void pprof__mappings__carry_build_ids_of_readelf(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/m.pb.gz", PERIOD);
+	dump(OS_TMP "/m.pb.gz");
+	char cond[PATH_MAX + 64], out[512];
+	snprintf(cond, sizeof(cond), "$1 == \"mapping\" && $3 == \"%s\"", x->prog);
+	assert_int_equal(dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", cond, 4), 0);
+	assert_string_equal(out, x->prog_bid);
+	/* a frame of the program has no name: has_functions must say so */
+	dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", cond, 8);
+	assert_string_equal(out, "false");
+	snprintf(cond, sizeof(cond), "$1 == \"mapping\" && $3 == \"%s\"", x->lib);
+	dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", cond, 4);
+	assert_string_equal(out, x->lib_bid);
+	dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", cond, 8);
+	assert_string_equal(out, "true");
+	/* no source files, lines or inlined frames are claimed */
+	for (int field = 9; field <= 11; field++) {
+		dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", cond, field);
+		assert_string_equal(out, "false");
+	}
+	const char *kcond = "$1 == \"mapping\" && $3 == \"[kernel.kallsyms]\"";
+	dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", kcond, 4);
+	assert_string_equal(out, OS_KERNEL_BID);
+	/* three files, no more: one mapping per (build-id, file) */
+	bt_test_run(out, sizeof(out), "cat " OS_TMP "/m.pb.gz.dump | grep -c '^mapping'");
+	assert_string_equal(out, "3\n");
+	os_teardown(x);
+}
+
+static void pprof__locations__offsets_and_names_match_nm(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/l.pb.gz", PERIOD);
+	dump(OS_TMP "/l.pb.gz");
+	char out[512], want[64];
+	/* address - memory_start + file_offset is the sampled file offset */
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", "$1 == \"location\" && $6 == \"main\"", 5);
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)x->off_main + 1);
+	assert_string_equal(out, want);
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", "$1 == \"location\" && $6 == \"fx_static_helper\"", 5);
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)x->off_helper + 2);
+	assert_string_equal(out, want);
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", "$1 == \"location\" && $6 == \"fxl_exported\"", 5);
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)x->off_lib + 1);
+	assert_string_equal(out, want);
+	/* the unnamed frame keeps its address and mapping, for symbolizing later */
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)OS_NOSYM_OFF);
+	char cond[128];
+	snprintf(cond, sizeof(cond), "$1 == \"location\" && $5 == \"%s\"", want);
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", cond, 6);
+	assert_string_equal(out, "-");
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", cond, 3);
+	assert_string_not_equal(out, "0");
+	/* kernel names lose the folded _[k] suffix and keep their real address */
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", "$1 == \"location\" && $6 == \"" OS_KSYM_NAME "\"", 4);
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)OS_KSYM_ADDR + 0x10);
+	assert_string_equal(out, want);
+	/* a frame outside every mapping: its raw address, no mapping, no name */
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)OS_UNMAPPED_ADDR);
+	snprintf(cond, sizeof(cond), "$1 == \"location\" && $4 == \"%s\"", want);
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", cond, 3);
+	assert_string_equal(out, "0");
+	os_teardown(x);
+}
+
+static void pprof__samples__values_period_and_labels(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/v.pb.gz", PERIOD);
+	dump(OS_TMP "/v.pb.gz");
+	char out[4096];
+	bt_test_run(out, sizeof(out), "cat " OS_TMP "/v.pb.gz.dump | awk -F'\\t' '$1 == \"sample_type\" || "
+		    "$1 == \"period\" || $1 == \"time\" || $1 == \"duration\"'");
+	assert_string_equal(out, "sample_type\tsamples\tcount\nsample_type\tcpu\tnanoseconds\n"
+			    "period\tcpu\tnanoseconds\t10101010\ntime\t1700000000123456789\n"
+			    "duration\t2500000000\n");
+	/* every sample: count, count x period; its comm as "thread", no pid without --per-pid */
+	int rc = bt_test_run(out, sizeof(out), "cat " OS_TMP "/v.pb.gz.dump | awk -F'\\t' '$1 == \"sample\" "
+			     "{ split($2, v, \",\"); if (v[2] != v[1] * %llu || $3 !~ /^(thread=[^,]+)?$/) bad++; n += v[1] } "
+			     "END { printf \"%%d %%d\", bad, n }'", PERIOD);
+	assert_int_equal(rc, 0);
+	char want[64];
+	snprintf(want, sizeof(want), "0 %llu", (unsigned long long)x->total);
+	assert_string_equal(out, want);
+	os_teardown(x);
+
+	x = os_setup(true);
+	write_session(x, OS_TMP "/pid.pb.gz", PERIOD);
+	dump(OS_TMP "/pid.pb.gz");
+	bt_test_run(out, sizeof(out), "cat " OS_TMP "/pid.pb.gz.dump | awk -F'\\t' '$1 == \"sample\" { print $3 }' "
+		    "| sort -u | tr '\\n' ' '");
+	assert_string_equal(out, "pid=103 thread=prog,pid=100 thread=prog,pid=101 thread=worker,pid=102 ");
+	os_teardown(x);
+}
+
+static void pprof__unknown_period__samples_only(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/np.pb.gz", 0);
+	dump(OS_TMP "/np.pb.gz");
+	char out[1024];
+	bt_test_run(out, sizeof(out), "cat " OS_TMP "/np.pb.gz.dump | awk -F'\\t' '$1 == \"sample_type\" || "
+		    "$1 == \"period\"'");
+	assert_string_equal(out, "sample_type\tsamples\tcount\n");
+	os_teardown(x);
+}
+
+static void pprof__session__round_trips_to_the_same_folded(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/rt.pb.gz", PERIOD);
+	os_write_folded(x, OS_TMP "/rt.folded");
+	/* the unnamed frames are written as the live output names them */
+	char out[4096];
+	bt_test_run(out, sizeof(out), "grep -c -F -e '[fx-sha1+0x40]' -e '[kernel.kallsyms]_[k]' "
+		    "-e '[unknown]' " OS_TMP "/rt.folded");
+	assert_string_equal(out, "4\n");
+	require_npm();
+	assert_decodes_to(OS_TMP "/rt.pb.gz", OS_TMP "/rt.folded");
+	os_teardown(x);
+}
+
+static const char folded_text[] =
+	"app;main;run;compute 10\n"
+	"app;main;run;[libfoo.so+0x1a2b] 3\n"
+	"app;main;read;entry_SYSCALL_64_[k];do_syscall_64_[k] 4\n"
+	"other thread;start_thread;worker 2\n"
+	"solo 1\n";
+
+static void pprof__folded_input__round_trips(void **state)
+{
+	FILE *in = fmemopen((void *)folded_text, sizeof(folded_text) - 1, "r");
+	struct bt_folded f;
+	size_t bad;
+	assert_int_equal(bt_folded_parse(in, &f, &bad), 0);
+	fclose(in);
+	write_folded(&f, OS_TMP "/in.folded");
+	FILE *o = fopen(OS_TMP "/in.pb.gz", "we");
+	struct bt_pprof_opts po = { 0 };
+	assert_int_equal(bt_pprof_write_folded(&f, &po, o), 0);
+	assert_int_equal(fclose(o), 0);
+	bt_folded_free(&f);
+	require_npm();
+	assert_decodes_to(OS_TMP "/in.pb.gz", OS_TMP "/in.folded");
+	dump(OS_TMP "/in.pb.gz");
+	/* names become functions once each, without mappings */
+	char out[256];
+	bt_test_run(out, sizeof(out), "cat " OS_TMP "/in.pb.gz.dump | awk -F'\\t' '$1 == \"location\" { n++; "
+		    "if ($3 != \"0\") m++ } $1 == \"mapping\" { mm++ } END { printf \"%%d %%d %%d\", n, m, mm }'");
+	assert_string_equal(out, "9 0 0");
+}
+
+/* A profile from another encoder (pprof-format), shaped as other profilers write them: inlined
+ * frames, several sample types, addresses and offsets (see tests/outputs/pprof_make.cjs). */
+static void pprof__foreign_profile__decodes_as_pprof_format_reads_it(void **state)
+{
+	require_npm();
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "NODE_PATH=build/npm/node_modules node "
+			     "tests/outputs/pprof_make.cjs " OS_TMP "/foreign.pb.gz 2>&1");
+	if (rc)
+		print_message("%s\n", out);
+	assert_int_equal(rc, 0);
+	/* by the rules of docs/pprof-format.md: the inlined callee after its caller, the "samples"
+	 * type counting, zero samples left out, unnamed frames by file and offset */
+	static const char want[] =
+		"[unknown];[unknown] 3\n"
+		"io;main;handle;parse_inlined 7\n"
+		"server;main;[server+0x4000] 2\n"
+		"server;main;handle;parse_inlined 5\n"
+		"server;main;handle;parse_inlined;sys_write_[k] 1\n"
+		"server;main;sys_write_[k];[kernel.kallsyms]_[k] 1\n";
+	os_write(OS_TMP "/foreign.folded", want, sizeof(want) - 1);
+	assert_decodes_to(OS_TMP "/foreign.pb.gz", OS_TMP "/foreign.folded");
+}
+
+/* ---- malformed input ---------------------------------------------------------------------------- */
+
+typedef Perftools__Profiles__Profile Prof;
+
+/* A small valid profile: one sample of one location in one function, in one mapping. */
+struct mini {
+	Prof p;
+	Perftools__Profiles__ValueType vt, *vtp[1];
+	Perftools__Profiles__Sample s, *sp[1];
+	uint64_t loc_ids[1];
+	int64_t values[1];
+	Perftools__Profiles__Label lab, *labp[1];
+	Perftools__Profiles__Mapping m, *mp[1];
+	Perftools__Profiles__Location l, *lp[1];
+	Perftools__Profiles__Line ln, *lnp[1];
+	Perftools__Profiles__Function fn, *fnp[1];
+	char *strs[6];
+};
+
+static void mini_init(struct mini *m)
+{
+	memset(m, 0, sizeof(*m));
+	perftools__profiles__profile__init(&m->p);
+	perftools__profiles__value_type__init(&m->vt);
+	perftools__profiles__sample__init(&m->s);
+	perftools__profiles__label__init(&m->lab);
+	perftools__profiles__mapping__init(&m->m);
+	perftools__profiles__location__init(&m->l);
+	perftools__profiles__line__init(&m->ln);
+	perftools__profiles__function__init(&m->fn);
+	static char e[] = "", samples[] = "samples", count[] = "count", thread[] = "thread", t[] = "t",
+		    f[] = "f";
+	char *strs[] = { e, samples, count, thread, t, f };
+	memcpy(m->strs, strs, sizeof(strs));
+	m->p.string_table = m->strs;
+	m->p.n_string_table = 6;
+	m->vt.type = 1;
+	m->vt.unit = 2;
+	m->vtp[0] = &m->vt;
+	m->p.sample_type = m->vtp;
+	m->p.n_sample_type = 1;
+	m->fn.id = 1;
+	m->fn.name = 5;
+	m->fnp[0] = &m->fn;
+	m->p.function = m->fnp;
+	m->p.n_function = 1;
+	m->m.id = 1;
+	m->mp[0] = &m->m;
+	m->p.mapping = m->mp;
+	m->p.n_mapping = 1;
+	m->ln.function_id = 1;
+	m->lnp[0] = &m->ln;
+	m->l.id = 1;
+	m->l.mapping_id = 1;
+	m->l.line = m->lnp;
+	m->l.n_line = 1;
+	m->lp[0] = &m->l;
+	m->p.location = m->lp;
+	m->p.n_location = 1;
+	m->loc_ids[0] = 1;
+	m->values[0] = 3;
+	m->s.location_id = m->loc_ids;
+	m->s.n_location_id = 1;
+	m->s.value = m->values;
+	m->s.n_value = 1;
+	m->lab.key = 3;
+	m->lab.str = 4;
+	m->labp[0] = &m->lab;
+	m->s.label = m->labp;
+	m->s.n_label = 1;
+	m->sp[0] = &m->s;
+	m->p.sample = m->sp;
+	m->p.n_sample = 1;
+}
+
+static int mini_decode(struct mini *m, struct bt_folded *out)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(&m->p);
+	uint8_t *buf = malloc(len + 1);
+	assert_non_null(buf);
+	perftools__profiles__profile__pack(&m->p, buf);
+	int err = bt_pprof_decode(buf, len, out);
+	free(buf);
+	return err;
+}
+
+static void pprof__decode__valid_mini_profile(void **state)
+{
+	struct mini m;
+	mini_init(&m);
+	struct bt_folded f;
+	assert_int_equal(mini_decode(&m, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].text, "t;f");
+	assert_int_equal(f.v[0].count, 3);
+	bt_folded_free(&f);
+}
+
+static void pprof__decode__broken_references_are_einval(void **state)
+{
+	struct mini m;
+	struct bt_folded f;
+	mini_init(&m);
+	m.loc_ids[0] = 9;           /* no such location */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.l.mapping_id = 2;         /* no such mapping */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.ln.function_id = 7;       /* no such function */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.fn.name = 6;              /* past the string table */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.lab.str = -1;
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.values[0] = -1;           /* folded counts cannot be negative */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.s.n_value = 0;            /* fewer values than sample types */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.l.id = 0;                 /* ids are nonzero */
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+	mini_init(&m);
+	m.vt.type = 40;
+	assert_int_equal(mini_decode(&m, &f), -EINVAL);
+}
+
+static void pprof__decode__garbage_and_truncation_are_einval(void **state)
+{
+	struct bt_folded f;
+	const uint8_t junk[] = { 0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01 };
+	assert_int_equal(bt_pprof_decode(junk, sizeof(junk), &f), -EINVAL);
+	const uint8_t text[] = "app;main 3\n";
+	assert_int_equal(bt_pprof_decode(text, sizeof(text) - 1, &f), -EINVAL);
+	/* a real profile cut short, compressed and not */
+	struct os_fixture *x = os_setup(false);
+	write_session(x, OS_TMP "/cut.pb.gz", PERIOD);
+	os_teardown(x);
+	uint8_t *buf;
+	size_t len;
+	slurp(OS_TMP "/cut.pb.gz", &buf, &len);
+	assert_int_equal(bt_pprof_decode(buf, len / 2, &f), -EINVAL);
+	buf[len / 2] ^= 0xff;
+	assert_int_equal(bt_pprof_decode(buf, len, &f), -EINVAL);
+	free(buf);
+	assert_int_equal(bt_test_run(NULL, 0, "gzip -dc " OS_TMP "/cut.pb.gz > " OS_TMP "/cut.pb"), 0);
+	slurp(OS_TMP "/cut.pb", &buf, &len);
+	/* inside the first sample type, and inside the last field (the comment) */
+	assert_int_equal(bt_pprof_decode(buf, 3, &f), -EINVAL);
+	assert_int_equal(bt_pprof_decode(buf, len - 1, &f), -EINVAL);
+	free(buf);
+	/* nothing at all is a valid, empty profile */
+	assert_int_equal(bt_pprof_decode("", 0, &f), 0);
+	assert_int_equal(f.n, 0);
+	bt_folded_free(&f);
+}
+
+/* A small profile that names a long function a thousand times in a location used a hundred times
+ * in one sample would fold into gigabytes: refused instead. */
+static void pprof__amplifying_profile__efbig(void **state)
+{
+	struct mini m;
+	mini_init(&m);
+	char *longname = malloc(65537);
+	assert_non_null(longname);
+	memset(longname, 'x', 65536);
+	longname[65536] = '\0';
+	m.strs[5] = longname;
+	Perftools__Profiles__Line **lines = calloc(1000, sizeof(*lines));
+	uint64_t ids[100];
+	assert_non_null(lines);
+	for (int i = 0; i < 1000; i++)
+		lines[i] = &m.ln;
+	for (int i = 0; i < 100; i++)
+		ids[i] = 1;
+	m.l.line = lines;
+	m.l.n_line = 1000;
+	m.s.location_id = ids;
+	m.s.n_location_id = 100;
+	struct bt_folded f;
+	size_t len = perftools__profiles__profile__get_packed_size(&m.p);
+	assert_true(len < 100000);
+	assert_int_equal(mini_decode(&m, &f), -EFBIG);
+	/* the same location once is fine: 64 MiB of text */
+	m.s.n_location_id = 1;
+	assert_int_equal(mini_decode(&m, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_int_equal(strlen(f.v[0].text), 1 + 1000 * 65537);
+	bt_folded_free(&f);
+	free(lines);
+	free(longname);
+}
+
+/* /dev/full fails every write with ENOSPC: that is the error reported, not a generic one. */
+static void pprof__write_error__keeps_its_errno(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	FILE *full = fopen("/dev/full", "we");
+	assert_non_null(full);
+	struct bt_pprof_opts o = { .period_ns = PERIOD, .kernel_root = x->root };
+	assert_int_equal(bt_pprof_write_session(&x->s, &o, full), -ENOSPC);
+	fclose(full);
+	os_teardown(x);
+}
+
+/* Comms are whatever bytes a task named itself: they must survive, protobuf strings or not. */
+static void pprof__odd_bytes_in_names__round_trip(void **state)
+{
+	static const char text[] = "\xff\xfe;f\"n\\;g\tx 2\n";
+	FILE *in = fmemopen((void *)text, sizeof(text) - 1, "r");
+	struct bt_folded f, back;
+	size_t bad;
+	assert_int_equal(bt_folded_parse(in, &f, &bad), 0);
+	fclose(in);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+	assert_int_equal(bt_pprof_write_folded(&f, NULL, o), 0);
+	fclose(o);
+	assert_int_equal(bt_pprof_decode(buf, len, &back), 0);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.v[0].text, f.v[0].text);
+	assert_int_equal(back.v[0].count, 2);
+	free(buf);
+	bt_folded_free(&f);
+	bt_folded_free(&back);
+}
+
+/* A module's frames: a mapping of their own, [fx_mod] with the module's build-id at its loaded
+ * range; decoded back, the same folded stacks as the live output. */
+static void pprof__module_frames__own_mapping_and_round_trip(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	char mod_bid[2 * BT_BUILD_ID_MAXLEN + 1];
+	os_add_module(x, mod_bid, sizeof(mod_bid));
+	write_session(x, OS_TMP "/mod.pb.gz", PERIOD);
+	os_write_folded(x, OS_TMP "/mod.folded");
+	char out[4096];
+	bt_test_run(out, sizeof(out), "grep -c -F -e 'modprobe;main_[k]' -e 'modprobe;[fx_mod]_[k]' " OS_TMP "/mod.folded");
+	assert_string_equal(out, "2\n");
+	require_npm();
+	assert_decodes_to(OS_TMP "/mod.pb.gz", OS_TMP "/mod.folded");
+	dump(OS_TMP "/mod.pb.gz");
+	const char *cond = "$1 == \"mapping\" && $3 == \"[fx_mod]\"";
+	assert_int_equal(dump_field(out, sizeof(out), OS_TMP "/mod.pb.gz", cond, 4), 0);
+	assert_string_equal(out, mod_bid);
+	os_teardown(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pprof__session__decodes_with_protoc_and_pprof_format),
+		cmocka_unit_test(pprof__mappings__carry_build_ids_of_readelf),
+		cmocka_unit_test(pprof__module_frames__own_mapping_and_round_trip),
+		cmocka_unit_test(pprof__locations__offsets_and_names_match_nm),
+		cmocka_unit_test(pprof__samples__values_period_and_labels),
+		cmocka_unit_test(pprof__unknown_period__samples_only),
+		cmocka_unit_test(pprof__session__round_trips_to_the_same_folded),
+		cmocka_unit_test(pprof__folded_input__round_trips),
+		cmocka_unit_test(pprof__foreign_profile__decodes_as_pprof_format_reads_it),
+		cmocka_unit_test(pprof__decode__valid_mini_profile),
+		cmocka_unit_test(pprof__decode__broken_references_are_einval),
+		cmocka_unit_test(pprof__decode__garbage_and_truncation_are_einval),
+		cmocka_unit_test(pprof__amplifying_profile__efbig),
+		cmocka_unit_test(pprof__write_error__keeps_its_errno),
+		cmocka_unit_test(pprof__odd_bytes_in_names__round_trip),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
