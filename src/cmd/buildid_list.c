@@ -1,16 +1,12 @@
 /* buildid_list.c - `buildtrace buildid-list`: the build-id of every executable file mapping of
  * the watched processes, read live in the kernel, printed perf-style or as JSON lines. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "elf/buildid.h"
 #include "capture/capture.h"
@@ -18,6 +14,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "base/htab.h"
+#include "kernel/kident.h"
 #include "session/procmaps.h"
 
 struct bl_args {
@@ -206,94 +203,26 @@ static void print_kernel_line(const struct bl_args *a, const struct bt_build_id 
 
 /* ---- kernel build-ids -------------------------------------------------------------------- */
 
-/* Finds the GNU build-id note in a blob of ELF notes (4-byte aligned, as /sys exposes them).
- * 0, -ENODATA when absent, -EINVAL when malformed. */
-static int gnu_note_buildid(const unsigned char *p, size_t len, struct bt_build_id *out)
+static int print_module(void *ctx, const char *name, const struct bt_build_id *id)
 {
-	size_t off = 0;
-	while (len - off >= 12) {
-		uint32_t namesz, descsz, type;
-		memcpy(&namesz, p + off, 4);
-		memcpy(&descsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
-		size_t name_al = ((size_t)namesz + 3) & ~(size_t)3;
-		size_t desc_al = ((size_t)descsz + 3) & ~(size_t)3;
-		if (name_al > len - off - 12 || desc_al > len - off - 12 - name_al)
-			return -EINVAL;
-		const unsigned char *name = p + off + 12;
-		if (type == 3 && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-			if (descsz == 0 || descsz > BT_BUILD_ID_MAXLEN)
-				return -EINVAL;
-			out->len = (uint8_t)descsz;
-			memcpy(out->data, name + name_al, descsz);
-			return 0;
-		}
-		off += 12 + name_al + desc_al;
-	}
-	return -ENODATA;
+	char label[BT_KMOD_NAME_LEN + 2];
+	snprintf(label, sizeof(label), "[%s]", name);
+	print_kernel_line(ctx, id, label);
+	return 0;
 }
 
-static int notes_file_buildid(const char *path, struct bt_build_id *out)
-{
-	unsigned char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t n = 0;
-	while (n < sizeof(buf)) {
-		ssize_t r = read(fd, buf + n, sizeof(buf) - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r < 0) {
-				int e = -errno;
-				close(fd);
-				return e;
-			}
-			break;
-		}
-		n += (size_t)r;
-	}
-	close(fd);
-	return gnu_note_buildid(buf, n, out);
-}
-
-/* root prefixes every /sys path ("" for the real one). */
-static int module_buildid(const char *root, const char *name, struct bt_build_id *out)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/sys/module/%s/notes/.note.gnu.build-id", root, name);
-	return notes_file_buildid(path, out);
-}
-
-static int print_kernel(const struct bl_args *a, const char *root)
+static int print_kernel(const struct bl_args *a)
 {
 	struct bt_build_id id;
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/sys/kernel/notes", root);
-	int err = notes_file_buildid(path, &id);
+	int err = bt_kident_kernel_build_id("", &id);
 	if (err) {
-		fprintf(stderr, "buildtrace: cannot read the kernel's build-id from %s: %s\n", path,
+		fprintf(stderr, "buildtrace: cannot read the kernel's build-id from /sys/kernel/notes: %s\n",
 			strerror(-err));
 		return err;
 	}
 	print_kernel_line(a, &id, "[kernel.kallsyms]");
-	snprintf(path, sizeof(path), "%s/sys/module", root);
-	DIR *d = opendir(path);
-	if (!d)
-		return 0;  /* a kernel without modules */
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		/* Built-in modules have a /sys/module entry too, but no notes. */
-		if (module_buildid(root, e->d_name, &id) == 0) {
-			char name[300];
-			snprintf(name, sizeof(name), "[%s]", e->d_name);
-			print_kernel_line(a, &id, name);
-		}
-	}
-	closedir(d);
+	/* Without /sys/module there are no modules to list. */
+	bt_kident_module_notes("", print_module, (void *)a);
 	return 0;
 }
 
@@ -433,7 +362,7 @@ static void on_module(struct bl_ctx *b, const struct bt_rec_module *m)
 	if (m->build_id_status == BT_BID_OK) {
 		id.len = m->build_id_len;
 		memcpy(id.data, m->build_id, m->build_id_len);
-	} else if (module_buildid("", name, &id) != 0) {
+	} else if (bt_kident_module_build_id("", name, &id) != 0) {
 		b->unreadable++;
 		return;
 	}
@@ -475,7 +404,7 @@ static double now_s(void)
 
 static int run(const struct bl_args *a)
 {
-	if (a->kernel && print_kernel(a, ""))
+	if (a->kernel && print_kernel(a))
 		return 1;
 	if (!a->all && !a->npids)
 		return 0;

@@ -227,6 +227,29 @@ int bt_kident_module_build_id(const char *root, const char *name, struct bt_buil
 	return err ? err : notes_file_build_id(path, out);
 }
 
+int bt_kident_module_notes(const char *root, bt_kident_module_fn fn, void *ctx)
+{
+	if (!fn)
+		return -EINVAL;
+	char path[4096];
+	int err = join(path, sizeof(path), root, "/sys/module");
+	if (err)
+		return err;
+	DIR *d = opendir(path);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	int rc = 0;
+	while (!rc && (de = readdir(d))) {
+		struct bt_build_id id;
+		/* "." and ".." fail the name check like any other non-module entry. */
+		if (bt_kident_module_build_id(root, de->d_name, &id) == 0)
+			rc = fn(ctx, de->d_name, &id);
+	}
+	closedir(d);
+	return rc;
+}
+
 static int cmp_mod(const void *a, const void *b)
 {
 	const struct bt_kmodule *x = a, *y = b;

@@ -45,6 +45,14 @@ struct bt_kmodules {
  * (bad name or malformed note) or -errno (-ENOENT: no such module, or one built without notes). */
 int bt_kident_module_build_id(const char *root, const char *name, struct bt_build_id *out);
 
+/* Called once per module by bt_kident_module_notes; a non-zero return ends the walk. */
+typedef int (*bt_kident_module_fn)(void *ctx, const char *name, const struct bt_build_id *build_id);
+/* Every module under ROOT/sys/module whose notes carry a build-id, in directory order, without
+ * needing /proc/modules: fn(ctx, name, build-id) for each. Built-in modules have a directory there
+ * too but no notes, and entries that are not module names are passed over. 0, fn's non-zero return,
+ * or -errno (-ENOENT: no ROOT/sys/module). */
+int bt_kident_module_notes(const char *root, bt_kident_module_fn fn, void *ctx);
+
 /* The loaded modules from ROOT/proc/modules, each with its build-id (a module whose build-id cannot
  * be read is kept, with build_id_err set). 0, -ENOENT (no /proc/modules: a kernel without module
  * support, where out is set to an empty list), -EINVAL (malformed line), -ENOMEM or -errno. */

@@ -454,6 +454,64 @@ static void kident__bad_module_names__einval(void **state)
 	assert_int_equal(bt_kident_module_build_id(root, "nosuchmod", &id), -ENOENT);
 }
 
+/* What bt_kident_module_notes reported: "NAME=HEX" per module, in call order. */
+struct seen_notes {
+	char lines[8][256];
+	size_t n;
+	size_t stop_after;   /* 0: never stop */
+};
+
+static int collect_note(void *ctx, const char *name, const struct bt_build_id *id)
+{
+	struct seen_notes *s = ctx;
+	char hex[160];
+	hex_of(id, hex, sizeof(hex));
+	assert_true(s->n < 8);
+	snprintf(s->lines[s->n++], sizeof(s->lines[0]), "%s=%s", name, hex);
+	return s->stop_after && s->n == s->stop_after ? 42 : 0;
+}
+
+static bool saw_note(const struct seen_notes *s, const char *line)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->lines[i], line))
+			return true;
+	return false;
+}
+
+/* The sysfs walk, with no /proc/modules: modules with notes (8-byte padded ones too) are reported,
+ * a built-in module's directory without notes and entries that are not module names are not. */
+static void kident__module_notes__sysfs_modules_with_build_ids(void **state)
+{
+	struct fx *f = *state;
+	char root[256], line[256];
+	fake_module_root(f, "notes", root, sizeof(root));
+	uint8_t blob[256];
+	size_t n = note(blob, 0x100, "Linux", "abcdefghijk", 12, 8);
+	const uint8_t pad8[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	n += note(blob + n, 3, "GNU", pad8, sizeof(pad8), 8);
+	put(root, "sys/module/pad8_mod/notes/.note.gnu.build-id", blob, n);
+	put_raw_note(root, "sys/module/bad.name/notes/.note.gnu.build-id", f->self);
+
+	struct seen_notes s = { .n = 0 };
+	assert_int_equal(bt_kident_module_notes(root, collect_note, &s), 0);
+	assert_int_equal(s.n, 3);
+	snprintf(line, sizeof(line), "crc7=%s", f->self_hex);
+	assert_true(saw_note(&s, line));
+	snprintf(line, sizeof(line), "nls_ascii=%s", f->other_hex);
+	assert_true(saw_note(&s, line));
+	assert_true(saw_note(&s, "pad8_mod=deadbeef0102030405060708090a0b0c0d0e0f10"));
+
+	/* the callback's non-zero return ends the walk and is returned */
+	struct seen_notes one = { .stop_after = 1 };
+	assert_int_equal(bt_kident_module_notes(root, collect_note, &one), 42);
+	assert_int_equal(one.n, 1);
+
+	new_root(f, "nosysmod", root, sizeof(root));
+	assert_int_equal(bt_kident_module_notes(root, collect_note, &s), -ENOENT);
+	assert_int_equal(bt_kident_module_notes(root, NULL, &s), -EINVAL);
+}
+
 /* On a kernel with modules, every line of /proc/modules is one module, and each build-id equals the
  * descriptor of the sysfs note as the shell reads it (header 12 bytes + "GNU\0", then descsz bytes). */
 static void kident__real_proc_modules__match_shell_reading(void **state)
@@ -659,6 +717,7 @@ int main(void)
 		cmocka_unit_test(kident__malformed_proc_modules__einval),
 		cmocka_unit_test(kident__no_proc_modules__enoent_and_empty),
 		cmocka_unit_test(kident__bad_module_names__einval),
+		cmocka_unit_test(kident__module_notes__sysfs_modules_with_build_ids),
 		cmocka_unit_test(kident__real_proc_modules__match_shell_reading),
 		cmocka_unit_test(kident__release__equals_uname_r),
 		cmocka_unit_test(kident__vmlinux_matches__only_the_running_build_id),
