@@ -15,6 +15,7 @@
 #include "cmd/commands.h"
 #include "base/htab.h"
 #include "kernel/kident.h"
+#include "output/jsonout.h"
 #include "session/procmaps.h"
 
 struct bl_args {
@@ -129,71 +130,13 @@ static int parse_args(int argc, char **argv, struct bl_args *a)
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned min;
-	unsigned cp;
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	if (s[0] < 0xe0) {
-		len = 2, cp = s[0] & 0x1f, min = 0x80;
-	} else if (s[0] < 0xf0) {
-		len = 3, cp = s[0] & 0x0f, min = 0x800;
-	} else {
-		len = 4, cp = s[0] & 0x07, min = 0x10000;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/* A JSON string; bytes that are not UTF-8 (paths are bytes) become U+FFFD. */
-static void json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-	fputc('"', f);
-	for (size_t i = 0; i < n;) {
-		unsigned char ch = p[i];
-		if (ch == '"' || ch == '\\') {
-			fprintf(f, "\\%c", ch);
-			i++;
-		} else if (ch < 0x20 || ch == 0x7f) {
-			fprintf(f, "\\u%04x", ch);
-			i++;
-		} else if (ch < 0x80) {
-			fputc(ch, f);
-			i++;
-		} else {
-			size_t l = utf8_len(p + i, n - i);
-			if (l) {
-				fwrite(p + i, 1, l, f);
-				i += l;
-			} else {
-				fputs("\\ufffd", f);
-				i++;
-			}
-		}
-	}
-	fputc('"', f);
-}
-
 static void print_kernel_line(const struct bl_args *a, const struct bt_build_id *id, const char *name)
 {
 	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
 	bt_buildid_hex(id, hex, sizeof(hex));
 	if (a->json) {
 		printf("{\"build_id\":\"%s\",\"path\":", hex);
-		json_str(stdout, name);
+		bt_json_put_string(stdout, name, strlen(name));
 		printf(",\"source\":\"sysfs\"}\n");
 	} else {
 		printf("%s %s\n", hex, name);
@@ -310,7 +253,7 @@ static void print_mapping(struct bl_ctx *b, const struct bt_rec_mapping *m, cons
 		       "\"build_id\":\"%s\",\"path\":",
 		       m->pid, (unsigned long long)m->start, (unsigned long long)m->end,
 		       (unsigned long long)m->pgoff, hex);
-		json_str(stdout, path);
+		bt_json_put_string(stdout, path, strlen(path));
 		printf(",\"deleted\":%s,\"source\":\"%s\"}\n",
 		       (m->flags & BT_MAP_F_DELETED) ? "true" : "false", source);
 	} else {
