@@ -2,6 +2,7 @@
  * drives the snapshot iterators, and hands ring buffer records to the caller in order. */
 #include "capture/capture.h"
 #include "capture/callgraph.h"
+#include "capture/records.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,19 +50,6 @@ struct bt_capture {
 	libbpf_print_fn_t old_print;
 };
 
-/* The size of each record type; a record may be longer (a newer producer), never shorter. */
-static const uint32_t rec_min_size[BT_REC_TYPE_MAX] = {
-	[BT_REC_SAMPLE] = offsetof(struct bt_rec_sample, ips),  /* then kern_n + user_n ips */
-	[BT_REC_EXEC] = sizeof(struct bt_rec_exec),
-	[BT_REC_FORK] = sizeof(struct bt_rec_fork),
-	[BT_REC_EXIT] = sizeof(struct bt_rec_exit),
-	[BT_REC_MMAP] = sizeof(struct bt_rec_mapping),
-	[BT_REC_MUNMAP] = sizeof(struct bt_rec_munmap),
-	[BT_REC_VMA] = sizeof(struct bt_rec_mapping),
-	[BT_REC_MODULE] = sizeof(struct bt_rec_module),
-	[BT_REC_USTACK] = sizeof(struct bt_rec_ustack),
-};
-
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -104,47 +92,6 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list a
 
 /* ---- ring buffer ------------------------------------------------------------------------- */
 
-static bool has_nul(const char *s, size_t n)
-{
-	return memchr(s, '\0', n) != NULL;
-}
-
-/* The counts inside a record stay within its arrays and its strings are terminated, so consumers
- * can use them as they are. */
-static bool fields_valid(const struct bt_rec_hdr *h)
-{
-	switch (h->type) {
-	case BT_REC_SAMPLE: {
-		const struct bt_rec_sample *s = (const void *)h;
-		unsigned n = (unsigned)s->kern_n + s->user_n;
-		return n <= 2 * BT_MAX_STACK && h->size >= offsetof(struct bt_rec_sample, ips) + n * 8 &&
-		       has_nul(s->comm, BT_COMM_LEN);
-	}
-	case BT_REC_EXEC: {
-		const struct bt_rec_exec *e = (const void *)h;
-		return has_nul(e->comm, BT_COMM_LEN) && has_nul(e->filename, BT_PATH_MAX);
-	}
-	case BT_REC_FORK:
-		return has_nul(((const struct bt_rec_fork *)h)->comm, BT_COMM_LEN);
-	case BT_REC_MMAP:
-	case BT_REC_VMA: {
-		const struct bt_rec_mapping *m = (const void *)h;
-		return m->build_id_len <= BT_BUILD_ID_MAX && m->path_len <= BT_PATH_MAX &&
-		       has_nul(m->path, BT_PATH_MAX) &&
-		       (!m->path_len || m->path[m->path_len - 1] == '\0');
-	}
-	case BT_REC_MODULE: {
-		const struct bt_rec_module *m = (const void *)h;
-		return m->build_id_len <= BT_BUILD_ID_MAX && has_nul(m->name, BT_MODNAME_LEN);
-	}
-	case BT_REC_USTACK:
-		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
-		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;
-	default:
-		return true;
-	}
-}
-
 static void queue_snapshot(struct bt_capture *c, int pid)
 {
 	if (pid <= 0 || c->pending_all)
@@ -164,9 +111,7 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 {
 	struct bt_capture *c = ctx;
 	const struct bt_rec_hdr *h = data;
-	if (len < sizeof(*h) || h->version != BT_PROTO_VERSION || h->type == 0 ||
-	    h->type >= BT_REC_TYPE_MAX || h->size > len || h->size < rec_min_size[h->type] ||
-	    !fields_valid(h)) {
+	if (!bt_rec_valid(h, len)) {
 		if (c->malformed++ == 0)
 			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
 		return 0;
