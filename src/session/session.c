@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/demangle.h"
+#include "capture/records.h"
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
 #include "session/procmaps.h"
@@ -50,22 +51,6 @@ void bt_session_free(struct bt_session *s)
 	bt_cfi_close(s->vdso_cfi);
 	free(s->vdso_image);
 	memset(s, 0, sizeof(*s));
-}
-
-static size_t rec_min_size(uint16_t type)
-{
-	switch (type) {
-	case BT_REC_SAMPLE: return offsetof(struct bt_rec_sample, ips);
-	case BT_REC_EXEC: return sizeof(struct bt_rec_exec);
-	case BT_REC_FORK: return sizeof(struct bt_rec_fork);
-	case BT_REC_EXIT: return sizeof(struct bt_rec_exit);
-	case BT_REC_MMAP:
-	case BT_REC_VMA: return sizeof(struct bt_rec_mapping);
-	case BT_REC_MUNMAP: return sizeof(struct bt_rec_munmap);
-	case BT_REC_MODULE: return sizeof(struct bt_rec_module);
-	case BT_REC_USTACK: return sizeof(struct bt_rec_ustack);
-	default: return SIZE_MAX;
-	}
 }
 
 static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
@@ -298,7 +283,7 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 {
 	struct bt_session *s = ctx;
 	s->stats.records++;
-	if (rec->version != BT_PROTO_VERSION || rec->size < rec_min_size(rec->type)) {
+	if (!bt_rec_valid(rec, rec->size)) {
 		s->stats.bad_records++;
 		return 0;
 	}

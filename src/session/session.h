@@ -24,7 +24,7 @@ struct bt_session_opts {
 struct bt_session_stats {
 	uint64_t samples;
 	uint64_t records;
-	uint64_t bad_records;          /* wrong size or version */
+	uint64_t bad_records;          /* not well-formed (bt_rec_valid): size, version, contents */
 	uint64_t mappings;             /* executable file mappings reported */
 	uint64_t bid_bpf;              /* build-ids read by the kernel side */
 	uint64_t bid_userspace;        /* build-ids read by the /proc/PID/map_files fallback */
