@@ -109,32 +109,54 @@ static int add_also_write(struct record_args *a, char *arg)
 	return 0;
 }
 
+static const struct option record_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
+	{ "user-only", no_argument, NULL, OPT_USER_ONLY },
+	{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "live", no_argument, NULL, OPT_LIVE },
+	{ "no-live", no_argument, NULL, OPT_NO_LIVE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 },
+};
+
+/* What no single option shows: options that exclude each other, a missing target, the format's
+ * name, pids that do not exist. 0, or the exit code after saying what is wrong. */
+static int check_args(struct record_args *a, bool user_only, bool kernel_only)
+{
+	if (user_only && kernel_only)
+		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
+	if (a->all && a->npids)
+		return bt_cli_error(2, "-a and -p exclude each other");
+	if (!a->all && !a->npids)
+		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
+	if (bt_format_parse(a->format, &a->fmt))
+		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
+				    bt_format_names());
+	a->user = !kernel_only;
+	a->kernel = !user_only;
+	for (size_t i = 0; i < a->npids; i++)
+		if (!bt_cli_pid_exists(a->pids[i]))
+			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
-		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
-		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
-		{ "per-pid", no_argument, NULL, OPT_PER_PID },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "lines", no_argument, NULL, OPT_LINES },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-		{ "live", no_argument, NULL, OPT_LIVE },
-		{ "no-live", no_argument, NULL, OPT_NO_LIVE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ 0 },
-	};
 	bool user_only = false, kernel_only = false;
 	int c, err;
 	a->freq = 99;
@@ -142,7 +164,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->dwarf = true;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", record_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if ((err = bt_cli_parse_pids(optarg, &a->pids, &a->npids)))
@@ -196,21 +218,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		return bt_cli_error(2, "unexpected argument '%s' (see buildtrace --help)", argv[optind]);
-	if (user_only && kernel_only)
-		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
-	if (a->all && a->npids)
-		return bt_cli_error(2, "-a and -p exclude each other");
-	if (!a->all && !a->npids)
-		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
-	if (bt_format_parse(a->format, &a->fmt))
-		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
-				    bt_format_names());
-	a->user = !kernel_only;
-	a->kernel = !user_only;
-	for (size_t i = 0; i < a->npids; i++)
-		if (!bt_cli_pid_exists(a->pids[i]))
-			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
-	return 0;
+	return check_args(a, user_only, kernel_only);
 }
 
 /* Set by the handler, read by the loop (through bt_live_opts.stop). */
