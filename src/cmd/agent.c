@@ -195,13 +195,24 @@ static int write_membuf(void *ctx, FILE *f)
 	return fwrite(m->buf, 1, m->len, f) == m->len ? 0 : -EIO;
 }
 
-/* The interval's profile in one format: into memory, then the output directory and the spool. */
-static void write_format(struct agent *a, enum bt_format fmt, const char *ext, const char *pushfmt,
-			 const struct bt_output_opts *oo, int64_t from_ns, int64_t until_ns)
+/* A format the agent writes: the profile's, its file name extension and the server's name for it. */
+struct agent_format {
+	enum bt_format fmt;
+	const char *ext, *pushfmt;
+};
+
+static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof" };
+static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded" };
+
+/* The interval's profile in one format: into memory, then the output directory and the spool. The
+ * interval is oo's, from time_ns for duration_ns. */
+static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo)
 {
+	const char *ext = f->ext;
+	int64_t from_ns = oo->time_ns, until_ns = oo->time_ns + oo->duration_ns;
 	struct membuf m = { 0 };
 	FILE *mf = open_memstream(&m.buf, &m.len);
-	int err = mf ? bt_output_session(&a->live.session, fmt, oo, mf) : -ENOMEM;
+	int err = mf ? bt_output_session(&a->live.session, f->fmt, oo, mf) : -ENOMEM;
 	if (mf && fclose(mf) != 0 && !err)
 		err = -ENOMEM;
 	char path[BT_AGENT_STR + 128];
@@ -221,7 +232,7 @@ static void write_format(struct agent *a, enum bt_format fmt, const char *ext, c
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
 	}
-	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, pushfmt, from_ns / 1000000000,
+	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_ns / 1000000000,
 					       (until_ns + 999999999) / 1000000000) != 0)
 		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
 	free(m.buf);
@@ -236,9 +247,9 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
 				     .duration_ns = until_ns - from_ns };
 	if (a->conf.fmt_pprof)
-		write_format(a, BT_FMT_PPROF, "pb.gz", "pprof", &oo, from_ns, until_ns);
+		write_format(a, &pprof_format, &oo);
 	if (a->conf.fmt_folded)
-		write_format(a, BT_FMT_FOLDED, "folded", "folded", &oo, from_ns, until_ns);
+		write_format(a, &folded_format, &oo);
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
