@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include "capture/caps.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/live.h"
 #include "output/jsonout.h"
 #include "output/output.h"
 #include "output/profdir.h"
@@ -55,6 +55,7 @@ static void agent_usage(FILE *f)
 		"  -h, --help          this text\n");
 }
 
+/* Set by the handlers; the loop reads them through bt_live_opts.stop and struct agent's hup. */
 static volatile sig_atomic_t got_stop, got_hup;
 
 static void on_stop(int sig)
@@ -78,13 +79,15 @@ struct agent {
 	struct cli_set *cli;
 	size_t ncli;
 	int verbose;
-	struct bt_session session;
-	struct bt_capture *cap;
+	struct bt_live live;
+	volatile sig_atomic_t *hup;    /* set by SIGHUP: read the config again */
 	struct bt_push *push;
 	uint64_t intervals, write_errors, files_removed;
 	char last_write[64], last_error[256];
 	uint64_t last_unresolved;
 	uint64_t lost_before;          /* capture drops before this interval */
+	int64_t from_ns;               /* wall clock when this interval began */
+	double interval_start;         /* the same, in the loop's seconds */
 };
 
 static int load_conf(struct agent *a, struct bt_agent_conf *out, char *err, size_t errlen)
@@ -104,18 +107,6 @@ static int64_t wall_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int on_record(void *ctx, const struct bt_rec_hdr *rec)
-{
-	return bt_session_record(&((struct agent *)ctx)->session, rec);
 }
 
 static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -155,17 +146,14 @@ static void json_str(FILE *f, const char *s)
 static int write_status(void *ctx, FILE *f)
 {
 	struct agent *a = ((struct status_ctx *)ctx)->a;
-	struct bt_session *s = &a->session;
+	struct bt_session *s = &a->live.session;
 	struct bt_capture_stats cs = { 0 };
-	bt_capture_stats(a->cap, &cs);
+	bt_capture_stats(a->live.cap, &cs);
 	/* What a leak would move (heap in use) apart from what only looks like growth (the ring
 	 * buffer's pages, touched as its write position goes round). */
 	struct bt_selfmem mem;
 	bt_selfmem_read(NULL, &mem);
-	uint64_t lost = cs.drops[BT_REC_SAMPLE], other = 0;
-	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
-		if (t != BT_REC_SAMPLE)
-			other += cs.drops[t];
+	uint64_t lost = bt_live_lost_samples(&cs), other = bt_live_lost_other(&cs);
 	fprintf(f, "{\n  \"time_ns\": %lld,\n  \"pid\": %d,\n  \"intervals\": %llu,\n  \"samples\": %llu,\n"
 		"  \"lost_samples\": %llu,\n  \"lost_other_records\": %llu,\n  \"unresolved_frames_last_interval\": %llu,\n"
 		"  \"processes\": %zu,\n  \"processes_exited\": %llu,\n  \"build_ids\": %zu,\n  \"symtabs_loaded\": %llu,\n  \"symtabs_evicted\": %llu,\n"
@@ -207,13 +195,24 @@ static int write_membuf(void *ctx, FILE *f)
 	return fwrite(m->buf, 1, m->len, f) == m->len ? 0 : -EIO;
 }
 
-/* The interval's profile in one format: into memory, then the output directory and the spool. */
-static void write_format(struct agent *a, enum bt_format fmt, const char *ext, const char *pushfmt,
-			 const struct bt_output_opts *oo, int64_t from_ns, int64_t until_ns)
+/* A format the agent writes: the profile's, its file name extension and the server's name for it. */
+struct agent_format {
+	enum bt_format fmt;
+	const char *ext, *pushfmt;
+};
+
+static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof" };
+static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded" };
+
+/* The interval's profile in one format: into memory, then the output directory and the spool. The
+ * interval is oo's, from time_ns for duration_ns. */
+static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo)
 {
+	const char *ext = f->ext;
+	int64_t from_ns = oo->time_ns, until_ns = oo->time_ns + oo->duration_ns;
 	struct membuf m = { 0 };
 	FILE *mf = open_memstream(&m.buf, &m.len);
-	int err = mf ? bt_output_session(&a->session, fmt, oo, mf) : -ENOMEM;
+	int err = mf ? bt_output_session(&a->live.session, f->fmt, oo, mf) : -ENOMEM;
 	if (mf && fclose(mf) != 0 && !err)
 		err = -ENOMEM;
 	char path[BT_AGENT_STR + 128];
@@ -233,7 +232,7 @@ static void write_format(struct agent *a, enum bt_format fmt, const char *ext, c
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
 	}
-	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, pushfmt, from_ns / 1000000000,
+	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_ns / 1000000000,
 					       (until_ns + 999999999) / 1000000000) != 0)
 		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
 	free(m.buf);
@@ -242,20 +241,15 @@ static void write_format(struct agent *a, enum bt_format fmt, const char *ext, c
 /* Ends an interval: everything sampled so far named and written, then a fresh profile. */
 static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 {
-	struct bt_session *s = &a->session;
-	while (bt_capture_poll(a->cap, 0) > 0)
-		;
-	bt_session_resolve(s);
-	if (s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
-		bt_session_resolve(s);
-	if (a->conf.lines)
-		bt_session_resolve_lines(s);
+	struct bt_session *s = &a->live.session;
+	/* Source lines are best effort here: a profile without them is still written. */
+	bt_live_collect(&a->live, a->conf.lines);
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
 				     .duration_ns = until_ns - from_ns };
 	if (a->conf.fmt_pprof)
-		write_format(a, BT_FMT_PPROF, "pb.gz", "pprof", &oo, from_ns, until_ns);
+		write_format(a, &pprof_format, &oo);
 	if (a->conf.fmt_folded)
-		write_format(a, BT_FMT_FOLDED, "folded", "folded", &oo, from_ns, until_ns);
+		write_format(a, &folded_format, &oo);
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
@@ -341,6 +335,47 @@ static void reload(struct agent *a)
 	fprintf(stderr, "buildtrace agent: config reloaded\n");
 }
 
+/* After every poll: a config reload asked for by SIGHUP, and the end of the interval when it is due. */
+static void on_turn(void *ctx, struct bt_live *l, double elapsed)
+{
+	struct agent *a = ctx;
+	if (*a->hup) {
+		*a->hup = 0;
+		reload(a);
+	}
+	if (elapsed - a->interval_start >= a->conf.interval_s) {
+		int64_t until = wall_ns();
+		end_interval(a, a->from_ns, until);
+		a->from_ns = until;
+		a->interval_start = elapsed;
+	}
+}
+
+/* Attached and running as the configured user with only the capabilities it still needs: 0, or the
+ * exit code after saying what failed. */
+static int start(struct agent *a)
+{
+	char msg[512];
+	struct bt_agent_conf *c = &a->conf;
+	struct bt_live_opts lo = {
+		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
+		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .ustack_bytes = c->ustack_bytes,
+		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
+	};
+	int err = bt_live_init(&a->live, &lo);
+	if (err)
+		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
+	if (bt_live_attach(&a->live, msg, sizeof(msg)))
+		return bt_cli_error(1, "%s", msg);
+	if (c->push_url[0] && (err = bt_push_start(c, &a->push)))
+		return bt_cli_error(1, "cannot use the spool %s: %s", c->spool_dir, strerror(-err));
+	if ((err = switch_user(c)))
+		return err;
+	if ((err = bt_live_drop_privileges()))
+		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+	return 0;
+}
+
 static int run(struct agent *a)
 {
 	char msg[512];
@@ -351,80 +386,31 @@ static int run(struct agent *a)
 		return bt_cli_error(1, "cannot create %s: %s", c->output_dir, strerror(errno));
 	if (access(c->output_dir, W_OK) != 0)
 		return bt_cli_error(1, "cannot write to %s: %s", c->output_dir, strerror(errno));
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	struct bt_session_opts so = { .proc_root = "", .kernel = true, .cache_store = false };
-	bt_session_init(&a->session, &so);
-	struct bt_capture_opts co = {
-		.sz = sizeof(co), .all = true, .samples = true, .user_stacks = true, .kernel_stacks = true,
-		.follow_forks = true, .freq_hz = c->freq_hz, .ringbuf_bytes = c->ringbuf_bytes,
-		.on_record = on_record, .ctx = a, .log = capture_log, .dwarf = c->dwarf,
-		.ustack_bytes = c->ustack_bytes,
-	};
-	int rc = 0;
-	int err = bt_capture_open(&co, &a->cap, msg, sizeof(msg));
-	if (err) {
-		rc = bt_cli_error(1, "%s", msg);
+	int rc = start(a);
+	if (rc)
 		goto out;
-	}
-	bt_session_reload_kallsyms(&a->session);
-	if (c->push_url[0] && (err = bt_push_start(c, &a->push))) {
-		rc = bt_cli_error(1, "cannot use the spool %s: %s", c->spool_dir, strerror(-err));
-		goto out;
-	}
-	if ((rc = switch_user(c)))
-		goto out;
-	if ((err = bt_caps_drop(bt_caps_keep_after_attach())))
-		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
-
-	struct sigaction sa = { .sa_handler = on_stop };
+	bt_live_catch_stop(on_stop);
+	struct sigaction sa = { .sa_handler = on_hup };
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	a->hup = &got_hup;
 	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz, a profile every %g s into %s%s%s\n",
 		c->freq_hz, c->interval_s, c->output_dir, c->push_url[0] ? ", pushed to " : "", c->push_url);
-	double t_start = mono_s(), last_tick = t_start;
-	int64_t from_ns = wall_ns();
-	while (!got_stop) {
-		if (got_hup) {
-			got_hup = 0;
-			reload(a);
-		}
-		err = bt_capture_poll(a->cap, 100);
-		if (err < 0 && err != -EINTR) {
-			rc = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
-			goto out;
-		}
-		double t = mono_s();
-		if (t - last_tick >= 1.0) {
-			last_tick = t;
-			bt_session_reap(&a->session, 5ULL * 1000000000);
-			if (a->session.ksyms_misses)
-				bt_session_reload_kallsyms(&a->session);
-			bt_session_resolve(&a->session);
-		}
-		if (t - t_start >= c->interval_s) {
-			int64_t until = wall_ns();
-			end_interval(a, from_ns, until);
-			from_ns = until;
-			t_start = t;
-		}
+	a->from_ns = wall_ns();
+	a->interval_start = 0;
+	int err = bt_live_run(&a->live);
+	if (err) {
+		rc = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
+		goto out;
 	}
 	/* The last, partial interval is a profile too. */
-	end_interval(a, from_ns, wall_ns());
-	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n",
-		got_stop == SIGINT ? "interrupted" : "terminated", (unsigned long long)a->intervals,
-		(unsigned long long)a->session.stats.samples);
+	end_interval(a, a->from_ns, wall_ns());
+	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n", a->live.why,
+		(unsigned long long)a->intervals, (unsigned long long)a->live.session.stats.samples);
 out:
 	bt_push_stop(a->push);
-	bt_capture_close(a->cap);
-	bt_session_free(&a->session);
+	bt_live_close(&a->live);
 	return rc;
 }
 

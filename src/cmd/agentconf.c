@@ -92,121 +92,194 @@ static bool name_ok(const char *s, bool dots)
 	return true;
 }
 
-int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+/* The settings' parsers: key is the name the setting was given by (messages repeat it), v its
+ * value; 0, or -errno with a message in err. */
+static int set_output_dir(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->output_dir, sizeof(c->output_dir), key, v, err, errlen);
+}
+
+static int set_interval(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (parse_double(v, 0.5, 86400, &c->interval_s))
+		return say(err, errlen, -EINVAL, "interval: '%s' is not a number of seconds in 0.5..86400", v);
+	return 0;
+}
+
+static int set_freq(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	uint64_t n;
-	if (!strcmp(key, "output-dir") || !strcmp(key, "output_dir"))
-		return copy(c->output_dir, sizeof(c->output_dir), key, v, err, errlen);
-	if (!strcmp(key, "interval")) {
-		if (parse_double(v, 0.5, 86400, &c->interval_s))
-			return say(err, errlen, -EINVAL, "interval: '%s' is not a number of seconds in 0.5..86400", v);
-		return 0;
-	}
-	if (!strcmp(key, "freq") || !strcmp(key, "frequency")) {
-		if (parse_u64(v, 1, 100000, &n))
-			return say(err, errlen, -EINVAL, "frequency: '%s' is not 1..100000 Hz", v);
-		c->freq_hz = (unsigned)n;
-		return 0;
-	}
-	if (!strcmp(key, "format")) {
-		bool pp = false, fo = false;
-		char buf[128];
-		if (strlen(v) >= sizeof(buf))
-			return say(err, errlen, -EINVAL, "format: '%s' is too long", v);
-		strcpy(buf, v);
-		char *save = NULL;
-		for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-			if (!strcmp(t, "pprof"))
-				pp = true;
-			else if (!strcmp(t, "folded"))
-				fo = true;
-			else
-				return say(err, errlen, -EINVAL, "format: unknown format '%s' (pprof, folded)", t);
-		}
-		if (!pp && !fo)
-			return say(err, errlen, -EINVAL, "format: none given (pprof, folded)");
-		c->fmt_pprof = pp;
-		c->fmt_folded = fo;
-		return 0;
-	}
-	if (!strcmp(key, "max-files") || !strcmp(key, "max_files")) {
-		if (parse_u64(v, 1, 1000000, &n))
-			return say(err, errlen, -EINVAL, "max-files: '%s' is not 1..1000000", v);
-		c->max_files = (unsigned)n;
-		return 0;
-	}
-	if (!strcmp(key, "push")) {
-		if (*v && strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-			return say(err, errlen, -EINVAL, "push: '%s' is not an http:// or https:// URL", v);
-		return copy(c->push_url, sizeof(c->push_url), key, v, err, errlen);
-	}
-	if (!strcmp(key, "app-name") || !strcmp(key, "app_name")) {
-		if (!name_ok(v, true))
-			return say(err, errlen, -EINVAL, "app-name: '%s' may hold only letters, digits, '_', '-', '.'", v);
-		return copy(c->app_name, sizeof(c->app_name), key, v, err, errlen);
-	}
-	if (!strcmp(key, "label")) {
-		const char *eq = strchr(v, '=');
-		if (!eq || eq == v || !eq[1])
-			return say(err, errlen, -EINVAL, "label: '%s' is not KEY=VALUE", v);
-		if (c->nlabels == BT_AGENT_MAX_LABELS)
-			return say(err, errlen, -E2BIG, "label: at most %d labels", BT_AGENT_MAX_LABELS);
-		struct bt_agent_label *l = &c->labels[c->nlabels];
-		size_t kl = (size_t)(eq - v);
-		if (kl >= sizeof(l->key) || strlen(eq + 1) >= sizeof(l->value))
-			return say(err, errlen, -ENAMETOOLONG, "label: '%s' is too long", v);
-		memcpy(l->key, v, kl);
-		l->key[kl] = '\0';
-		strcpy(l->value, eq + 1);
-		if (!name_ok(l->key, false) || !name_ok(l->value, true))
-			return say(err, errlen, -EINVAL, "label: '%s': names and values may hold only letters, "
-				   "digits, '_', '-' (and '.' in values)", v);
-		c->nlabels++;
-		return 0;
-	}
-	if (!strcmp(key, "call-graph") || !strcmp(key, "call_graph")) {
-		if (bt_call_graph_parse(v, &c->dwarf, &c->ustack_bytes))
-			return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf, dwarf,SIZE (bytes of "
-				   "stack per sample, a multiple of 8 from %d to %d) or fp", v, BT_USTACK_MIN,
-				   BT_USTACK_MAX);
-		return 0;
-	}
-	if (!strcmp(key, "lines")) {
-		if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
-			c->lines = true;
-		else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
-			c->lines = false;
+	if (parse_u64(v, 1, 100000, &n))
+		return say(err, errlen, -EINVAL, "frequency: '%s' is not 1..100000 Hz", v);
+	c->freq_hz = (unsigned)n;
+	return 0;
+}
+
+static int set_format(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	bool pp = false, fo = false;
+	char buf[128];
+	if (strlen(v) >= sizeof(buf))
+		return say(err, errlen, -EINVAL, "format: '%s' is too long", v);
+	strcpy(buf, v);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+		if (!strcmp(t, "pprof"))
+			pp = true;
+		else if (!strcmp(t, "folded"))
+			fo = true;
 		else
-			return say(err, errlen, -EINVAL, "lines: '%s' is not yes or no", v);
-		return 0;
+			return say(err, errlen, -EINVAL, "format: unknown format '%s' (pprof, folded)", t);
 	}
-	if (!strcmp(key, "user"))
-		return copy(c->user, sizeof(c->user), key, v, err, errlen);
-	if (!strcmp(key, "spool-dir") || !strcmp(key, "spool_dir"))
-		return copy(c->spool_dir, sizeof(c->spool_dir), key, v, err, errlen);
-	if (!strcmp(key, "spool-max-files") || !strcmp(key, "spool_max_files")) {
-		if (parse_u64(v, 1, 1000000, &n))
-			return say(err, errlen, -EINVAL, "spool-max-files: '%s' is not 1..1000000", v);
-		c->spool_max_files = (unsigned)n;
-		return 0;
-	}
-	if (!strcmp(key, "spool-max-bytes") || !strcmp(key, "spool_max_bytes")) {
-		if (parse_u64(v, 4096, 1ULL << 40, &c->spool_max_bytes))
-			return say(err, errlen, -EINVAL, "spool-max-bytes: '%s' is not a size from 4K (K, M, G)", v);
-		return 0;
-	}
-	if (!strcmp(key, "status-file") || !strcmp(key, "status_file"))
-		return copy(c->status_file, sizeof(c->status_file), key, v, err, errlen);
-	if (!strcmp(key, "evict-after") || !strcmp(key, "evict_after")) {
-		if (parse_double(v, 1, 1e7, &c->evict_s))
-			return say(err, errlen, -EINVAL, "evict-after: '%s' is not a number of seconds >= 1", v);
-		return 0;
-	}
-	if (!strcmp(key, "ringbuf-size") || !strcmp(key, "ringbuf_size")) {
-		if (parse_u64(v, 4096, 1ULL << 30, &n))
-			return say(err, errlen, -EINVAL, "ringbuf-size: '%s' is not 4K..1G", v);
-		c->ringbuf_bytes = (size_t)n;
-		return 0;
+	if (!pp && !fo)
+		return say(err, errlen, -EINVAL, "format: none given (pprof, folded)");
+	c->fmt_pprof = pp;
+	c->fmt_folded = fo;
+	return 0;
+}
+
+static int set_max_files(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	if (parse_u64(v, 1, 1000000, &n))
+		return say(err, errlen, -EINVAL, "max-files: '%s' is not 1..1000000", v);
+	c->max_files = (unsigned)n;
+	return 0;
+}
+
+static int set_push(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (*v && strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
+		return say(err, errlen, -EINVAL, "push: '%s' is not an http:// or https:// URL", v);
+	return copy(c->push_url, sizeof(c->push_url), key, v, err, errlen);
+}
+
+static int set_app_name(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (!name_ok(v, true))
+		return say(err, errlen, -EINVAL, "app-name: '%s' may hold only letters, digits, '_', '-', '.'", v);
+	return copy(c->app_name, sizeof(c->app_name), key, v, err, errlen);
+}
+
+static int set_label(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	const char *eq = strchr(v, '=');
+	if (!eq || eq == v || !eq[1])
+		return say(err, errlen, -EINVAL, "label: '%s' is not KEY=VALUE", v);
+	if (c->nlabels == BT_AGENT_MAX_LABELS)
+		return say(err, errlen, -E2BIG, "label: at most %d labels", BT_AGENT_MAX_LABELS);
+	struct bt_agent_label *l = &c->labels[c->nlabels];
+	size_t kl = (size_t)(eq - v);
+	if (kl >= sizeof(l->key) || strlen(eq + 1) >= sizeof(l->value))
+		return say(err, errlen, -ENAMETOOLONG, "label: '%s' is too long", v);
+	memcpy(l->key, v, kl);
+	l->key[kl] = '\0';
+	strcpy(l->value, eq + 1);
+	if (!name_ok(l->key, false) || !name_ok(l->value, true))
+		return say(err, errlen, -EINVAL, "label: '%s': names and values may hold only letters, "
+			   "digits, '_', '-' (and '.' in values)", v);
+	c->nlabels++;
+	return 0;
+}
+
+static int set_call_graph(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (bt_call_graph_parse(v, &c->dwarf, &c->ustack_bytes))
+		return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf, dwarf,SIZE (bytes of "
+			   "stack per sample, a multiple of 8 from %d to %d) or fp", v, BT_USTACK_MIN,
+			   BT_USTACK_MAX);
+	return 0;
+}
+
+static int set_lines(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
+		c->lines = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
+		c->lines = false;
+	else
+		return say(err, errlen, -EINVAL, "lines: '%s' is not yes or no", v);
+	return 0;
+}
+
+static int set_user(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->user, sizeof(c->user), key, v, err, errlen);
+}
+
+static int set_spool_dir(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->spool_dir, sizeof(c->spool_dir), key, v, err, errlen);
+}
+
+static int set_spool_max_files(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	if (parse_u64(v, 1, 1000000, &n))
+		return say(err, errlen, -EINVAL, "spool-max-files: '%s' is not 1..1000000", v);
+	c->spool_max_files = (unsigned)n;
+	return 0;
+}
+
+static int set_spool_max_bytes(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (parse_u64(v, 4096, 1ULL << 40, &c->spool_max_bytes))
+		return say(err, errlen, -EINVAL, "spool-max-bytes: '%s' is not a size from 4K (K, M, G)", v);
+	return 0;
+}
+
+static int set_status_file(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->status_file, sizeof(c->status_file), key, v, err, errlen);
+}
+
+static int set_evict_after(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (parse_double(v, 1, 1e7, &c->evict_s))
+		return say(err, errlen, -EINVAL, "evict-after: '%s' is not a number of seconds >= 1", v);
+	return 0;
+}
+
+static int set_ringbuf_size(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	if (parse_u64(v, 4096, 1ULL << 30, &n))
+		return say(err, errlen, -EINVAL, "ringbuf-size: '%s' is not 4K..1G", v);
+	c->ringbuf_bytes = (size_t)n;
+	return 0;
+}
+
+/* Every setting: its name (the long option's), the other spelling config files may use, and its
+ * parser. */
+static const struct setting {
+	const char *key, *alias;
+	int (*set)(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen);
+} settings[] = {
+	{ "output-dir", "output_dir", set_output_dir },
+	{ "interval", NULL, set_interval },
+	{ "freq", "frequency", set_freq },
+	{ "format", NULL, set_format },
+	{ "max-files", "max_files", set_max_files },
+	{ "push", NULL, set_push },
+	{ "app-name", "app_name", set_app_name },
+	{ "label", NULL, set_label },
+	{ "call-graph", "call_graph", set_call_graph },
+	{ "lines", NULL, set_lines },
+	{ "user", NULL, set_user },
+	{ "spool-dir", "spool_dir", set_spool_dir },
+	{ "spool-max-files", "spool_max_files", set_spool_max_files },
+	{ "spool-max-bytes", "spool_max_bytes", set_spool_max_bytes },
+	{ "status-file", "status_file", set_status_file },
+	{ "evict-after", "evict_after", set_evict_after },
+	{ "ringbuf-size", "ringbuf_size", set_ringbuf_size },
+};
+
+int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		const struct setting *st = &settings[i];
+		if (!strcmp(key, st->key) || (st->alias && !strcmp(key, st->alias)))
+			return st->set(c, key, v, err, errlen);
 	}
 	return say(err, errlen, -ENOENT, "unknown setting '%s'", key);
 }

@@ -1,18 +1,14 @@
 /* record.c - the live session: `buildtrace [-p PID[,PID...] | -a] ...`. Parses the command line,
- * checks privileges, attaches the kernel side, feeds its records to a session, shows the live view
- * and writes the profile when the session ends. */
+ * checks privileges, runs the live driver (live.h), shows the live view and writes the profile when
+ * the session ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -20,7 +16,7 @@
 #include "capture/caps.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "symsrc/debuginfod_client.h"
+#include "cmd/live.h"
 #include "output/output.h"
 #include "session/session.h"
 
@@ -113,32 +109,54 @@ static int add_also_write(struct record_args *a, char *arg)
 	return 0;
 }
 
+static const struct option record_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
+	{ "user-only", no_argument, NULL, OPT_USER_ONLY },
+	{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "live", no_argument, NULL, OPT_LIVE },
+	{ "no-live", no_argument, NULL, OPT_NO_LIVE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 },
+};
+
+/* What no single option shows: options that exclude each other, a missing target, the format's
+ * name, pids that do not exist. 0, or the exit code after saying what is wrong. */
+static int check_args(struct record_args *a, bool user_only, bool kernel_only)
+{
+	if (user_only && kernel_only)
+		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
+	if (a->all && a->npids)
+		return bt_cli_error(2, "-a and -p exclude each other");
+	if (!a->all && !a->npids)
+		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
+	if (bt_format_parse(a->format, &a->fmt))
+		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
+				    bt_format_names());
+	a->user = !kernel_only;
+	a->kernel = !user_only;
+	for (size_t i = 0; i < a->npids; i++)
+		if (!bt_cli_pid_exists(a->pids[i]))
+			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_args *a)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
-		{ "user-only", no_argument, NULL, OPT_USER_ONLY },
-		{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
-		{ "per-pid", no_argument, NULL, OPT_PER_PID },
-		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-		{ "lines", no_argument, NULL, OPT_LINES },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-		{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-		{ "live", no_argument, NULL, OPT_LIVE },
-		{ "no-live", no_argument, NULL, OPT_NO_LIVE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ 0 },
-	};
 	bool user_only = false, kernel_only = false;
 	int c, err;
 	a->freq = 99;
@@ -146,7 +164,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->dwarf = true;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", record_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if ((err = bt_cli_parse_pids(optarg, &a->pids, &a->npids)))
@@ -200,23 +218,10 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	}
 	if (optind < argc)
 		return bt_cli_error(2, "unexpected argument '%s' (see buildtrace --help)", argv[optind]);
-	if (user_only && kernel_only)
-		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
-	if (a->all && a->npids)
-		return bt_cli_error(2, "-a and -p exclude each other");
-	if (!a->all && !a->npids)
-		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
-	if (bt_format_parse(a->format, &a->fmt))
-		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
-				    bt_format_names());
-	a->user = !kernel_only;
-	a->kernel = !user_only;
-	for (size_t i = 0; i < a->npids; i++)
-		if (!bt_cli_pid_exists(a->pids[i]))
-			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
-	return 0;
+	return check_args(a, user_only, kernel_only);
 }
 
+/* Set by the handler, read by the loop (through bt_live_opts.stop). */
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
@@ -226,32 +231,31 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static double now_s(void)
+/* The context of the driver's callbacks: the live session, how talkative to be, and the sample
+ * count at the last live view (for its rate). */
+struct record_ctx {
+	struct bt_live live;
+	int verbose;
+	uint64_t last_samples;
+};
+
+static void record_log(void *ctx, enum bt_log_level level, const char *msg)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	const struct record_ctx *rc = ctx;
+	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && rc->verbose >= 1) || rc->verbose >= 2)
+		fprintf(stderr, "buildtrace: %s\n", msg);
 }
 
-static uint64_t lost_samples(const struct bt_capture_stats *st)
+/* Once a second, when the live view is on: the top functions so far, redrawn on stderr. */
+static void live_view(void *ctx, struct bt_live *l, double elapsed)
 {
-	return st->drops[BT_REC_SAMPLE];
-}
-
-static uint64_t lost_other(const struct bt_capture_stats *st)
-{
-	uint64_t n = 0;
-	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
-		if (t != BT_REC_SAMPLE)
-			n += st->drops[t];
-	return n;
-}
-
-static void live_view(struct bt_session *s, struct bt_capture *c, double elapsed, uint64_t rate)
-{
+	struct record_ctx *rc = ctx;
+	struct bt_session *s = &l->session;
+	uint64_t rate = s->stats.samples - rc->last_samples;
+	rc->last_samples = s->stats.samples;
 	struct bt_top_entry top[20];
 	struct bt_capture_stats st = { 0 };
-	bt_capture_stats(c, &st);
+	bt_capture_stats(l->cap, &st);
 	bt_session_resolve(s);
 	size_t n = bt_profile_top(&s->prof, top, 20);
 	uint64_t total = s->prof.total ? s->prof.total : 1;
@@ -259,7 +263,7 @@ static void live_view(struct bt_session *s, struct bt_capture *c, double elapsed
 	fprintf(stderr, "buildtrace  %.0fs  %llu samples (%llu/s)  lost %llu  unresolved frames %llu  "
 		"processes %zu  build-ids %zu\n\n",
 		elapsed, (unsigned long long)s->stats.samples, (unsigned long long)rate,
-		(unsigned long long)lost_samples(&st),
+		(unsigned long long)bt_live_lost_samples(&st),
 		(unsigned long long)bt_profile_unresolved_frames(&s->prof), s->procs.nprocs,
 		bt_session_build_ids(s));
 	fprintf(stderr, "  %6s %6s  %s\n", "self%", "total%", "function");
@@ -267,39 +271,6 @@ static void live_view(struct bt_session *s, struct bt_capture *c, double elapsed
 		fprintf(stderr, "  %6.1f %6.1f  %.100s\n", 100.0 * top[i].self / total,
 			100.0 * top[i].total / total, bt_strtab_get(&s->prof.names, top[i].name_id));
 	fflush(stderr);
-}
-
-static void log_cb(void *ctx, enum bt_log_level level, const char *msg)
-{
-	const int *verbose = ctx;
-	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && *verbose >= 1) || *verbose >= 2)
-		fprintf(stderr, "buildtrace: %s\n", msg);
-}
-
-/* Lets the session keep one descriptor per build-id it has seen. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-/* The context of the capture's callbacks: the session and how talkative to be. */
-struct record_ctx {
-	struct bt_session session;
-	int verbose;
-};
-
-static int on_record(void *ctx, const struct bt_rec_hdr *rec)
-{
-	return bt_session_record(&((struct record_ctx *)ctx)->session, rec);
-}
-
-static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
-{
-	log_cb(&((struct record_ctx *)ctx)->verbose, level, msg);
 }
 
 static int out_open(struct out_file *o)
@@ -376,11 +347,120 @@ static void outs_discard(struct out_file *main_out, struct record_args *a)
 		out_discard(&a->also[i]);
 }
 
-static int64_t wall_ns(void)
+/* Every output is created before profiling starts: a path that cannot be written fails now.
+ * 0, or the exit code after saying which path and why (nothing is left open then). */
+static int outs_open(struct out_file *main_out, struct record_args *a)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	const struct out_file *bad = NULL;
+	int err = out_open(main_out);
+	if (err)
+		bad = main_out;
+	for (size_t i = 0; !bad && i < a->nalso; i++)
+		if ((err = out_open(&a->also[i])))
+			bad = &a->also[i];
+	if (!bad)
+		return 0;
+	const char *path = bad->path;
+	outs_discard(main_out, a);
+	return bt_cli_error(1, "cannot write %s: %s", path, strerror(-err));
+}
+
+/* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
+ * after saying which file failed. */
+static int outs_commit(struct out_file *main_out, struct record_args *a, const struct bt_live *l)
+{
+	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
+				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9) };
+	const struct out_file *failed = main_out;
+	int err = out_commit(main_out, &l->session, &oo);
+	for (size_t i = 0; !err && i < a->nalso; i++)
+		if ((err = out_commit(&a->also[i], &l->session, &oo)))
+			failed = &a->also[i];
+	if (!err)
+		return 0;
+	return bt_cli_error(1, "writing %s failed: %s", failed->tmp ? failed->path : "the profile",
+			    strerror(-err));
+}
+
+static void print_dwarf_summary(const struct record_args *a, const struct bt_session_stats *ss)
+{
+	const uint64_t *w = ss->dwarf_stops;
+	fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
+		"each, %u bytes copied per sample at most; ended at the outermost frame %llu, without call frame "
+		"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu; "
+		"%llu samples kept their frame-pointer stack\n",
+		(unsigned long long)ss->dwarf_stacks,
+		(double)ss->dwarf_frames / (double)ss->dwarf_stacks,
+		(double)ss->dwarf_unwind_ns / 1e3 / (double)ss->dwarf_stacks,
+		a->ustack_bytes ? a->ustack_bytes : BT_USTACK_BYTES, (unsigned long long)w[0], (unsigned long long)w[1],
+		(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4],
+		(unsigned long long)ss->dwarf_fallback);
+}
+
+/* The summary on stderr: why the session ended and how complete its profile is. */
+static void print_summary(const struct record_args *a, const struct bt_live *l)
+{
+	const struct bt_session *s = &l->session;
+	const struct bt_capture_stats *st = &l->stats;
+	fprintf(stderr,
+		"buildtrace: %s: %llu samples, %llu lost, %llu unresolved frames, %zu processes, "
+		"%zu build-ids",
+		l->why, (unsigned long long)s->stats.samples, (unsigned long long)bt_live_lost_samples(st),
+		(unsigned long long)bt_profile_unresolved_frames(&s->prof), (size_t)s->procs.seen,
+		bt_session_build_ids(s));
+	if (bt_live_lost_other(st))
+		fprintf(stderr, ", %llu other records lost", (unsigned long long)bt_live_lost_other(st));
+	if (s->stats.bid_userspace)
+		fprintf(stderr, ", %llu build-ids read by the userspace fallback",
+			(unsigned long long)s->stats.bid_userspace);
+	if (s->stats.bid_missing)
+		fprintf(stderr, ", %llu mappings without a readable build-id",
+			(unsigned long long)s->stats.bid_missing);
+	fprintf(stderr, "\n");
+	if (a->dwarf && s->stats.dwarf_stacks)
+		print_dwarf_summary(a, &s->stats);
+	if (a->verbose)
+		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
+			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
+			s->procs.nprocs, (unsigned long long)s->procs.seen,
+			(unsigned long long)s->stats.exits, (unsigned long long)s->stats.records,
+			(unsigned long long)s->stats.bad_records,
+			(unsigned long long)s->dsos.symtabs_loaded);
+}
+
+static void warn_kernel_symbols(const struct bt_session *s)
+{
+	fprintf(stderr, "buildtrace: kernel symbols unavailable (%s)%s\n", strerror(-s->ksyms_err),
+		s->ksyms_err == -EACCES ? ": /proc/kallsyms shows zero addresses; set "
+		"kernel.kptr_restrict=0 or run as root" : "");
+}
+
+/* Opens, attaches and drops privileges, then samples until the session ends. 0, or the exit code
+ * after saying what failed. */
+static int start_and_loop(struct record_ctx *rc, const struct record_args *a, bool live)
+{
+	struct bt_live_opts lo = {
+		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
+		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
+		.dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
+		.cache_store = !a->no_cache, .debuginfod = !a->no_debuginfod, .duration = a->duration,
+		.stop = &stop_signal, .log = record_log, .on_tick = live ? live_view : NULL, .ctx = rc,
+	};
+	struct bt_live *l = &rc->live;
+	char msg[512];
+	int err = bt_live_init(l, &lo);
+	if (err)
+		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
+	if (a->kernel && l->session.ksyms_err)
+		warn_kernel_symbols(&l->session);
+	if (bt_live_attach(l, msg, sizeof(msg)))
+		return bt_cli_error(1, "%s", msg);
+	if ((err = bt_live_drop_privileges()) && a->verbose)
+		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
+	bt_live_catch_stop(on_signal);
+	if ((err = bt_live_run(l)))
+		return bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
+	return 0;
 }
 
 static int run(struct record_args *a)
@@ -390,179 +470,29 @@ static int run(struct record_args *a)
 		return bt_cli_error(1, "%s; run as root (sudo buildtrace ...) or grant them with "
 				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
 				    "cap_checkpoint_restore+ep", msg);
-	/* Every output is created before profiling starts: a path that cannot be written fails now. */
 	struct out_file main_out = { .path = a->output, .fmt = a->fmt };
-	const struct out_file *bad = NULL;
-	int oerr = out_open(&main_out);
-	if (oerr)
-		bad = &main_out;
-	for (size_t i = 0; !bad && i < a->nalso; i++)
-		if ((oerr = out_open(&a->also[i])))
-			bad = &a->also[i];
-	if (bad) {
-		const char *path = bad->path;
-		outs_discard(&main_out, a);
-		return bt_cli_error(1, "cannot write %s: %s", path, strerror(-oerr));
-	}
-	raise_nofile();
-
+	int rcode = outs_open(&main_out, a);
+	if (rcode)
+		return rcode;
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
 	if (!rc) {
 		outs_discard(&main_out, a);
 		return bt_cli_error(1, "out of memory");
 	}
 	rc->verbose = a->verbose;
-	struct bt_session_opts so = { .proc_root = "", .kernel = a->kernel, .per_pid = a->per_pid,
-				      .cache_dir = a->cache_dir, .cache_store = !a->no_cache };
-	bt_session_init(&rc->session, &so);
-	struct bt_session *s = &rc->session;
-	struct bt_debuginfod *dbgd = NULL;
-	if (!a->no_debuginfod && a->user && bt_debuginfod_configured()) {
-		struct bt_debuginfod_opts dopts = { .timeout_ms = 10000 };
-		if (bt_debuginfod_new(&dopts, &dbgd) == 0)
-			bt_dso_set_debuginfod(&s->dsos, dbgd);
-		else if (a->verbose)
-			fprintf(stderr, "buildtrace: debuginfod is configured but unusable\n");
-	}
-	if (a->kernel && s->ksyms_err)
-		fprintf(stderr, "buildtrace: kernel symbols unavailable (%s)%s\n", strerror(-s->ksyms_err),
-			s->ksyms_err == -EACCES ? ": /proc/kallsyms shows zero addresses; set "
-			"kernel.kptr_restrict=0 or run as root" : "");
-
-	struct bt_capture_opts co = {
-		.sz = sizeof(co), .pids = a->pids, .npids = a->npids, .all = a->all, .samples = true,
-		.user_stacks = a->user, .kernel_stacks = a->kernel, .follow_forks = true,
-		.freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
-		.on_record = on_record, .ctx = rc, .log = capture_log, .dwarf = a->dwarf,
-		.ustack_bytes = a->ustack_bytes,
-	};
-	struct bt_capture *c = NULL;
-	int err = bt_capture_open(&co, &c, msg, sizeof(msg));
-	int rcode = 0;
-	if (err) {
-		rcode = bt_cli_error(1, "%s", msg);
-		goto out;
-	}
-	/* Now the programs are loaded, their own frames have kernel symbols too. */
-	if (a->kernel)
-		bt_session_reload_kallsyms(s);
-	/* Everything is attached: keep only what reading other processes' mappings, files and kernel
-	 * symbols, and the snapshots' bpf() calls need. */
-	if ((err = bt_caps_drop(bt_caps_keep_after_attach())) && a->verbose)
-		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
-
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	bool live = a->live_set ? a->live : isatty(STDERR_FILENO);
-	double t0 = now_s(), last_tick = t0;
-	int64_t start_ns = wall_ns();
-	uint64_t last_samples = 0;
-	const char *why = "stopped";
-	for (;;) {
-		if (stop_signal) {
-			why = stop_signal == SIGINT ? "interrupted" : "terminated";
-			break;
-		}
-		double t = now_s();
-		if (a->duration > 0 && t - t0 >= a->duration) {
-			why = "duration reached";
-			break;
-		}
-		int timeout = 100;
-		if (a->duration > 0 && (a->duration - (t - t0)) * 1000 < timeout)
-			timeout = (int)((a->duration - (t - t0)) * 1000) + 1;
-		err = bt_capture_poll(c, timeout);
-		if (err < 0 && err != -EINTR) {
-			rcode = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
-			goto out;
-		}
-		if (now_s() - last_tick >= 1.0) {
-			last_tick = now_s();
-			bt_session_reap(s, 5ULL * 1000000000);
-			/* Kernel frames without a name: programs or modules appeared since the last read. */
-			if (a->kernel && s->ksyms_misses)
-				bt_session_reload_kallsyms(s);
-			/* Names for the frames that arrived this second (and debuginfod lookups started). */
-			bt_session_poll_debuginfod(s, 0);
-			bt_session_resolve(s);
-			if (live)
-				live_view(s, c, last_tick - t0, s->stats.samples - last_samples);
-			last_samples = s->stats.samples;
-			if (!a->all && bt_capture_watched_alive(c) == 0) {
-				why = "every watched process exited";
-				break;
-			}
-		}
-	}
-	/* Whatever the kernel already wrote still belongs to this profile. */
-	while ((err = bt_capture_poll(c, 0)) > 0)
-		;
-	struct bt_capture_stats st = { 0 };
-	bt_capture_stats(c, &st);
-	bt_session_resolve(s);
-	if (a->kernel && s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
-		bt_session_resolve(s);
-	/* Symbols still coming from debuginfod belong in this output: each lookup has its timeout. */
-	if (bt_session_poll_debuginfod(s, -1) > 0)
-		bt_session_resolve(s);
-	if (a->lines && (err = bt_session_resolve_lines(s)) != 0)
-		bt_cli_error(0, "source lines: %s", strerror(-err));
-	/* Every format is written from this one session: their totals and stacks agree. */
-	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
-				     .time_ns = start_ns, .duration_ns = (int64_t)((now_s() - t0) * 1e9) };
-	const struct out_file *failed = &main_out;
-	err = out_commit(&main_out, s, &oo);
-	for (size_t i = 0; !err && i < a->nalso; i++)
-		if ((err = out_commit(&a->also[i], s, &oo)))
-			failed = &a->also[i];
-	if (err) {
-		rcode = bt_cli_error(1, "writing %s failed: %s",
-				     failed->tmp ? failed->path : "the profile", strerror(-err));
+	if ((rcode = start_and_loop(rc, a, live)))
 		goto out;
-	}
+	int err = bt_live_collect(&rc->live, a->lines);
+	if (err)
+		bt_cli_error(0, "source lines: %s", strerror(-err));
+	if ((rcode = outs_commit(&main_out, a, &rc->live)))
+		goto out;
 	if (live)
 		fprintf(stderr, "\n");
-	fprintf(stderr,
-		"buildtrace: %s: %llu samples, %llu lost, %llu unresolved frames, %zu processes, "
-		"%zu build-ids",
-		why, (unsigned long long)s->stats.samples, (unsigned long long)lost_samples(&st),
-		(unsigned long long)bt_profile_unresolved_frames(&s->prof), (size_t)s->procs.seen,
-		bt_session_build_ids(s));
-	if (lost_other(&st))
-		fprintf(stderr, ", %llu other records lost", (unsigned long long)lost_other(&st));
-	if (s->stats.bid_userspace)
-		fprintf(stderr, ", %llu build-ids read by the userspace fallback",
-			(unsigned long long)s->stats.bid_userspace);
-	if (s->stats.bid_missing)
-		fprintf(stderr, ", %llu mappings without a readable build-id",
-			(unsigned long long)s->stats.bid_missing);
-	fprintf(stderr, "\n");
-	if (a->dwarf && s->stats.dwarf_stacks) {
-		const uint64_t *w = s->stats.dwarf_stops;
-		fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
-			"each, %u bytes copied per sample at most; ended at the outermost frame %llu, without call frame "
-			"information %llu, past the copied stack %llu, on a bad rule %llu, at the frame limit %llu; "
-			"%llu samples kept their frame-pointer stack\n",
-			(unsigned long long)s->stats.dwarf_stacks,
-			(double)s->stats.dwarf_frames / (double)s->stats.dwarf_stacks,
-			(double)s->stats.dwarf_unwind_ns / 1e3 / (double)s->stats.dwarf_stacks,
-			a->ustack_bytes ? a->ustack_bytes : BT_USTACK_BYTES, (unsigned long long)w[0], (unsigned long long)w[1],
-			(unsigned long long)w[2], (unsigned long long)w[3], (unsigned long long)w[4],
-			(unsigned long long)s->stats.dwarf_fallback);
-	}
-	if (a->verbose)
-		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
-			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
-			s->procs.nprocs, (unsigned long long)s->procs.seen,
-			(unsigned long long)s->stats.exits, (unsigned long long)s->stats.records,
-			(unsigned long long)s->stats.bad_records,
-			(unsigned long long)s->dsos.symtabs_loaded);
+	print_summary(a, &rc->live);
 out:
-	bt_capture_close(c);
-	bt_session_free(s);
-	bt_debuginfod_free(dbgd);
+	bt_live_close(&rc->live);
 	free(rc);
 	outs_discard(&main_out, a);
 	return rcode;

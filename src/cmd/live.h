@@ -1,0 +1,91 @@
+/* live.h - a live session from open to finish: the loop `record` and `agent` share. It prints
+ * nothing: what it has to say goes to the command's log callback, and errors come back as -errno. */
+#ifndef BT_LIVE_H
+#define BT_LIVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "session/session.h"
+
+struct bt_live;
+struct bt_debuginfod;
+
+/* A command's hook into the loop; elapsed: seconds since the loop began. */
+typedef void (*bt_live_hook_fn)(void *ctx, struct bt_live *l, double elapsed);
+
+struct bt_live_opts {
+	const int *pids;          /* processes to profile (and the children they start) */
+	size_t npids;
+	bool all;                 /* every process instead; else the loop ends when they have all exited */
+	bool user, kernel;        /* which stacks */
+	bool per_pid;             /* keep the stacks of different processes apart */
+	unsigned freq_hz;
+	size_t ringbuf_bytes;     /* 0: the capture's default */
+	bool dwarf;               /* user stacks unwound with call frame information */
+	unsigned ustack_bytes;    /* stack bytes copied per sample; 0: the default */
+	const char *cache_dir;    /* build-id cache; NULL: ~/.debug */
+	bool cache_store;         /* store sampled binaries in the cache */
+	bool debuginfod;          /* ask debuginfod for missing symbols when one is configured */
+	double duration;          /* seconds; 0: until *stop */
+	/* Set by the command's signal handler to the signal that ends the session; a handler cannot
+	 * be given a context, so the flag is the command's, and the loop only reads it. */
+	volatile sig_atomic_t *stop;
+	bt_log_fn log;            /* the capture's messages and the driver's own; may be NULL */
+	bt_live_hook_fn on_tick;  /* once a second, after the frames sampled so far are named; may be NULL */
+	bt_live_hook_fn on_turn;  /* after every poll of the ring buffer; may be NULL */
+	void *ctx;                /* passed to log, on_tick and on_turn */
+};
+
+struct bt_live {
+	struct bt_live_opts opts;
+	struct bt_session session;
+	struct bt_capture *cap;
+	struct bt_debuginfod *dbgd;
+	int64_t start_ns;                /* wall clock, ns since the epoch, when the loop began */
+	double t0;                       /* monotonic seconds when the loop began */
+	const char *why;                 /* why the loop ended: "interrupted", "duration reached" ... */
+	struct bt_capture_stats stats;   /* as the last bt_live_collect found them */
+};
+
+/* The session, and a debuginfod client when asked for and configured (said at BT_LOG_INFO when
+ * configured but unusable). Also raises the open-file limit: the session keeps one descriptor per
+ * build-id it has seen. 0 or -errno; bt_live_close frees what was made either way. */
+int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts);
+
+/* Loads and attaches the kernel side, feeding its records to the session, and reads the kernel's
+ * symbols again so the programs' own frames are named. 0 or -errno with a message in msg. */
+int bt_live_attach(struct bt_live *l, char *msg, size_t len);
+
+/* Once everything is attached: keeps only the capabilities the session still needs (see
+ * bt_caps_keep_after_attach). 0 or -errno. */
+int bt_live_drop_privileges(void);
+
+/* Sends SIGINT and SIGTERM to handler, which should set the flag given as opts.stop. */
+void bt_live_catch_stop(void (*handler)(int));
+
+/* The loop: polls the ring buffer and, once a second, forgets processes gone for a while, reads the
+ * kernel's symbols again when kernel frames went unnamed, takes in what debuginfod delivered and
+ * names the new frames. Ends on *opts.stop, after opts.duration, or when every watched process has
+ * exited, with l->why saying which. 0, or -errno when reading the ring buffer failed. */
+int bt_live_run(struct bt_live *l);
+
+/* Everything sampled so far into the profile and named: the records still in the ring buffer, the
+ * kernel's symbols read again if frames missed them, debuginfod's pending lookups awaited (each has
+ * its timeout), source lines when asked for. Fills l->stats. 0, or -errno from naming lines. */
+int bt_live_collect(struct bt_live *l, bool lines);
+
+/* Seconds since the loop began. */
+double bt_live_elapsed(const struct bt_live *l);
+
+/* The capture's losses: samples, and records of every other type. */
+uint64_t bt_live_lost_samples(const struct bt_capture_stats *st);
+uint64_t bt_live_lost_other(const struct bt_capture_stats *st);
+
+/* Detaches and frees everything bt_live_init and bt_live_attach made. */
+void bt_live_close(struct bt_live *l);
+
+#endif
