@@ -227,11 +227,13 @@ static double mono_ns(void)
 static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_t size)
 {
 	double t0 = mono_ns();
-	struct bt_unwind_regs regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp };
-	enum bt_unwind_stop why = BT_UNWIND_BAD;
+	struct bt_unwind_in in = { .regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp }, .stack = u->data,
+				   .len = u->len <= size - sizeof(*u) ? u->len : 0, .find = find_cfi, .ctx = s };
+	struct bt_unwind_out out = { .ips = s->ustack.ips, .exact = s->ustack.exact, .max = BT_MAX_STACK };
 	s->unwind_pid = (int)u->pid;
-	s->ustack.n = bt_unwind(&regs, u->data, u->len <= size - sizeof(*u) ? u->len : 0, find_cfi, s,
-				s->ustack.ips, s->ustack.exact, BT_MAX_STACK, &why);
+	bt_unwind(&in, &out);
+	s->ustack.n = out.n;
+	enum bt_unwind_stop why = out.why;
 	s->ustack.tid = u->tid;
 	s->ustack.time_ns = u->hdr.time_ns;
 	s->stats.dwarf_stacks++;
