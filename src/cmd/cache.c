@@ -128,7 +128,8 @@ static int add_one(const char *cache, const char *file)
 	}
 	/* Like perf, keep the separate debug file too, so the entry alone symbolizes. */
 	struct bt_symsrc_opts so = { .cache_dir = cache };
-	int dfd = bt_symsrc_open_debug(&so, &id, fd, real, origin, sizeof(origin));
+	struct bt_symsrc_req req = { .id = &id, .mapped_fd = fd, .path = real };
+	int dfd = bt_symsrc_open_debug(&so, &req, origin, sizeof(origin));
 	bool with_debug = false;
 	if (dfd >= 0) {
 		if (strcmp(origin, "cache") != 0)

@@ -231,8 +231,9 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 	const char *path = bt_strtab_get(&r->paths, d->path_id);
 	int err;
 	if (d->build_id.len) {
-		err = bt_symsrc_load(&r->symsrc, &d->build_id, d->fd, path && *path == '/' ? path : NULL,
-				     &d->symtab, d->sym_origin, sizeof(d->sym_origin));
+		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
+					     .path = path && *path == '/' ? path : NULL };
+		err = bt_symsrc_load(&r->symsrc, &req, &d->symtab, d->sym_origin, sizeof(d->sym_origin));
 		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. */
 		if (r->cache_store && d->fd >= 0) {
 			char dir[4096];
@@ -374,10 +375,10 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 	if (!d->dwarf) {
 		const char *path = bt_strtab_get(&r->paths, d->path_id);
 		char origin[BT_SYMSRC_ORIGIN_LEN];
+		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
+					     .path = path && *path == '/' ? path : NULL };
 		d->dwarf_err = d->build_id.len
-				       ? bt_symsrc_open_dwarf(&r->symsrc, &d->build_id, d->fd,
-							      path && *path == '/' ? path : NULL, &d->dwarf,
-							      origin, sizeof(origin))
+				       ? bt_symsrc_open_dwarf(&r->symsrc, &req, &d->dwarf, origin, sizeof(origin))
 				       : -ENODATA;
 		if (d->dwarf_err)
 			d->dwarf = NULL;
