@@ -82,25 +82,24 @@ static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
 	struct bt_file *f = bt_dso_file_get(&s->dsos, (uint32_t)fid);
 	if (f->dso_id == BT_NO_ID) {
 		struct bt_build_id id = { 0 };
+		struct bt_dso_mapping where = { .pid = (int)m->pid, .start = m->start, .end = m->end };
 		int64_t r = 0;
 		switch (m->build_id_status) {
 		case BT_BID_OK:
 			id.len = m->build_id_len <= BT_BUILD_ID_MAX ? m->build_id_len : BT_BUILD_ID_MAX;
 			memcpy(id.data, m->build_id, id.len);
-			r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, (int)m->pid,
-						m->start, m->end);
+			r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, &where);
 			s->stats.bid_bpf++;
 			break;
 		case BT_BID_NONE:
-			r = bt_dso_set_no_build_id(&s->dsos, (uint32_t)fid, (int)m->pid, m->start, m->end);
+			r = bt_dso_set_no_build_id(&s->dsos, (uint32_t)fid, &where);
 			break;
 		case BT_BID_PENDING:
 			break;  /* an iterator record with the build-id follows */
 		default:
 			/* The kernel could not read it: the mapped file itself, through map_files. */
 			if (bt_procmaps_buildid(s->opts.proc_root, (int)m->pid, m->start, m->end, &id) == 0) {
-				r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE,
-							(int)m->pid, m->start, m->end);
+				r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE, &where);
 				s->stats.bid_userspace++;
 			} else {
 				s->stats.bid_missing++;
