@@ -97,14 +97,25 @@ static void checksum(char *hdr)
 	hdr[155] = ' ';
 }
 
-static void fill_header(char *hdr, char type, mode_t mode, uint64_t size, int64_t mtime)
+/* What a member's header says about it. */
+struct member {
+	const char *name;
+	char type;          /* '0' file, '2' symlink, '5' directory, 'x' pax extended header */
+	mode_t mode;
+	uint64_t size;
+	int64_t mtime;
+	const char *link;   /* a symlink's target, else NULL */
+};
+
+/* The fixed fields; name and link are placed by the caller, as they may need a pax record. */
+static void fill_header(char *hdr, const struct member *m)
 {
-	octal(hdr + 100, 8, mode & 07777);
+	octal(hdr + 100, 8, m->mode & 07777);
 	octal(hdr + 108, 8, 0);
 	octal(hdr + 116, 8, 0);
-	octal(hdr + 124, 12, size <= USTAR_MAX_OCTAL11 ? size : 0);
-	octal(hdr + 136, 12, mtime > 0 ? (uint64_t)mtime : 0);
-	hdr[156] = type;
+	octal(hdr + 124, 12, m->size <= USTAR_MAX_OCTAL11 ? m->size : 0);
+	octal(hdr + 136, 12, m->mtime > 0 ? (uint64_t)m->mtime : 0);
+	hdr[156] = m->type;
 	memcpy(hdr + 257, "ustar", 6);
 	memcpy(hdr + 263, "00", 2);
 	memcpy(hdr + 265, "root", 4);
@@ -135,9 +146,9 @@ static int pax_record(char **buf, size_t *len, const char *key, const char *valu
 }
 
 /* The header (and, when needed, the pax header before it) of one member. */
-static int header(struct bt_ustar *t, const char *name, char type, mode_t mode, uint64_t size,
-		  int64_t mtime, const char *link)
+static int header(struct bt_ustar *t, const struct member *m)
 {
+	const char *name = m->name, *link = m->link;
 	if (t->err)
 		return t->err;
 	if (!safe_name(name))
@@ -156,15 +167,16 @@ static int header(struct bt_ustar *t, const char *name, char type, mode_t mode, 
 			err = pax_record(&pax, &paxlen, "linkpath", link);
 		memcpy(hdr + 157, link, ll > 100 ? 100 : ll);
 	}
-	if (!err && size > USTAR_MAX_OCTAL11) {
+	if (!err && m->size > USTAR_MAX_OCTAL11) {
 		char num[32];
-		snprintf(num, sizeof(num), "%" PRIu64, size);
+		snprintf(num, sizeof(num), "%" PRIu64, m->size);
 		err = pax_record(&pax, &paxlen, "size", num);
 	}
 	if (!err && pax) {
 		char xh[BLOCK] = { 0 };
 		snprintf(xh, 100, "PaxHeaders/%s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
-		fill_header(xh, 'x', 0644, paxlen, mtime);
+		struct member x = { .type = 'x', .mode = 0644, .size = paxlen, .mtime = m->mtime };
+		fill_header(xh, &x);
 		checksum(xh);
 		err = write_all(t, xh, BLOCK);
 		if (!err)
@@ -178,7 +190,7 @@ static int header(struct bt_ustar *t, const char *name, char type, mode_t mode, 
 			t->err = err;
 		return err;
 	}
-	fill_header(hdr, type, mode, size, mtime);
+	fill_header(hdr, m);
 	checksum(hdr);
 	return write_all(t, hdr, BLOCK);
 }
@@ -187,16 +199,18 @@ int bt_ustar_add_dir(struct bt_ustar *t, const char *name, mode_t mode, int64_t 
 {
 	if (!name || !*name)
 		return -EINVAL;
+	struct member m = { .name = name, .type = '5', .mode = mode, .mtime = mtime };
 	size_t n = strlen(name);
 	if (name[n - 1] == '/')
-		return header(t, name, '5', mode, 0, mtime, NULL);
+		return header(t, &m);
 	/* Directory members conventionally end in a slash. */
 	char *slashed = malloc(n + 2);
 	if (!slashed)
 		return -ENOMEM;
 	memcpy(slashed, name, n);
 	memcpy(slashed + n, "/", 2);
-	int err = header(t, slashed, '5', mode, 0, mtime, NULL);
+	m.name = slashed;
+	int err = header(t, &m);
 	free(slashed);
 	return err;
 }
@@ -205,13 +219,15 @@ int bt_ustar_add_symlink(struct bt_ustar *t, const char *name, const char *targe
 {
 	if (!target || !*target)
 		return -EINVAL;
-	return header(t, name, '2', 0777, 0, mtime, target);
+	return header(t, &(struct member){ .name = name, .type = '2', .mode = 0777, .mtime = mtime,
+					  .link = target });
 }
 
 int bt_ustar_add_file(struct bt_ustar *t, const char *name, mode_t mode, int64_t mtime, int fd,
 		      uint64_t size)
 {
-	int err = header(t, name, '0', mode, size, mtime, NULL);
+	int err = header(t, &(struct member){ .name = name, .type = '0', .mode = mode, .size = size,
+					     .mtime = mtime });
 	if (err)
 		return err;
 	char *buf = malloc(1 << 16);

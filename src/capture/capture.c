@@ -566,14 +566,12 @@ static int attach_tracepoints(struct bt_capture *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
-int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out, char *errbuf,
-		    size_t errlen)
+/* Options a caller may leave out: present only when opts->sz covers the field. */
+#define OPT_GIVEN(opts, field) \
+	((opts)->sz >= offsetof(struct bt_capture_opts, field) + sizeof((opts)->field))
+
+static int check_opts(const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
 {
-	if (errbuf && errlen)
-		errbuf[0] = '\0';
-	if (!out)
-		return fail(errbuf, errlen, -EINVAL, "bt_capture_open");
-	*out = NULL;
 	if (!opts || opts->sz < sizeof(*opts) || !opts->on_record)
 		return fail(errbuf, errlen, -EINVAL, "invalid capture options");
 	if (!opts->all && (!opts->pids || !opts->npids))
@@ -585,40 +583,14 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		if (kill(opts->pids[i], 0) != 0 && errno == ESRCH)
 			return fail(errbuf, errlen, -ESRCH, "process %d", opts->pids[i]);
 	}
+	return 0;
+}
 
-	struct bt_capture *c = calloc(1, sizeof(*c));
-	if (!c)
-		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
-	c->on_record = opts->on_record;
-	c->ctx = opts->ctx;
-	c->log = opts->log;
-	c->all = opts->all;
-	c->follow_forks = opts->follow_forks;
-	c->old_print = libbpf_set_print(quiet_print);
-	int err;
-	char *vlog = NULL;
-
-	c->possible_cpus = libbpf_num_possible_cpus();
-	if (c->possible_cpus <= 0) {
-		err = fail(errbuf, errlen, c->possible_cpus ? c->possible_cpus : -EINVAL,
-			   "counting the possible CPUs");
-		goto fail;
-	}
-	vlog = malloc(VERIFIER_LOG_SIZE);
-	if (!vlog) {
-		err = fail(errbuf, errlen, -ENOMEM, "allocating the verifier log");
-		goto fail;
-	}
-	vlog[0] = '\0';
-	/* Level 0: libbpf asks for the verifier log only when a program is rejected, whose tail then
-	 * says why (a full log of a successful load would not fit and turn it into ENOSPC). */
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = vlog,
-		    .kernel_log_size = VERIFIER_LOG_SIZE, .kernel_log_level = 0);
-	c->skel = buildtrace_bpf__open_opts(&oo);
-	if (!c->skel) {
-		err = fail(errbuf, errlen, -errno, "opening the BPF object");
-		goto fail;
-	}
+/* What can only be set between opening the object and loading it: the read-only configuration,
+ * the ring buffer's size, and which programs are loaded at all. */
+static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
+		     size_t errlen)
+{
 	uint32_t cfg = 0;
 	if (opts->all)
 		cfg |= BT_CFG_ALL;
@@ -628,22 +600,18 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		cfg |= BT_CFG_KERNEL;
 	if (opts->follow_forks)
 		cfg |= BT_CFG_FOLLOW_FORK;
-	if (opts->dwarf && opts->user_stacks && opts->sz >= offsetof(struct bt_capture_opts, dwarf) + sizeof(opts->dwarf))
+	if (opts->dwarf && opts->user_stacks && OPT_GIVEN(opts, dwarf))
 		cfg |= BT_CFG_DWARF;
 	c->skel->rodata->cfg_flags = cfg;
-	unsigned ub = opts->sz >= offsetof(struct bt_capture_opts, ustack_bytes) + sizeof(opts->ustack_bytes)
-			      ? opts->ustack_bytes : 0;
-	if (ub && !bt_call_graph_size_ok(ub)) {
-		err = fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
-			   ub, BT_USTACK_MIN, BT_USTACK_MAX);
-		goto fail;
-	}
+	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
+	if (ub && !bt_call_graph_size_ok(ub))
+		return fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
+			    ub, BT_USTACK_MIN, BT_USTACK_MAX);
 	c->skel->rodata->ustack_bytes = ub ? ub : BT_USTACK_BYTES;
 	size_t rbsz = ringbuf_size(opts->ringbuf_bytes);
-	if ((err = bpf_map__set_max_entries(c->skel->maps.events, (uint32_t)rbsz))) {
-		err = fail(errbuf, errlen, err, "setting the ring buffer size to %zu bytes", rbsz);
-		goto fail;
-	}
+	int err = bpf_map__set_max_entries(c->skel->maps.events, (uint32_t)rbsz);
+	if (err)
+		return fail(errbuf, errlen, err, "setting the ring buffer size to %zu bytes", rbsz);
 	if (!opts->samples)
 		bpf_program__set_autoload(c->skel->progs.sample, false);
 	/* Kernels without module support have neither the tracepoint nor struct module's notes. */
@@ -658,51 +626,101 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	bpf_program__set_autoload(c->skel->progs.on_sys_enter, !per_syscall);
 	if (!per_syscall)
 		logf_(c, BT_LOG_DEBUG, "tracefs has no syscall tracepoints: using raw_syscalls");
-	if ((err = buildtrace_bpf__load(c->skel))) {
+	return 0;
+}
+
+/* Opens the BPF object, configures it and loads it into the kernel; when the verifier refuses a
+ * program, errbuf says why in its own words. */
+static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
+{
+	char *vlog = malloc(VERIFIER_LOG_SIZE);
+	if (!vlog)
+		return fail(errbuf, errlen, -ENOMEM, "allocating the verifier log");
+	vlog[0] = '\0';
+	/* Level 0: libbpf asks for the verifier log only when a program is rejected, whose tail then
+	 * says why (a full log of a successful load would not fit and turn it into ENOSPC). */
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .kernel_log_buf = vlog,
+		    .kernel_log_size = VERIFIER_LOG_SIZE, .kernel_log_level = 0);
+	int err;
+	c->skel = buildtrace_bpf__open_opts(&oo);
+	if (!c->skel)
+		err = fail(errbuf, errlen, -errno, "opening the BPF object");
+	else
+		err = configure(c, opts, errbuf, errlen);
+	if (!err && (err = buildtrace_bpf__load(c->skel))) {
 		const char *why = log_tail(vlog, VERIFIER_LOG_SIZE);
 		fail(errbuf, errlen, err, "loading the BPF programs failed%s%s%s",
 		     *why ? " (verifier: " : "", why, *why ? ")" : "");
-		goto fail;
 	}
 	free(vlog);
-	vlog = NULL;
+	return err;
+}
 
+/* Fills the watched set, attaches the tracepoints and the samplers, and opens the ring buffer. */
+static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
+{
+	int err;
 	for (size_t i = 0; !opts->all && i < opts->npids; i++) {
 		if ((err = watch_pid(c, opts->pids[i]))) {
 			fail(errbuf, errlen, err, "adding pid %d to the watched set", opts->pids[i]);
-			goto fail;
+			return err;
 		}
 	}
 	if ((err = attach_tracepoints(c, errbuf, errlen)))
-		goto fail;
+		return err;
 	if (opts->samples) {
 		struct perf_attach_ctx pa = { .c = c, .freq = opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ };
 		err = for_each_online_cpu(attach_cpu, &pa);
 		if (err) {
 			fail(errbuf, errlen, err, "attaching the cpu-clock sampler");
-			goto fail;
+			return err;
 		}
-		if (!c->nperf) {
-			err = fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
-				   "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);
-			goto fail;
-		}
+		if (!c->nperf)
+			return fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
+				    "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);
 	}
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ring_record, c, NULL);
-	if (!c->rb) {
-		err = fail(errbuf, errlen, -errno, "opening the ring buffer");
-		goto fail;
-	}
-	if ((err = bt_capture_snapshot(c, 0))) {
+	if (!c->rb)
+		return fail(errbuf, errlen, -errno, "opening the ring buffer");
+	return 0;
+}
+
+int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out, char *errbuf,
+		    size_t errlen)
+{
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (!out)
+		return fail(errbuf, errlen, -EINVAL, "bt_capture_open");
+	*out = NULL;
+	int err = check_opts(opts, errbuf, errlen);
+	if (err)
+		return err;
+	struct bt_capture *c = calloc(1, sizeof(*c));
+	if (!c)
+		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
+	c->on_record = opts->on_record;
+	c->ctx = opts->ctx;
+	c->log = opts->log;
+	c->all = opts->all;
+	c->follow_forks = opts->follow_forks;
+	c->old_print = libbpf_set_print(quiet_print);
+	c->possible_cpus = libbpf_num_possible_cpus();
+	if (c->possible_cpus <= 0)
+		err = fail(errbuf, errlen, c->possible_cpus ? c->possible_cpus : -EINVAL,
+			   "counting the possible CPUs");
+	if (!err)
+		err = load(c, opts, errbuf, errlen);
+	if (!err)
+		err = attach(c, opts, errbuf, errlen);
+	if (!err && (err = bt_capture_snapshot(c, 0)))
 		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
-		goto fail;
+	if (err) {
+		bt_capture_close(c);
+		return err;
 	}
 	*out = c;
 	return 0;
-fail:
-	free(vlog);
-	bt_capture_close(c);
-	return err;
 }
 
 int bt_capture_watch(struct bt_capture *c, int pid)

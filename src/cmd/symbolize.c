@@ -161,8 +161,8 @@ static void target_load(struct symbolizer *s, struct target *t)
 			bt_elf_build_id(e, &t->id);
 	}
 	if (t->id.len) {
-		t->err = bt_symsrc_load(&s->so, &t->id, t->fd, t->path, &t->st, t->origin,
-					sizeof(t->origin));
+		struct bt_symsrc_req req = { .id = &t->id, .mapped_fd = t->fd, .path = t->path };
+		t->err = bt_symsrc_load(&s->so, &req, &t->st, t->origin, sizeof(t->origin));
 		try_debuginfod(s, t);
 	} else if (e) {
 		t->err = bt_symtab_load(e, &t->st);
@@ -190,8 +190,9 @@ static struct bt_dwarf *target_dwarf(struct symbolizer *s, struct target *t)
 	char origin[BT_SYMSRC_ORIGIN_LEN];
 	if (t->debug_fd >= 0 && bt_dwarf_open_fd(t->debug_fd, &t->dwarf) == 0)
 		return t->dwarf;
+	struct bt_symsrc_req req = { .id = &t->id, .mapped_fd = t->fd, .path = t->path };
 	if (t->id.len)
-		bt_symsrc_open_dwarf(&s->so, &t->id, t->fd, t->path, &t->dwarf, origin, sizeof(origin));
+		bt_symsrc_open_dwarf(&s->so, &req, &t->dwarf, origin, sizeof(origin));
 	else if (t->fd >= 0)
 		bt_dwarf_open_fd(t->fd, &t->dwarf);
 	return t->dwarf;
@@ -276,7 +277,8 @@ static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
 	} else {
 		/* By build-id: the debug directories, the build-id cache, debuginfod. */
 		char origin[BT_SYMSRC_ORIGIN_LEN];
-		if (bt_symsrc_open_dwarf(&s->so, &running, -1, NULL, &s->k.vmlinux, origin, sizeof(origin)) != 0)
+		struct bt_symsrc_req req = { .id = &running, .mapped_fd = -1 };
+		if (bt_symsrc_open_dwarf(&s->so, &req, &s->k.vmlinux, origin, sizeof(origin)) != 0)
 			s->k.vmlinux = NULL;
 		if (!s->k.vmlinux) {
 			bt_cli_error(0, err == -ESTALE ? "no vmlinux with the running kernel's build-id %s (those "

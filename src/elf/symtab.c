@@ -132,12 +132,21 @@ static Elf_Data *xindex_data(Elf *elf, size_t symndx)
 	return NULL;
 }
 
+/* What the symbol tables of one file share: the file, whether its addresses carry ARM's Thumb bit,
+ * and its sections (symbols name theirs by index). */
+struct symfile {
+	Elf *elf;
+	bool thumb;
+	const struct sec *secs;
+	size_t nsecs;
+};
+
 /* Adds the function symbols of one symbol table section, and the untyped labels placed in code
  * (as perf, addr2line and eu-addr2line name them: ld.so's _start is one). Malformed tables are
  * skipped rather than failing the whole file: the other table may still be good. */
-static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, const struct sec *secs,
-		     size_t nsecs, struct cands *c)
+static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh, struct cands *c)
 {
+	Elf *elf = f->elf;
 	Elf_Data *d = elf_getdata(scn, NULL);
 	Elf_Scn *strscn = elf_getscn(elf, sh->sh_link);
 	GElf_Shdr strsh;
@@ -163,7 +172,7 @@ static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, co
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || s.st_shndx == SHN_UNDEF)
 			continue;
 		uint64_t addr = s.st_value;
-		if (thumb)
+		if (f->thumb)
 			addr &= ~(uint64_t)1;  /* the low bit marks Thumb code, not an address */
 		if (addr == 0 || s.st_name >= sd->d_size)
 			continue;
@@ -181,16 +190,16 @@ static int add_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool thumb, co
 			Elf32_Word x;
 			shndx = xd && gelf_getsymshndx(d, xd, (int)i, &tmp, &x) ? x : SHN_UNDEF;
 		}
-		bool in_sec = (shndx < SHN_LORESERVE || s.st_shndx == SHN_XINDEX) && shndx < nsecs &&
+		bool in_sec = (shndx < SHN_LORESERVE || s.st_shndx == SHN_XINDEX) && shndx < f->nsecs &&
 			      shndx != SHN_UNDEF;
 		/* Labels only in code, and not those of the tools: local (.L), mapping ($x, $d),
 		 * annotation (.annobin_*) labels. */
-		if (label && (!in_sec || !secs[shndx].code || name[0] == '$' || name[0] == '.'))
+		if (label && (!in_sec || !f->secs[shndx].code || name[0] == '$' || name[0] == '.'))
 			continue;
 		struct cand k = {
 			.addr = addr,
 			.size = label ? 0 : s.st_size,
-			.sec_end = in_sec ? secs[shndx].end : UINT64_MAX,
+			.sec_end = in_sec ? f->secs[shndx].end : UINT64_MAX,
 			.name = name,
 			.namelen = (uint32_t)(nul - name),
 			.rank = label ? 3 : bind_rank(GELF_ST_BIND(s.st_info)),
@@ -330,12 +339,12 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 		return err;
 	}
 	struct cands c = { 0 };
-	bool thumb = eh.e_machine == EM_ARM;
+	struct symfile f = { .elf = elf, .thumb = eh.e_machine == EM_ARM, .secs = secs, .nsecs = nsecs };
 	Elf_Scn *scn = NULL;
 	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			err = add_table(elf, scn, &sh, thumb, secs, nsecs, &c);
+			err = add_table(&f, scn, &sh, &c);
 	}
 	free(secs);
 	if (!err && c.n == 0)

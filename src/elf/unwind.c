@@ -257,159 +257,179 @@ static bool read_u64(const struct mem *m, uint64_t addr, uint64_t *out)
 	return true;
 }
 
-/* A DWARF expression of the kinds CFI uses; cfa is pushed by DW_OP_call_frame_cfa. */
-static bool eval(const Dwarf_Op *ops, size_t n, const struct regs *r, const struct mem *m, uint64_t cfa,
-		 bool have_cfa, uint64_t *out)
+/* What CFI expressions are evaluated against: the callee's registers, the copy of the stack, and
+ * the CFA once it is known (DW_OP_call_frame_cfa pushes it; the CFA's own rule cannot). */
+struct eval_ctx {
+	const struct regs *r;
+	const struct mem *m;
+	uint64_t cfa;
+	bool have_cfa;
+};
+
+struct eval_stack {
+	uint64_t v[EVAL_STACK];
+	size_t n;
+};
+
+/* An arithmetic or comparison operation on x (below) and b (on top of the stack). */
+static uint64_t binop(uint8_t atom, uint64_t x, uint64_t b)
 {
-	uint64_t st[EVAL_STACK];
-	size_t sp = 0;
-#define PUSH(x) do { if (sp == EVAL_STACK) return false; st[sp++] = (x); } while (0)
-#define NEED(k) do { if (sp < (k)) return false; } while (0)
-	for (size_t i = 0; i < n; i++) {
-		const Dwarf_Op *o = &ops[i];
-		uint8_t a = o->atom;
-		if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
-			PUSH((uint64_t)(a - DW_OP_lit0));
-		} else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
-			unsigned reg = a - DW_OP_breg0;
-			if (reg > 16 || !(r->known & (1u << reg)))
-				return false;
-			PUSH(r->v[reg] + (uint64_t)(int64_t)o->number);
-		} else {
-			switch (a) {
-			case DW_OP_bregx:
-				if (o->number > 16 || !(r->known & (1u << o->number)))
-					return false;
-				PUSH(r->v[o->number] + (uint64_t)(int64_t)o->number2);
-				break;
-			case DW_OP_call_frame_cfa:
-				if (!have_cfa)
-					return false;
-				PUSH(cfa);
-				break;
-			case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
-			case DW_OP_constu: case DW_OP_addr:
-				PUSH(o->number);
-				break;
-			case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
-			case DW_OP_consts:
-				PUSH((uint64_t)(int64_t)o->number);
-				break;
-			case DW_OP_plus_uconst:
-				NEED(1);
-				st[sp - 1] += o->number;
-				break;
-			case DW_OP_deref: {
-				NEED(1);
-				uint64_t v;
-				if (!read_u64(m, st[sp - 1], &v))
-					return false;
-				st[sp - 1] = v;
-				break;
-			}
-			case DW_OP_dup: {
-				NEED(1);
-				uint64_t t = st[sp - 1];
-				PUSH(t);
-				break;
-			}
-			case DW_OP_drop:
-				NEED(1);
-				sp--;
-				break;
-			case DW_OP_swap: {
-				NEED(2);
-				uint64_t t = st[sp - 1];
-				st[sp - 1] = st[sp - 2];
-				st[sp - 2] = t;
-				break;
-			}
-			case DW_OP_nop:
-				break;
-			case DW_OP_plus: case DW_OP_minus: case DW_OP_and: case DW_OP_or: case DW_OP_xor:
-			case DW_OP_shl: case DW_OP_shr: case DW_OP_mul:
-			case DW_OP_ge: case DW_OP_gt: case DW_OP_le: case DW_OP_lt: case DW_OP_eq: case DW_OP_ne: {
-				NEED(2);
-				sp--;
-				uint64_t b = st[sp], x = st[sp - 1];
-				int64_t sx = (int64_t)x, sb = (int64_t)b;
-				uint64_t v;
-				switch (a) {
-				case DW_OP_plus: v = x + b; break;
-				case DW_OP_minus: v = x - b; break;
-				case DW_OP_and: v = x & b; break;
-				case DW_OP_or: v = x | b; break;
-				case DW_OP_xor: v = x ^ b; break;
-				case DW_OP_shl: v = b < 64 ? x << b : 0; break;
-				case DW_OP_shr: v = b < 64 ? x >> b : 0; break;
-				case DW_OP_mul: v = x * b; break;
-				case DW_OP_ge: v = sx >= sb; break;
-				case DW_OP_gt: v = sx > sb; break;
-				case DW_OP_le: v = sx <= sb; break;
-				case DW_OP_lt: v = sx < sb; break;
-				case DW_OP_eq: v = x == b; break;
-				default: v = x != b; break;
-				}
-				st[sp - 1] = v;
-				break;
-			}
-			default:
-				return false;
-			}
-		}
+	int64_t sx = (int64_t)x, sb = (int64_t)b;
+	switch (atom) {
+	case DW_OP_plus: return x + b;
+	case DW_OP_minus: return x - b;
+	case DW_OP_and: return x & b;
+	case DW_OP_or: return x | b;
+	case DW_OP_xor: return x ^ b;
+	case DW_OP_shl: return b < 64 ? x << b : 0;
+	case DW_OP_shr: return b < 64 ? x >> b : 0;
+	case DW_OP_mul: return x * b;
+	case DW_OP_ge: return sx >= sb;
+	case DW_OP_gt: return sx > sb;
+	case DW_OP_le: return sx <= sb;
+	case DW_OP_lt: return sx < sb;
+	case DW_OP_eq: return x == b;
+	default: return x != b;
+	}
+}
+
+/* One operation of an expression, applied to the stack; false when it cannot be evaluated. */
+static bool step(const struct eval_ctx *x, const Dwarf_Op *o, struct eval_stack *s)
+{
+	const struct regs *r = x->r;
+#define PUSH(v_) do { if (s->n == EVAL_STACK) return false; s->v[s->n++] = (v_); } while (0)
+#define NEED(k) do { if (s->n < (k)) return false; } while (0)
+	uint8_t a = o->atom;
+	if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+		PUSH((uint64_t)(a - DW_OP_lit0));
+		return true;
+	}
+	if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+		unsigned reg = a - DW_OP_breg0;
+		if (reg > 16 || !(r->known & (1u << reg)))
+			return false;
+		PUSH(r->v[reg] + (uint64_t)(int64_t)o->number);
+		return true;
+	}
+	switch (a) {
+	case DW_OP_bregx:
+		if (o->number > 16 || !(r->known & (1u << o->number)))
+			return false;
+		PUSH(r->v[o->number] + (uint64_t)(int64_t)o->number2);
+		return true;
+	case DW_OP_call_frame_cfa:
+		if (!x->have_cfa)
+			return false;
+		PUSH(x->cfa);
+		return true;
+	case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
+	case DW_OP_constu: case DW_OP_addr:
+		PUSH(o->number);
+		return true;
+	case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
+	case DW_OP_consts:
+		PUSH((uint64_t)(int64_t)o->number);
+		return true;
+	case DW_OP_plus_uconst:
+		NEED(1);
+		s->v[s->n - 1] += o->number;
+		return true;
+	case DW_OP_deref: {
+		NEED(1);
+		uint64_t v;
+		if (!read_u64(x->m, s->v[s->n - 1], &v))
+			return false;
+		s->v[s->n - 1] = v;
+		return true;
+	}
+	case DW_OP_dup: {
+		NEED(1);
+		uint64_t t = s->v[s->n - 1];
+		PUSH(t);
+		return true;
+	}
+	case DW_OP_drop:
+		NEED(1);
+		s->n--;
+		return true;
+	case DW_OP_swap: {
+		NEED(2);
+		uint64_t t = s->v[s->n - 1];
+		s->v[s->n - 1] = s->v[s->n - 2];
+		s->v[s->n - 2] = t;
+		return true;
+	}
+	case DW_OP_nop:
+		return true;
+	case DW_OP_plus: case DW_OP_minus: case DW_OP_and: case DW_OP_or: case DW_OP_xor:
+	case DW_OP_shl: case DW_OP_shr: case DW_OP_mul:
+	case DW_OP_ge: case DW_OP_gt: case DW_OP_le: case DW_OP_lt: case DW_OP_eq: case DW_OP_ne:
+		NEED(2);
+		s->n--;
+		s->v[s->n - 1] = binop(a, s->v[s->n - 1], s->v[s->n]);
+		return true;
+	default:
+		return false;
 	}
 #undef PUSH
 #undef NEED
-	if (sp == 0)
+}
+
+/* A DWARF expression of the kinds CFI uses: the value left on top of the stack. */
+static bool eval(const struct eval_ctx *x, const Dwarf_Op *ops, size_t n, uint64_t *out)
+{
+	struct eval_stack s;
+	s.n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!step(x, &ops[i], &s))
+			return false;
+	if (s.n == 0)
 		return false;
-	*out = st[sp - 1];
+	*out = s.v[s.n - 1];
 	return true;
 }
 
 /* A register of the caller by its rule; false when it cannot be had (undefined included). */
-static bool caller_reg(const struct reg_rule *rr, int regno, const struct regs *r, const struct mem *m,
-		       uint64_t cfa, uint64_t *out)
+static bool caller_reg(const struct eval_ctx *x, const struct reg_rule *rr, int regno, uint64_t *out)
 {
 	uint64_t v;
 	switch (rr->kind) {
 	case R_SAME:
-		if (!(r->known & (1u << regno)))
+		if (!(x->r->known & (1u << regno)))
 			return false;
-		*out = r->v[regno];
+		*out = x->r->v[regno];
 		return true;
 	case R_LOC:
-		return eval(rr->ext ? rr->ext : rr->mem, rr->nops, r, m, cfa, true, &v) && read_u64(m, v, out);
+		return eval(x, rr->ext ? rr->ext : rr->mem, rr->nops, &v) && read_u64(x->m, v, out);
 	case R_VAL:
-		return eval(rr->ext ? rr->ext : rr->mem, rr->nops, r, m, cfa, true, out);
+		return eval(x, rr->ext ? rr->ext : rr->mem, rr->nops, out);
 	default:
 		return false;
 	}
 }
 
-size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t len,
-		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, uint8_t *exact_out, size_t max,
-		 enum bt_unwind_stop *why)
+void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out)
 {
 	enum bt_unwind_stop stop = BT_UNWIND_MAX;
-	struct mem m = { stack, len, regs->sp };
+	struct mem m = { in->stack, in->len, in->regs.sp };
 	struct regs r = { .known = (1u << REG_SP) | (1u << REG_BP) | (1u << REG_RA) };
-	r.v[REG_SP] = regs->sp;
-	r.v[REG_BP] = regs->bp;
-	r.v[REG_RA] = regs->ip;
-	size_t n = 0;
+	r.v[REG_SP] = in->regs.sp;
+	r.v[REG_BP] = in->regs.bp;
+	r.v[REG_RA] = in->regs.ip;
+	size_t n = 0, max = out->max;
 	bool exact = true;   /* the first pc is where the thread was; the others are return addresses */
 	while (n < max) {
 		uint64_t pc = r.v[REG_RA];
-		if (exact_out)
-			exact_out[n] = exact;
-		ips[n++] = pc;
+		if (out->exact)
+			out->exact[n] = exact;
+		out->ips[n++] = pc;
 		if (n == max)
 			break;
 		struct bt_cfi *cfi = NULL;
 		uint64_t bias = 0;
 		const struct rule *rule = NULL;
 		uint64_t look = exact ? pc : pc - 1;
-		if (find(ctx, look, &cfi, &bias) == 0 && cfi)
+		if (in->find(in->ctx, look, &cfi, &bias) == 0 && cfi)
 			rule = rule_for(cfi, look - bias);
 		uint64_t cfa = 0, ra = 0, bp = 0;
 		if (rule && !rule->bad) {
@@ -417,12 +437,15 @@ size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t
 				stop = BT_UNWIND_END;
 				break;
 			}
-			if (!eval(rule->cfa, rule->cfa_nops, &r, &m, 0, false, &cfa) ||
-			    !caller_reg(&rule->ra, REG_RA, &r, &m, cfa, &ra)) {
+			struct eval_ctx x = { .r = &r, .m = &m };
+			bool have_cfa = eval(&x, rule->cfa, rule->cfa_nops, &cfa);
+			x.cfa = cfa;
+			x.have_cfa = true;
+			if (!have_cfa || !caller_reg(&x, &rule->ra, REG_RA, &ra)) {
 				stop = cfa >= m.base + m.len ? BT_UNWIND_STACK : BT_UNWIND_BAD;
 				break;
 			}
-			bool have_bp = caller_reg(&rule->bp, REG_BP, &r, &m, cfa, &bp);
+			bool have_bp = caller_reg(&x, &rule->bp, REG_BP, &bp);
 			r.known = (1u << REG_SP) | (1u << REG_RA) | (have_bp ? 1u << REG_BP : 0);
 			r.v[REG_BP] = have_bp ? bp : 0;
 			exact = rule->signal;
@@ -447,7 +470,6 @@ size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t
 		r.v[REG_SP] = cfa;
 		r.v[REG_RA] = ra;
 	}
-	if (why)
-		*why = stop;
-	return n;
+	out->n = n;
+	out->why = stop;
 }

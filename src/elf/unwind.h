@@ -35,15 +35,30 @@ enum bt_unwind_stop {
 	BT_UNWIND_MAX,         /* max frames written */
 };
 
-/* Walks the stack: ips[0] is regs->ip, then each caller's return address, innermost first.
- * stack holds len bytes copied from regs->sp upwards. Where no CFI covers a pc, the frame pointer
- * chain is followed instead. exact (NULL: not wanted) gets, per ip, 1 when it is where the thread
+/* What a walk starts from: a sample's registers and copy of the top of its stack, and where the CFI
+ * of each pc it meets is found. */
+struct bt_unwind_in {
+	struct bt_unwind_regs regs;
+	const uint8_t *stack;    /* len bytes copied from regs.sp upwards */
+	size_t len;
+	bt_unwind_find_fn find;
+	void *ctx;               /* passed to find */
+};
+
+/* Where a walk writes its frames: the caller sets ips, exact and max; bt_unwind sets n and why. */
+struct bt_unwind_out {
+	uint64_t *ips;           /* max entries, innermost first */
+	uint8_t *exact;          /* max entries, or NULL: not wanted */
+	size_t max;
+	size_t n;                /* ips (and exact) written: >= 1 when max >= 1 */
+	enum bt_unwind_stop why; /* what ended the walk */
+};
+
+/* Walks the stack: ips[0] is regs.ip, then each caller's return address. Where no CFI covers a pc,
+ * the frame pointer chain is followed instead. exact gets, per ip, 1 when it is where the thread
  * was rather than a return address: ips[0], and the pc a signal interrupted (the frame beyond a
  * signal trampoline, as its CFI marks it); a return address is named by the call before it, an
- * exact pc by itself. Returns the number of ips written (>= 1 when max >= 1); *why says what ended
- * the walk. Allocates nothing once the rules for the pcs met are cached. */
-size_t bt_unwind(const struct bt_unwind_regs *regs, const uint8_t *stack, size_t len,
-		 bt_unwind_find_fn find, void *ctx, uint64_t *ips, uint8_t *exact, size_t max,
-		 enum bt_unwind_stop *why);
+ * exact pc by itself. Allocates nothing once the rules for the pcs met are cached. */
+void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out);
 
 #endif

@@ -118,8 +118,10 @@ static int64_t new_dso(struct bt_dso_registry *r, const struct bt_build_id *id, 
 /* Opens the bytes of a mapping: first the mapping itself, then the path if it still is the same
  * version (checked by build-id when there is one, by device and inode otherwise). */
 static int open_exact(struct bt_dso_registry *r, const struct bt_file *f, const struct bt_build_id *want,
-		      int pid, uint64_t start, uint64_t end)
+		      const struct bt_dso_mapping *where)
 {
+	int pid = where->pid;
+	uint64_t start = where->start, end = where->end;
 	if (pid > 0 && end > start) {
 		int fd = bt_procmaps_open_mapped(r->proc_root, pid, start, end);
 		if (fd >= 0) {
@@ -162,7 +164,7 @@ static int open_exact(struct bt_dso_registry *r, const struct bt_file *f, const 
 }
 
 int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const struct bt_build_id *id,
-			    enum bt_bid_origin origin, int pid, uint64_t start, uint64_t end)
+			    enum bt_bid_origin origin, const struct bt_dso_mapping *where)
 {
 	struct bt_file *f = bt_dso_file_get(r, file_id);
 	if (!f || !id || !id->len)
@@ -183,15 +185,15 @@ int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const s
 	f->dso_id = (uint32_t)dso_id;
 	struct bt_dso *d = &r->dsos[dso_id];
 	if (d->fd < 0 && d->sym_state == BT_SYMS_UNTRIED) {
-		int fd = open_exact(r, f, id, pid, start, end);
+		int fd = open_exact(r, f, id, where);
 		if (fd >= 0)
 			d->fd = fd;
 	}
 	return dso_id;
 }
 
-int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id, int pid, uint64_t start,
-			       uint64_t end)
+int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id,
+			       const struct bt_dso_mapping *where)
 {
 	struct bt_file *f = bt_dso_file_get(r, file_id);
 	if (!f)
@@ -203,7 +205,7 @@ int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id, int 
 		return dso_id;
 	f->no_build_id = true;
 	f->dso_id = (uint32_t)dso_id;
-	int fd = open_exact(r, f, NULL, pid, start, end);
+	int fd = open_exact(r, f, NULL, where);
 	if (fd >= 0)
 		r->dsos[dso_id].fd = fd;
 	return dso_id;
@@ -231,8 +233,9 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 	const char *path = bt_strtab_get(&r->paths, d->path_id);
 	int err;
 	if (d->build_id.len) {
-		err = bt_symsrc_load(&r->symsrc, &d->build_id, d->fd, path && *path == '/' ? path : NULL,
-				     &d->symtab, d->sym_origin, sizeof(d->sym_origin));
+		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
+					     .path = path && *path == '/' ? path : NULL };
+		err = bt_symsrc_load(&r->symsrc, &req, &d->symtab, d->sym_origin, sizeof(d->sym_origin));
 		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. */
 		if (r->cache_store && d->fd >= 0) {
 			char dir[4096];
@@ -374,10 +377,10 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 	if (!d->dwarf) {
 		const char *path = bt_strtab_get(&r->paths, d->path_id);
 		char origin[BT_SYMSRC_ORIGIN_LEN];
+		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
+					     .path = path && *path == '/' ? path : NULL };
 		d->dwarf_err = d->build_id.len
-				       ? bt_symsrc_open_dwarf(&r->symsrc, &d->build_id, d->fd,
-							      path && *path == '/' ? path : NULL, &d->dwarf,
-							      origin, sizeof(origin))
+				       ? bt_symsrc_open_dwarf(&r->symsrc, &req, &d->dwarf, origin, sizeof(origin))
 				       : -ENODATA;
 		if (d->dwarf_err)
 			d->dwarf = NULL;

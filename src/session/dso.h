@@ -86,16 +86,23 @@ static inline struct bt_dso *bt_dso_get(struct bt_dso_registry *r, uint32_t id)
 	return id < r->ndsos ? &r->dsos[id] : NULL;
 }
 
+/* Where a file was seen mapped: by process pid (<= 0: none known, e.g. it is gone), at [start, end)
+ * (empty: the range is not known). */
+struct bt_dso_mapping {
+	int pid;
+	uint64_t start, end;
+};
+
 /* Records that file_id has build-id id (from origin); the dso of that build-id is created on first
- * sight. When pid/start/end name a live mapping of it, the exact mapped bytes are opened through
- * /proc/PID/map_files and kept for symbol loading; otherwise the file at its path is used only if its
- * build-id matches. Returns the dso id or -errno. */
+ * sight. When where names a live mapping of it, the exact mapped bytes are opened through
+ * /proc/PID/map_files and kept for symbol loading; otherwise the file at its path (inside the
+ * process's root while it lives) is used only if its build-id matches. Returns the dso id or -errno. */
 int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const struct bt_build_id *id,
-			    enum bt_bid_origin origin, int pid, uint64_t start, uint64_t end);
+			    enum bt_bid_origin origin, const struct bt_dso_mapping *where);
 
 /* For a file with no build-id: a dso keyed by the file itself. */
-int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id, int pid, uint64_t start,
-			       uint64_t end);
+int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id,
+			       const struct bt_dso_mapping *where);
 
 /* The dso's symbol table, loaded on first use from the first source that has one (see symsrc.h);
  * NULL when none could be loaded. */

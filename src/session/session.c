@@ -67,25 +67,24 @@ static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
 	struct bt_file *f = bt_dso_file_get(&s->dsos, (uint32_t)fid);
 	if (f->dso_id == BT_NO_ID) {
 		struct bt_build_id id = { 0 };
+		struct bt_dso_mapping where = { .pid = (int)m->pid, .start = m->start, .end = m->end };
 		int64_t r = 0;
 		switch (m->build_id_status) {
 		case BT_BID_OK:
 			id.len = m->build_id_len <= BT_BUILD_ID_MAX ? m->build_id_len : BT_BUILD_ID_MAX;
 			memcpy(id.data, m->build_id, id.len);
-			r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, (int)m->pid,
-						m->start, m->end);
+			r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, &where);
 			s->stats.bid_bpf++;
 			break;
 		case BT_BID_NONE:
-			r = bt_dso_set_no_build_id(&s->dsos, (uint32_t)fid, (int)m->pid, m->start, m->end);
+			r = bt_dso_set_no_build_id(&s->dsos, (uint32_t)fid, &where);
 			break;
 		case BT_BID_PENDING:
 			break;  /* an iterator record with the build-id follows */
 		default:
 			/* The kernel could not read it: the mapped file itself, through map_files. */
 			if (bt_procmaps_buildid(s->opts.proc_root, (int)m->pid, m->start, m->end, &id) == 0) {
-				r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE,
-							(int)m->pid, m->start, m->end);
+				r = bt_dso_set_build_id(&s->dsos, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE, &where);
 				s->stats.bid_userspace++;
 			} else {
 				s->stats.bid_missing++;
@@ -212,11 +211,13 @@ static double mono_ns(void)
 static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_t size)
 {
 	double t0 = mono_ns();
-	struct bt_unwind_regs regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp };
-	enum bt_unwind_stop why = BT_UNWIND_BAD;
+	struct bt_unwind_in in = { .regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp }, .stack = u->data,
+				   .len = u->len <= size - sizeof(*u) ? u->len : 0, .find = find_cfi, .ctx = s };
+	struct bt_unwind_out out = { .ips = s->ustack.ips, .exact = s->ustack.exact, .max = BT_MAX_STACK };
 	s->unwind_pid = (int)u->pid;
-	s->ustack.n = bt_unwind(&regs, u->data, u->len <= size - sizeof(*u) ? u->len : 0, find_cfi, s,
-				s->ustack.ips, s->ustack.exact, BT_MAX_STACK, &why);
+	bt_unwind(&in, &out);
+	s->ustack.n = out.n;
+	enum bt_unwind_stop why = out.why;
 	s->ustack.tid = u->tid;
 	s->ustack.time_ns = u->hdr.time_ns;
 	s->stats.dwarf_stacks++;

@@ -93,21 +93,21 @@ static void binary_close(struct binary *b)
 	b->fd = -1;
 }
 
-static int binary_open(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-		       const char *path, struct binary *b)
+static int binary_open(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+		       struct binary *b)
 {
 	*b = (struct binary){ .fd = -1, .origin = "file" };
-	if (mapped_fd >= 0 && same_id(mapped_fd, id) == 0) {
-		b->fd = mapped_fd;
+	if (req->mapped_fd >= 0 && same_id(req->mapped_fd, req->id) == 0) {
+		b->fd = req->mapped_fd;
 	} else {
 		char full[PATH_MAX];
-		if (path && bt_path_fmt(full, sizeof(full), "%s%s", root_of(o), path) == 0)
-			b->fd = open_matching(full, id);
+		if (req->path && bt_path_fmt(full, sizeof(full), "%s%s", root_of(o), req->path) == 0)
+			b->fd = open_matching(full, req->id);
 		if (b->fd < 0) {
 			char cache[PATH_MAX];
 			b->fd = -1;
 			if (bt_symsrc_cache_dir(o, cache, sizeof(cache)) == 0)
-				b->fd = bt_bidcache_open(cache, id, BT_BIDCACHE_ELF, NULL, 0);
+				b->fd = bt_bidcache_open(cache, req->id, BT_BIDCACHE_ELF, NULL, 0);
 			if (b->fd < 0) {
 				b->fd = -1;
 				return -ENOENT;
@@ -256,14 +256,14 @@ static int load_fd(int fd, struct bt_symtab **out)
 	return err;
 }
 
-int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-		   const char *path, struct bt_symtab **out, char *origin, size_t originlen)
+int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+		   struct bt_symtab **out, char *origin, size_t originlen)
 {
-	if (!id || !id->len || !out)
+	if (!req || !req->id || !req->id->len || !out)
 		return -EINVAL;
 	*out = NULL;
 	struct binary b;
-	int berr = binary_open(o, id, mapped_fd, path, &b);
+	int berr = binary_open(o, req, &b);
 	int err = berr ? -ENOENT : -ENODATA;
 	if (!berr) {
 		if (has_section_type(b.e, SHT_SYMTAB) && bt_symtab_load(b.e, out) == 0) {
@@ -278,7 +278,7 @@ int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_build_id *id,
 			return 0;
 		}
 	}
-	struct debug_iter it = { .o = o, .id = id, .bin = berr ? NULL : &b, .path = path };
+	struct debug_iter it = { .o = o, .id = req->id, .bin = berr ? NULL : &b, .path = req->path };
 	const char *src;
 	int fd;
 	while ((fd = debug_next(&it, &src)) >= 0) {
@@ -318,21 +318,22 @@ int bt_symsrc_adopt_debug_fd(const struct bt_symsrc_opts *o, const struct bt_bui
 	if (err)
 		return err;
 	struct binary b;
-	if (binary_open(o, id, mapped_fd, path, &b) == 0) {
+	struct bt_symsrc_req req = { .id = id, .mapped_fd = mapped_fd, .path = path };
+	if (binary_open(o, &req, &b) == 0) {
 		adopt_layout(*out, &b);
 		binary_close(&b);
 	}
 	return 0;
 }
 
-int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-			 const char *path, char *origin, size_t originlen)
+int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+			 char *origin, size_t originlen)
 {
-	if (!id || !id->len)
+	if (!req || !req->id || !req->id->len)
 		return -EINVAL;
 	struct binary b;
-	int berr = binary_open(o, id, mapped_fd, path, &b);
-	struct debug_iter it = { .o = o, .id = id, .bin = berr ? NULL : &b, .path = path };
+	int berr = binary_open(o, req, &b);
+	struct debug_iter it = { .o = o, .id = req->id, .bin = berr ? NULL : &b, .path = req->path };
 	const char *src = NULL;
 	int fd = debug_next(&it, &src);
 	if (fd >= 0)
@@ -383,20 +384,20 @@ static int dwarf_from_fd(const struct bt_symsrc_opts *o, int fd, struct bt_dwarf
 	return err;
 }
 
-int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-			 const char *path, struct bt_dwarf **out, char *origin, size_t originlen)
+int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+			 struct bt_dwarf **out, char *origin, size_t originlen)
 {
-	if (!id || !id->len || !out)
+	if (!req || !req->id || !req->id->len || !out)
 		return -EINVAL;
 	*out = NULL;
 	struct binary b;
-	int berr = binary_open(o, id, mapped_fd, path, &b);
+	int berr = binary_open(o, req, &b);
 	if (!berr && dwarf_from_fd(o, b.fd, out) == 0) {
 		set_origin(origin, originlen, b.origin);
 		binary_close(&b);
 		return 0;
 	}
-	struct debug_iter it = { .o = o, .id = id, .bin = berr ? NULL : &b, .path = path };
+	struct debug_iter it = { .o = o, .id = req->id, .bin = berr ? NULL : &b, .path = req->path };
 	const char *src;
 	int fd, err = -ENODATA;
 	while ((fd = debug_next(&it, &src)) >= 0) {

@@ -21,10 +21,17 @@ struct bt_symsrc_opts {
 /* Longest origin name plus its NUL. */
 #define BT_SYMSRC_ORIGIN_LEN 16
 
-/* The symbols of build-id id. mapped_fd (-1 if none) is the exact mapped file, e.g. from
- * /proc/PID/map_files; path (may be NULL) is the file's path, looked up under the root when there is
- * no usable mapped_fd and used to find its .gnu_debuglink. The binary itself comes from mapped_fd,
- * path or the cache's elf entry, whichever matches first.
+/* The file whose symbols or DWARF are wanted. */
+struct bt_symsrc_req {
+	const struct bt_build_id *id;
+	int mapped_fd;           /* the exact mapped file, e.g. from /proc/PID/map_files; -1 if none
+				  * (0 is a valid descriptor) */
+	const char *path;        /* the file's path (may be NULL): looked up under the root when there
+				  * is no usable mapped_fd, and used to find its .gnu_debuglink */
+};
+
+/* The symbols of build-id req->id. The binary itself comes from req->mapped_fd, req->path or the
+ * cache's elf entry, whichever matches first.
  * The first source with a full symbol table wins: the binary's .symtab ("file", or "cache" when the
  * binary came from the cache), its MiniDebugInfo merged with its .dynsym ("minidebuginfo"), then
  * separate debug files: "debug-dir", "debuglink", "cache". When none has one, the binary's exported
@@ -33,8 +40,8 @@ struct bt_symsrc_opts {
  * as a debug file's program headers may not describe its contents.
  * 0, -ENOENT (no file with this build-id), -ENODATA (no function symbols), or -errno. debuginfod is
  * not asked. */
-int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-		   const char *path, struct bt_symtab **out, char *origin, size_t originlen);
+int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+		   struct bt_symtab **out, char *origin, size_t originlen);
 
 /* Adopts a debug file obtained for id elsewhere (debuginfod): checks its build-id (-EINVAL when it
  * differs), stores it in the build-id cache as the entry's debug file (best effort: a cache that
@@ -43,15 +50,15 @@ int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_build_id *id,
 int bt_symsrc_adopt_debug_fd(const struct bt_symsrc_opts *o, const struct bt_build_id *id,
 			     int debug_fd, int mapped_fd, const char *path, struct bt_symtab **out);
 
-/* A separate debug file of id (debug directory, debuglink, cache), opened read-only and checked.
- * Returns the fd, -ENOENT when none exists, or -errno. origin as for bt_symsrc_load. */
-int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-			 const char *path, char *origin, size_t originlen);
+/* A separate debug file of req->id (debug directory, debuglink, cache), opened read-only and
+ * checked. Returns the fd, -ENOENT when none exists, or -errno. origin as for bt_symsrc_load. */
+int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+			 char *origin, size_t originlen);
 
-/* The DWARF of id: the binary's own, else a separate debug file's (same order as symbols), with a
- * dwz .gnu_debugaltlink file resolved under the root. 0, -ENODATA (none), or -errno. */
-int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_build_id *id, int mapped_fd,
-			 const char *path, struct bt_dwarf **out, char *origin, size_t originlen);
+/* The DWARF of req->id: the binary's own, else a separate debug file's (same order as symbols),
+ * with a dwz .gnu_debugaltlink file resolved under the root. 0, -ENODATA (none), or -errno. */
+int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+			 struct bt_dwarf **out, char *origin, size_t originlen);
 
 /* Writes to out the path of a file whose build-id is id, trying hint_path (may be NULL, not
  * prefixed) first, then the debug directory and the build-id cache (debug, then elf).

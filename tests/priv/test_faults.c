@@ -214,7 +214,8 @@ static void faults__container_root__paths_resolved_in_the_process_root(void **st
 	bt_dso_registry_init(&r, "", NULL, false);
 	int64_t fid = bt_dso_file(&r, st.st_dev, st.st_ino, 0, inside);
 	assert_true(fid >= 0);
-	int64_t did = bt_dso_set_build_id(&r, (uint32_t)fid, &want, BT_ORIGIN_BPF, pid, 0, 0);
+	int64_t did = bt_dso_set_build_id(&r, (uint32_t)fid, &want, BT_ORIGIN_BPF,
+					  &(struct bt_dso_mapping){ .pid = pid });
 	assert_true(did >= 0);
 	struct bt_dso *d = bt_dso_get(&r, (uint32_t)did);
 	struct stat got;

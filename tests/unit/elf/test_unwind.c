@@ -120,8 +120,11 @@ static void unwind__own_stack__same_return_addresses_as_backtrace(void **state)
 	assert_true(ms->stack_end > 0);
 	level1(s, ms->stack_end);
 	uint64_t ips[64];
-	enum bt_unwind_stop why;
-	size_t n = bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, NULL, 64, &why);
+	struct bt_unwind_in in = { .regs = s->regs, .stack = s->stack, .len = s->len, .find = find, .ctx = ms };
+	struct bt_unwind_out out = { .ips = ips, .max = 64 };
+	bt_unwind(&in, &out);
+	size_t n = out.n;
+	enum bt_unwind_stop why = out.why;
 	/* ips[0] and bt[0] are two points inside capture(); from there on both list return addresses */
 	print_message("unwound %zu frames (stop %d), backtrace %d\n", n, (int)why, s->nbt);
 	assert_true(n >= 6);
@@ -141,20 +144,30 @@ static void unwind__own_stack__same_return_addresses_as_backtrace(void **state)
 	size_t cached = 0;
 	for (size_t i = 0; i < ms->n; i++)
 		cached += bt_cfi_cached(ms->m[i].cfi);
-	assert_int_equal(bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, NULL, 64, &why), n);
+	bt_unwind(&in, &out);
+	assert_int_equal(out.n, n);
 	size_t again = 0;
 	for (size_t i = 0; i < ms->n; i++)
 		again += bt_cfi_cached(ms->m[i].cfi);
 	assert_int_equal(again, cached);
 	/* max frames honoured */
-	assert_int_equal(bt_unwind(&s->regs, s->stack, s->len, find, ms, ips, NULL, 3, &why), 3);
-	assert_int_equal(why, BT_UNWIND_MAX);
+	out.max = 3;
+	bt_unwind(&in, &out);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.why, BT_UNWIND_MAX);
 	/* a copy that ends inside the first frames: the walk stops there, past the copy */
-	n = bt_unwind(&s->regs, s->stack, 64, find, ms, ips, NULL, 64, &why);
+	in.len = 64;
+	out.max = 64;
+	bt_unwind(&in, &out);
+	n = out.n;
+	why = out.why;
 	assert_true(n >= 1 && n < 6);
 	assert_true(why == BT_UNWIND_STACK || why == BT_UNWIND_BAD);
 	/* no CFI anywhere and a frame pointer that is not one: one frame, and why */
-	n = bt_unwind(&s->regs, s->stack, s->len, nofind, ms, ips, NULL, 64, &why);
+	in.len = s->len;
+	in.find = nofind;
+	bt_unwind(&in, &out);
+	n = out.n;
 	assert_true(n >= 1);
 	for (size_t i = 0; i < ms->n; i++)
 		bt_cfi_close(ms->m[i].cfi);
@@ -192,8 +205,12 @@ static void unwind__through_a_signal_handler__interrupted_pc_is_exact(void **sta
 	assert_true(sig_interrupted_ip != 0);
 	uint64_t ips[64];
 	uint8_t exact[64];
-	enum bt_unwind_stop why;
-	size_t n = bt_unwind(&sig_shot.regs, sig_shot.stack, sig_shot.len, find, ms, ips, exact, 64, &why);
+	struct bt_unwind_in in = { .regs = sig_shot.regs, .stack = sig_shot.stack, .len = sig_shot.len,
+				   .find = find, .ctx = ms };
+	struct bt_unwind_out out = { .ips = ips, .exact = exact, .max = 64 };
+	bt_unwind(&in, &out);
+	size_t n = out.n;
+	enum bt_unwind_stop why = out.why;
 	size_t j = 0;
 	while (j < n && ips[j] != sig_interrupted_ip)
 		j++;

@@ -96,7 +96,8 @@ static uint32_t os_add_file(struct os_fixture *x, const char *path)
 	assert_true(fid >= 0);
 	struct bt_build_id id;
 	assert_int_equal(bt_buildid_from_path(path, &id), 0);
-	assert_true(bt_dso_set_build_id(&x->s.dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, -1, 0, 0) >= 0);
+	struct bt_dso_mapping none = { .pid = -1 };
+	assert_true(bt_dso_set_build_id(&x->s.dsos, (uint32_t)fid, &id, BT_ORIGIN_BPF, &none) >= 0);
 	return (uint32_t)fid;
 }
 

@@ -218,9 +218,9 @@ static void debuginfod__server__debug_file_fetched_and_adopted(void **state)
 	struct bt_symtab *st = NULL;
 	char origin[BT_SYMSRC_ORIGIN_LEN];
 	int bfd = open(f->stripped, O_RDONLY);
+	struct bt_symsrc_req req = { .id = &f->id, .mapped_fd = bfd, .path = "/usr/bin/inl" };
 	/* Nothing local knows the stripped binary's functions. */
-	assert_int_equal(bt_symsrc_load(&o, &f->id, bfd, "/usr/bin/inl", &st, origin, sizeof(origin)),
-			 -ENODATA);
+	assert_int_equal(bt_symsrc_load(&o, &req, &st, origin, sizeof(origin)), -ENODATA);
 	close(bfd);
 	assert_true(bt_debuginfod_configured());
 	struct bt_debuginfod *c = NULL;
@@ -285,7 +285,8 @@ static void debuginfod__server_stopped__cache_alone_symbolizes(void **state)
 	struct bt_symtab *st = NULL;
 	char origin[BT_SYMSRC_ORIGIN_LEN];
 	int bfd = open(f->stripped, O_RDONLY);
-	assert_int_equal(bt_symsrc_load(&o, &f->id, bfd, "/usr/bin/inl", &st, origin, sizeof(origin)), 0);
+	struct bt_symsrc_req req = { .id = &f->id, .mapped_fd = bfd, .path = "/usr/bin/inl" };
+	assert_int_equal(bt_symsrc_load(&o, &req, &st, origin, sizeof(origin)), 0);
 	close(bfd);
 	assert_string_equal(origin, "cache");
 	uint64_t off;

@@ -183,6 +183,9 @@ static void check_offset_lookup(const struct bt_symtab *st, const char *binary, 
 	assert_int_equal(into, 2);
 }
 
+/* The file a lookup is for: its build-id, mapped descriptor (-1: none) and path. */
+#define REQ(id_, fd_, path_) (&(struct bt_symsrc_req){ .id = (id_), .mapped_fd = (fd_), .path = (path_) })
+
 static int open_ro(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -194,7 +197,7 @@ static int load(struct fx *f, const struct bt_build_id *id, const char *mapped, 
 		struct bt_symtab **st, char *origin)
 {
 	int fd = mapped ? open_ro(mapped) : -1;
-	int err = bt_symsrc_load(&f->o, id, fd, path, st, origin, BT_SYMSRC_ORIGIN_LEN);
+	int err = bt_symsrc_load(&f->o, REQ(id, fd, path), st, origin, BT_SYMSRC_ORIGIN_LEN);
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -306,7 +309,7 @@ static void symsrc__debuglink__each_location_crc_checked(void **state)
 		assert_null(st);
 		struct bt_dwarf *d = NULL;
 		int fd = open_ro(bin);
-		assert_int_equal(bt_symsrc_open_dwarf(&f->o, &f->inl_id, fd, "/opt/app/inl", &d, origin,
+		assert_int_equal(bt_symsrc_open_dwarf(&f->o, REQ(&f->inl_id, fd, "/opt/app/inl"), &d, origin,
 						      sizeof(origin)), -ENODATA);
 		close(fd);
 		assert_int_equal(bt_test_run(NULL, 0, "rm '%s%s'", f->root, where[i]), 0);
@@ -351,7 +354,7 @@ static void symsrc__cache__binary_and_debug_without_the_file(void **state)
 	check_offset_lookup(st, f->stripped, "fx_outer", f->inl);
 	bt_symtab_free(st);
 	struct bt_dwarf *d = NULL;
-	assert_int_equal(bt_symsrc_open_dwarf(&f->o, &f->inl_id, -1, NULL, &d, origin, sizeof(origin)), 0);
+	assert_int_equal(bt_symsrc_open_dwarf(&f->o, REQ(&f->inl_id, -1, NULL), &d, origin, sizeof(origin)), 0);
 	assert_string_equal(origin, "cache");
 	bt_dwarf_close(d);
 	/* A damaged debug entry is not trusted: only the stripped binary is left. */
@@ -424,7 +427,7 @@ static void symsrc__adopted_debug_file__cached_for_next_time(void **state)
 	close(mfd);
 	char origin[BT_SYMSRC_ORIGIN_LEN];
 	st = NULL;
-	assert_int_equal(bt_symsrc_load(&f->o, &f->inl_id, bfd, "/usr/bin/inl", &st, origin,
+	assert_int_equal(bt_symsrc_load(&f->o, REQ(&f->inl_id, bfd, "/usr/bin/inl"), &st, origin,
 					sizeof(origin)), 0);
 	assert_string_equal(origin, "cache");
 	check_offset_lookup(st, f->stripped, "fx_local", f->inl);
@@ -441,12 +444,12 @@ static void symsrc__debuglink_dwarf__matches_unstripped(void **state)
 	snprintf(bin, sizeof(bin), "%s/opt/app/inl", f->root);
 	int fd = open_ro(bin);
 	struct bt_dwarf *d = NULL, *ref = NULL;
-	assert_int_equal(bt_symsrc_open_dwarf(&f->o, &f->inl_id, fd, "/opt/app/inl", &d, origin,
+	assert_int_equal(bt_symsrc_open_dwarf(&f->o, REQ(&f->inl_id, fd, "/opt/app/inl"), &d, origin,
 					      sizeof(origin)), 0);
 	assert_string_equal(origin, "debuglink");
 	close(fd);
 	fd = open_ro(f->inl);
-	assert_int_equal(bt_symsrc_open_dwarf(&f->o, &f->inl_id, fd, f->inl, &ref, origin, sizeof(origin)), 0);
+	assert_int_equal(bt_symsrc_open_dwarf(&f->o, REQ(&f->inl_id, fd, f->inl), &ref, origin, sizeof(origin)), 0);
 	assert_string_equal(origin, "file");
 	close(fd);
 	static struct nmsym syms[64];
@@ -484,10 +487,10 @@ static void symsrc__libc__debug_dir_symbols_and_lines(void **state)
 	int fd = open_ro(libc);
 	struct bt_symtab *st = NULL;
 	char origin[BT_SYMSRC_ORIGIN_LEN];
-	assert_int_equal(bt_symsrc_load(&sys, &id, fd, libc, &st, origin, sizeof(origin)), 0);
+	assert_int_equal(bt_symsrc_load(&sys, REQ(&id, fd, libc), &st, origin, sizeof(origin)), 0);
 	assert_string_equal(origin, "debug-dir");
 	struct bt_dwarf *d = NULL;
-	assert_int_equal(bt_symsrc_open_dwarf(&sys, &id, fd, libc, &d, origin, sizeof(origin)), 0);
+	assert_int_equal(bt_symsrc_open_dwarf(&sys, REQ(&id, fd, libc), &d, origin, sizeof(origin)), 0);
 	assert_string_equal(origin, "debug-dir");
 	close(fd);
 	/* Internal (static) functions, absent from libc's .dynsym, named and located. */
@@ -555,14 +558,14 @@ static void symsrc__bad_arguments__errors(void **state)
 	struct bt_build_id none = { 0 };
 	struct bt_symtab *st = NULL;
 	char origin[BT_SYMSRC_ORIGIN_LEN], out[64];
-	assert_int_equal(bt_symsrc_load(&f->o, &none, -1, NULL, &st, origin, sizeof(origin)), -EINVAL);
-	assert_int_equal(bt_symsrc_load(&f->o, &f->inl_id, -1, NULL, NULL, origin, sizeof(origin)), -EINVAL);
-	assert_int_equal(bt_symsrc_load(&f->o, &f->inl_id, -1, NULL, &st, NULL, 0), -ENOENT);
+	assert_int_equal(bt_symsrc_load(&f->o, REQ(&none, -1, NULL), &st, origin, sizeof(origin)), -EINVAL);
+	assert_int_equal(bt_symsrc_load(&f->o, REQ(&f->inl_id, -1, NULL), NULL, origin, sizeof(origin)), -EINVAL);
+	assert_int_equal(bt_symsrc_load(&f->o, REQ(&f->inl_id, -1, NULL), &st, NULL, 0), -ENOENT);
 	assert_int_equal(bt_symsrc_find_path(&f->o, &none, NULL, out, sizeof(out)), -EINVAL);
 	/* A directory or a device where a file is expected. */
-	assert_int_equal(bt_symsrc_load(&f->o, &f->inl_id, -1, "/", &st, origin, sizeof(origin)), -ENOENT);
+	assert_int_equal(bt_symsrc_load(&f->o, REQ(&f->inl_id, -1, "/"), &st, origin, sizeof(origin)), -ENOENT);
 	int dev = open("/dev/null", O_RDONLY);
-	assert_int_equal(bt_symsrc_load(&f->o, &f->inl_id, dev, "/dev/null", &st, origin, sizeof(origin)),
+	assert_int_equal(bt_symsrc_load(&f->o, REQ(&f->inl_id, dev, "/dev/null"), &st, origin, sizeof(origin)),
 			 -ENOENT);
 	close(dev);
 	assert_null(st);
