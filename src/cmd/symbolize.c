@@ -21,6 +21,7 @@
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
 #include "kernel/kallsyms.h"
+#include "kernel/kframe.h"
 #include "kernel/kident.h"
 #include "kernel/kmods.h"
 #include "session/procmaps.h"
@@ -312,36 +313,31 @@ static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
 			     "the running kernel's debug file", rhex, (uint64_t)s->k.slide);
 }
 
-/* A running-kernel address: kallsyms' name (in a module, that module's own), else the module's
- * .ko, with lines from the vmlinux for the kernel image's addresses. */
+/* A running-kernel address named as the session names it (kframe.h), with lines from the vmlinux
+ * for the kernel image's addresses. */
 static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
 {
-	uint64_t off = 0;
-	int64_t mod = bt_kmods_at(&s->k.mods, addr);
-	const struct bt_kmod_ver *mv = mod >= 0 ? bt_kmods_get(&s->k.mods, (uint32_t)mod) : NULL;
-	const struct bt_ksym *k = bt_kallsyms_lookup(s->k.ks, addr, &off);
-	if (k && mv && (!k->module || strcmp(k->module, mv->mod.name) != 0))
-		k = NULL;
-	const char *name = k ? k->name : mv ? bt_kmods_symbolize(&s->k.mods, (uint32_t)mod, addr, &off) : NULL;
+	struct bt_kframe kf;
+	bool named = bt_kframe_name(s->k.ks, &s->k.mods, bt_kmods_at(&s->k.mods, addr), addr, &kf) == 0;
 	struct bt_dwarf_frame frames[MAX_FRAMES];
 	int nf = 0;
-	if (s->k.vmlinux && !mv && !(k && k->module)) {
+	if (s->k.vmlinux && !kf.mod && !(kf.ksym && kf.ksym->module)) {
 		nf = bt_dwarf_lookup(s->k.vmlinux, addr - (uint64_t)s->k.slide, frames, MAX_FRAMES);
 		if (nf < 0)
 			nf = 0;
 	}
 	print_inlined(s, out, addr, frames, nf);
 	fprintf(out, "0x%" PRIx64 "\t", addr);
-	if (name) {
-		fputs(name, out);
-		if (mv)
-			fprintf(out, " [%s]", mv->mod.name);
-		fprintf(out, "+0x%" PRIx64 "\t", off);
+	if (named) {
+		fputs(kf.name, out);
+		if (kf.mod)
+			fprintf(out, " [%s]", kf.mod->mod.name);
+		fprintf(out, "+0x%" PRIx64 "\t", kf.off);
 	} else {
 		fputs("??\t", out);
 	}
 	print_line(out, nf > 0 ? &frames[nf - 1] : NULL);
-	return name ? 0 : 1;
+	return named ? 0 : 1;
 }
 
 static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
