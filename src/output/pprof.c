@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "elf/buildid.h"
+#include "kernel/kframe.h"
 #include "kernel/kident.h"
 #include "proto/profile.pb-c.h"
 #include "session/session.h"
@@ -22,9 +23,8 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
-#define KERNEL_MAPPING "[kernel.kallsyms]"
-#define KSUFFIX "_[k]"
-#define KSUFFIX_LEN 4
+/* The kernel image's mapping; a module's is "[NAME]". */
+#define KERNEL_MAPPING BT_KFRAME_IMAGE
 
 /* ---- building a profile --------------------------------------------------------------------- */
 
@@ -510,10 +510,7 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 				in->all_named = false;
 			continue;
 		}
-		size_t n = strlen(name);
-		if (in && in->kernel && n > KSUFFIX_LEN && !strcmp(name + n - KSUFFIX_LEN, KSUFFIX))
-			n -= KSUFFIX_LEN;
-		int64_t sid = str_n(b, name, n);
+		int64_t sid = str(b, name);
 		if (sid < 0)
 			return -ENOMEM;
 		if (in) {
@@ -773,11 +770,11 @@ struct decoded {
 	size_t buf_cap;
 };
 
-/* The suffix and placeholder names: a and b joined, or "[a+0xoff]" when bracket is set. NULL on
+/* A placeholder name, "[FILE+0xOFF]", as the live session names an unnamed user frame. NULL on
  * ENOMEM (the frame is then [unknown]). */
-static const char *compose(struct decoded *d, const char *a, const char *b, bool bracket, uint64_t off)
+static const char *placeholder(struct decoded *d, const char *file, uint64_t off)
 {
-	size_t need = strlen(a) + strlen(b) + 32;
+	size_t need = strlen(file) + 32;
 	if (need > d->buf_cap) {
 		char *nb = realloc(d->buf, need);
 		if (!nb)
@@ -785,10 +782,7 @@ static const char *compose(struct decoded *d, const char *a, const char *b, bool
 		d->buf = nb;
 		d->buf_cap = need;
 	}
-	if (bracket)
-		snprintf(d->buf, d->buf_cap, "[%s+0x%llx]", a, (unsigned long long)off);
-	else
-		snprintf(d->buf, d->buf_cap, "%s%s", a, b);
+	snprintf(d->buf, d->buf_cap, "[%s+0x%llx]", file, (unsigned long long)off);
 	return d->buf;
 }
 
@@ -812,33 +806,32 @@ static bool is_kernel_mapping(const pb_profile *p, int64_t mi)
 	       (f[0] == '[' && p->mapping[mi]->memory_start >= 0xffff800000000000ULL);
 }
 
-/* Frames of decoded profiles: loc->file_id is the location index; kind USER with addr the line
- * index, or UNMAPPED for a location without lines. */
+/* Frames of decoded profiles: loc->file_id is the location index, addr the line index (0 for a
+ * location without lines); kind KERNEL for a kernel mapping's frames (the folded writer marks them),
+ * USER for other lines, UNMAPPED for other locations without lines. */
 static const char *decoded_name(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
 {
 	struct decoded *d = ctx;
 	const pb_profile *p = d->p;
 	int64_t mi = d->loc_map[l->file_id];
 	const pb_location *loc = p->location[l->file_id];
-	if (l->kind == BT_LOC_USER) {
+	if (loc->n_line) {
 		const pb_function *fn = p->function[d->fn_of_line[d->line_fn[l->file_id] + (int64_t)l->addr]];
 		const char *name = pstr(p, fn->name);
 		if (!*name)
 			name = pstr(p, fn->system_name);
-		if (!*name)
-			name = "[unknown]";
-		return is_kernel_mapping(p, mi) ? compose(d, name, KSUFFIX, false, 0) : name;
+		return *name ? name : "[unknown]";
 	}
 	*unresolved = true;
 	if (mi < 0)
 		return "[unknown]";
 	const pb_mapping *m = p->mapping[mi];
 	const char *file = pstr(p, m->filename);
-	if (is_kernel_mapping(p, mi))
-		return compose(d, file, KSUFFIX, false, 0);
+	if (l->kind == BT_LOC_KERNEL)
+		return file;
 	const char *base = strrchr(file, '/');
 	base = base ? base + 1 : file;
-	return compose(d, *base ? base : "unknown", "", true, loc->address - m->memory_start + m->file_offset);
+	return placeholder(d, *base ? base : "unknown", loc->address - m->memory_start + m->file_offset);
 }
 
 /* The index of the sample value folded stacks count. */
@@ -997,10 +990,11 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 				ids = ni;
 				cap = ncap;
 			}
+			enum bt_loc_kind kind = is_kernel_mapping(p, d->loc_map[li]) ? BT_LOC_KERNEL
+						: loc->n_line ? BT_LOC_USER : BT_LOC_UNMAPPED;
 			/* the caller is the last line: it comes first, outermost first */
 			for (size_t k = lines; k-- > 0;) {
-				int64_t id = loc->n_line ? bt_profile_loc(prof, BT_LOC_USER, (uint32_t)li, k, false)
-							 : bt_profile_loc(prof, BT_LOC_UNMAPPED, (uint32_t)li, 0, false);
+				int64_t id = bt_profile_loc(prof, kind, (uint32_t)li, loc->n_line ? k : 0, false);
 				if (id < 0) {
 					err = (int)id;
 					break;

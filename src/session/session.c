@@ -343,7 +343,7 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 			*unresolved = true;
 			if (l->name_id == BT_NAME_UNSET)  /* new frames only: a retry never asks again */
 				s->ksyms_misses++;
-			snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", kf.placeholder);
+			snprintf(s->namebuf, sizeof(s->namebuf), "%s", kf.placeholder);
 			return s->namebuf;
 		}
 		/* A BPF program's name stays provisional, and a new frame there asks for kallsyms to be
@@ -353,8 +353,7 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 			if (l->name_id == BT_NAME_UNSET)
 				s->ksyms_misses++;
 		}
-		snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", kf.name);
-		return s->namebuf;
+		return kf.name;
 	}
 	case BT_LOC_USER: {
 		struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
