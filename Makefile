@@ -71,7 +71,7 @@ $(PROTO_DIR)/profile.pb-c.c: $(PROTO_DIR)/profile.pb-c.h
 $(PROTO_OBJ): $(PROTO_DIR)/profile.pb-c.c $(PROTO_DIR)/profile.pb-c.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/output/pprof.o: $(PROTO_DIR)/profile.pb-c.h
+$(BUILD)/output/pprof_write.o $(BUILD)/output/pprof_read.o: $(PROTO_DIR)/profile.pb-c.h
 OBJS_output += $(PROTO_OBJ)
 buildtrace: $(PROTO_OBJ)
 

@@ -267,9 +267,14 @@ static void live_view(void *ctx, struct bt_live *l, double elapsed)
 		(unsigned long long)bt_profile_unresolved_frames(&s->prof), s->procs.nprocs,
 		bt_session_build_ids(s));
 	fprintf(stderr, "  %6s %6s  %s\n", "self%", "total%", "function");
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* kernel functions marked as in folded stacks */
+		char fn[128];
+		snprintf(fn, sizeof(fn), "%s%s", bt_strtab_get(&s->prof.names, top[i].name_id),
+			 top[i].kernel ? BT_FOLDED_KERNEL_SUFFIX : "");
 		fprintf(stderr, "  %6.1f %6.1f  %.100s\n", 100.0 * top[i].self / total,
-			100.0 * top[i].total / total, bt_strtab_get(&s->prof.names, top[i].name_id));
+			100.0 * top[i].total / total, fn);
+	}
 	fflush(stderr);
 }
 

@@ -21,6 +21,7 @@
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
 #include "kernel/kallsyms.h"
+#include "kernel/kframe.h"
 #include "kernel/kident.h"
 #include "kernel/kmods.h"
 #include "session/procmaps.h"
@@ -314,36 +315,31 @@ static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
 			     "the running kernel's debug file", rhex, (uint64_t)s->k.slide);
 }
 
-/* A running-kernel address: kallsyms' name (in a module, that module's own), else the module's
- * .ko, with lines from the vmlinux for the kernel image's addresses. */
+/* A running-kernel address named as the session names it (kframe.h), with lines from the vmlinux
+ * for the kernel image's addresses. */
 static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
 {
-	uint64_t off = 0;
-	int64_t mod = bt_kmods_at(&s->k.mods, addr);
-	const struct bt_kmod_ver *mv = mod >= 0 ? bt_kmods_get(&s->k.mods, (uint32_t)mod) : NULL;
-	const struct bt_ksym *k = bt_kallsyms_lookup(s->k.ks, addr, &off);
-	if (k && mv && (!k->module || strcmp(k->module, mv->mod.name) != 0))
-		k = NULL;
-	const char *name = k ? k->name : mv ? bt_kmods_symbolize(&s->k.mods, (uint32_t)mod, addr, &off) : NULL;
+	struct bt_kframe kf;
+	bool named = bt_kframe_name(s->k.ks, &s->k.mods, bt_kmods_at(&s->k.mods, addr), addr, &kf) == 0;
 	struct bt_dwarf_frame frames[MAX_FRAMES];
 	int nf = 0;
-	if (s->k.vmlinux && !mv && !(k && k->module)) {
+	if (s->k.vmlinux && !kf.mod && !(kf.ksym && kf.ksym->module)) {
 		nf = bt_dwarf_lookup(s->k.vmlinux, addr - (uint64_t)s->k.slide, frames, MAX_FRAMES);
 		if (nf < 0)
 			nf = 0;
 	}
 	print_inlined(s, out, addr, frames, nf);
 	fprintf(out, "0x%" PRIx64 "\t", addr);
-	if (name) {
-		fputs(name, out);
-		if (mv)
-			fprintf(out, " [%s]", mv->mod.name);
-		fprintf(out, "+0x%" PRIx64 "\t", off);
+	if (named) {
+		fputs(kf.name, out);
+		if (kf.mod)
+			fprintf(out, " [%s]", kf.mod->mod.name);
+		fprintf(out, "+0x%" PRIx64 "\t", kf.off);
 	} else {
 		fputs("??\t", out);
 	}
 	print_line(out, nf > 0 ? &frames[nf - 1] : NULL);
-	return name ? 0 : 1;
+	return named ? 0 : 1;
 }
 
 static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
@@ -410,7 +406,14 @@ static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 	return sym || (outer && outer->function) ? 0 : 1;
 }
 
-int cmd_symbolize(int argc, char **argv)
+/* What the command line asks for besides the symbolizer's own settings. */
+struct symbolize_args {
+	const char *elf, *bid, *vmlinux;
+	unsigned pid;
+};
+
+/* Fills a and s from the options: -1 to go on, else the command's exit status. */
+static int parse_args(int argc, char **argv, struct symbolize_args *a, struct symbolizer *s)
 {
 	static const struct option opts[] = {
 		{ "elf", required_argument, NULL, 'e' },
@@ -426,110 +429,123 @@ int cmd_symbolize(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *elf = NULL, *bid = NULL, *vmlinux = NULL;
-	struct symbolizer s = { .demangle = true, .so = { .debuginfod = true } };
-	target_init(&s.one);
-	int c, rc = 0;
-	unsigned pid = 0;
+	int c;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
 		switch (c) {
-		case 'e': elf = optarg; break;
+		case 'e': a->elf = optarg; break;
 		case 'p':
-			if (bt_cli_parse_uint(optarg, 1, 0x7fffffff, &pid))
+			if (bt_cli_parse_uint(optarg, 1, 0x7fffffff, &a->pid))
 				return bt_cli_error(2, "invalid pid '%s'", optarg);
 			break;
-		case 'b': bid = optarg; break;
-		case 'k': s.k.on = true; break;
-		case 'V': vmlinux = optarg; break;
-		case 'c': s.so.cache_dir = optarg; break;
-		case 'r': s.so.root = optarg; break;
-		case 'D': s.so.debuginfod = false; break;
-		case 'n': s.demangle = false; break;
-		case 'v': s.verbose = true; break;
+		case 'b': a->bid = optarg; break;
+		case 'k': s->k.on = true; break;
+		case 'V': a->vmlinux = optarg; break;
+		case 'c': s->so.cache_dir = optarg; break;
+		case 'r': s->so.root = optarg; break;
+		case 'D': s->so.debuginfod = false; break;
+		case 'n': s->demangle = false; break;
+		case 'v': s->verbose = true; break;
 		case 'h': symbolize_usage(stdout); return 0;
 		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
 		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace symbolize --help)",
 					     argv[optind - 1]);
 		}
 	}
-	if (!!elf + !!pid + !!bid + s.k.on != 1)
+	if (!!a->elf + !!a->pid + !!a->bid + s->k.on != 1)
 		return bt_cli_error(2, "symbolize needs exactly one of --elf FILE, --pid PID, --build-id HEX, "
 				    "--kernel");
-	if (vmlinux && !s.k.on)
+	if (a->vmlinux && !s->k.on)
 		return bt_cli_error(2, "--vmlinux goes with --kernel");
-	if (s.k.on) {
-		const char *root = s.so.root ? s.so.root : "";
-		int err = bt_kallsyms_load(root, &s.k.ks);
-		if (err)
+	return -1;
+}
+
+static void symbolizer_free(struct symbolizer *s)
+{
+	target_free(&s->one);
+	for (size_t i = 0; i < s->nmaps; i++)
+		target_free(&s->maps[i].t);
+	free(s->maps);
+	bt_kallsyms_free(s->k.ks);
+	if (s->k.on)
+		bt_kmods_free(&s->k.mods);
+	bt_dwarf_close(s->k.vmlinux);
+	bt_debuginfod_free(s->dbgd);
+}
+
+/* Loads what the addresses are looked up in: -1 when ready, else the command's exit status. */
+static int open_source(struct symbolizer *s, const struct symbolize_args *a)
+{
+	int err;
+	if (s->k.on) {
+		const char *root = s->so.root ? s->so.root : "";
+		if ((err = bt_kallsyms_load(root, &s->k.ks)) != 0)
 			return bt_cli_error(1, "cannot read kernel symbols from %s/proc/kallsyms: %s", root,
 					    err == -EACCES ? "addresses are hidden (kptr_restrict; run as root)"
 					    : strerror(-err));
-		bt_kmods_init(&s.k.mods, root);
-		kernel_open_vmlinux(&s, vmlinux);
-	} else if (elf) {
+		bt_kmods_init(&s->k.mods, root);
+		kernel_open_vmlinux(s, a->vmlinux);
+	} else if (a->elf) {
 		char real[PATH_MAX];
-		s.one.fd = open(elf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (s.one.fd < 0)
-			return bt_cli_error(1, "cannot open %s: %s", elf, strerror(errno));
+		s->one.fd = open(a->elf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (s->one.fd < 0)
+			return bt_cli_error(1, "cannot open %s: %s", a->elf, strerror(errno));
 		/* The real path, so that its .gnu_debuglink is looked for in the right directory. */
-		s.one.path = strdup(realpath(elf, real) ? real : elf);
-		if (!s.one.path) {
-			target_free(&s.one);
+		s->one.path = strdup(realpath(a->elf, real) ? real : a->elf);
+		if (!s->one.path)
 			return bt_cli_error(1, "out of memory");
-		}
-		target_load(&s, &s.one);
-		if (!s.one.st) {
-			int err = s.one.err;
-			target_free(&s.one);
-			bt_debuginfod_free(s.dbgd);
-			return bt_cli_error(1, "cannot read symbols of %s: %s", elf,
-					    err == -ENODATA ? "it has no function symbols" : strerror(-err));
-		}
-	} else if (bid) {
-		if (bt_buildid_parse_hex(bid, &s.one.id))
-			return bt_cli_error(2, "invalid build-id '%s': expected hex digits", bid);
-		target_load(&s, &s.one);
-		if (!s.one.st) {
-			target_free(&s.one);
-			bt_debuginfod_free(s.dbgd);
+		target_load(s, &s->one);
+		if (!s->one.st)
+			return bt_cli_error(1, "cannot read symbols of %s: %s", a->elf, s->one.err == -ENODATA
+					    ? "it has no function symbols" : strerror(-s->one.err));
+	} else if (a->bid) {
+		if (bt_buildid_parse_hex(a->bid, &s->one.id))
+			return bt_cli_error(2, "invalid build-id '%s': expected hex digits", a->bid);
+		target_load(s, &s->one);
+		if (!s->one.st)
 			return bt_cli_error(1, "no symbols for build-id %s in the debug directories, the "
-					    "build-id cache%s", bid,
-					    s.so.debuginfod ? " or debuginfod" : "");
-		}
+					    "build-id cache%s", a->bid, s->so.debuginfod ? " or debuginfod" : "");
 	} else {
-		s.pid = (int)pid;
-		int err = bt_procmaps_foreach("", s.pid, collect_map, &s);
-		if (err) {
-			for (size_t i = 0; i < s.nmaps; i++)
-				target_free(&s.maps[i].t);
-			free(s.maps);
-			return bt_cli_error(1, "cannot read the mappings of pid %u: %s", pid, strerror(-err));
-		}
+		s->pid = (int)a->pid;
+		if ((err = bt_procmaps_foreach("", s->pid, collect_map, s)) != 0)
+			return bt_cli_error(1, "cannot read the mappings of pid %u: %s", a->pid, strerror(-err));
 	}
+	return -1;
+}
+
+/* The addresses of the arguments after the options, else of standard input's lines: the exit
+ * status. */
+static int symbolize_all(struct symbolizer *s, int argc, char **argv)
+{
+	int rc = 0;
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++)
-			if (symbolize_one(&s, argv[i], stdout) < 0)
+			if (symbolize_one(s, argv[i], stdout) < 0)
 				rc = bt_cli_error(2, "not a hexadecimal address: '%s'", argv[i]);
 	} else {
 		char *line = NULL;
 		size_t cap = 0;
 		while (getline(&line, &cap, stdin) > 0)
-			if (symbolize_one(&s, line, stdout) < 0)
+			if (symbolize_one(s, line, stdout) < 0)
 				rc = 2;
 		free(line);
 	}
 	if (fflush(stdout) != 0)
 		rc = bt_cli_error(1, "writing the output failed: %s", strerror(errno));
-	target_free(&s.one);
-	for (size_t i = 0; i < s.nmaps; i++)
-		target_free(&s.maps[i].t);
-	free(s.maps);
-	bt_kallsyms_free(s.k.ks);
-	if (s.k.on)
-		bt_kmods_free(&s.k.mods);
-	bt_dwarf_close(s.k.vmlinux);
-	bt_debuginfod_free(s.dbgd);
+	return rc;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	struct symbolize_args a = { 0 };
+	struct symbolizer s = { .demangle = true, .so = { .debuginfod = true } };
+	target_init(&s.one);
+	int rc = parse_args(argc, argv, &a, &s);
+	if (rc < 0)
+		rc = open_source(&s, &a);
+	if (rc < 0)
+		rc = symbolize_all(&s, argc, argv);
+	symbolizer_free(&s);
 	return rc;
 }

@@ -158,7 +158,7 @@ static void colour(const struct box *b, char *buf, size_t len)
 {
 	uint32_t h = name_hash(b->name, b->len);
 	unsigned v1 = h % 55, v2 = (h >> 8) % 55;
-	if (b->len > 4 && memcmp(b->name + b->len - 4, "_[k]", 4) == 0)
+	if (bt_folded_is_kernel(b->name, b->len))
 		snprintf(buf, len, "rgb(%u,%u,%u)", 200 + v1 % 40, 120 + v2, 40 + v1 % 30);
 	else if (b->len && b->name[0] == '[')
 		snprintf(buf, len, "rgb(%u,%u,%u)", 170 + v1 % 20, 170 + v1 % 20, 170 + v1 % 20);

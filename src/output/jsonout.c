@@ -8,11 +8,9 @@
 #include <time.h>
 
 #include "elf/buildid.h"
+#include "kernel/kframe.h"
 #include "kernel/kident.h"
 #include "session/session.h"
-
-#define KSUFFIX "_[k]"
-#define KSUFFIX_LEN 4
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one. */
 static size_t utf8_len(const unsigned char *s, size_t n)
@@ -122,14 +120,6 @@ static int finish(FILE *out)
 	return 0;
 }
 
-/* A name without its folded kernel suffix, when it is a kernel frame's. */
-static size_t kernel_name_len(const char *name, bool *kernel)
-{
-	size_t n = strlen(name);
-	*kernel = n > KSUFFIX_LEN && !strcmp(name + n - KSUFFIX_LEN, KSUFFIX);
-	return *kernel ? n - KSUFFIX_LEN : n;
-}
-
 int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts *o, FILE *out)
 {
 	const struct bt_profile *p = &s->prof;
@@ -151,8 +141,6 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 		const char *name = bt_strtab_get(&p->names, l->name_id);
 		if (!name)
 			name = "[unknown]";
-		bool ksuffix;
-		size_t n = kernel_name_len(name, &ksuffix);
 		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
 		switch (l->kind) {
 		case BT_LOC_USER: {
@@ -172,9 +160,9 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			char modfile[BT_KMOD_NAME_LEN + 3];
 			if (mv)
 				snprintf(modfile, sizeof(modfile), "[%s]", mv->mod.name);
-			bt_json_put_string(out, name, ksuffix ? n : strlen(name));
+			put_str(out, name);
 			fputs(", \"kind\": \"kernel\", \"file\": ", out);
-			put_str(out, mv ? modfile : "[kernel.kallsyms]");
+			put_str(out, mv ? modfile : BT_KFRAME_IMAGE);
 			fputs(", \"build_id\": ", out);
 			if (mv)
 				put_str(out, mv->mod.build_id.len ? bt_buildid_hex(&mv->mod.build_id, hex, sizeof(hex)) : NULL);
@@ -241,10 +229,11 @@ int bt_json_write_folded(const struct bt_folded *f, const struct bt_json_opts *o
 	fputs("\"frames\": [\n", out);
 	for (size_t i = 0; i < bt_strtab_count(&names); i++) {
 		const char *name = bt_strtab_get(&names, (uint32_t)i);
-		bool kernel;
-		size_t n = kernel_name_len(name, &kernel);
+		size_t n = strlen(name);
+		/* folded text marks kernel frames by a suffix, which a JSON frame says with its kind */
+		bool kernel = bt_folded_is_kernel(name, n);
 		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
-		bt_json_put_string(out, name, n);
+		bt_json_put_string(out, name, kernel ? n - BT_FOLDED_KERNEL_SUFFIX_LEN : n);
 		/* a name buildtrace could not give is a [...] placeholder */
 		fprintf(out, ", \"kind\": \"%s\", \"file\": null, \"build_id\": null, \"resolved\": %s}",
 			kernel ? "kernel" : "user", name[0] == '[' ? "false" : "true");

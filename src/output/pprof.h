@@ -1,6 +1,7 @@
 /* pprof.h - the pprof profile format (proto/profile.proto, gzip-compressed on disk): written from a
  * live session, with one mapping per (build-id, file) so frames can be symbolized later by build-id;
- * written from folded stacks (names only); and read back into folded stacks.
+ * written from folded stacks (names only); and read back into folded stacks. pprof_write.c writes,
+ * pprof_read.c reads.
  *
  * What a session's profile holds:
  *   sample types   samples/count and cpu/nanoseconds (count x period), period_type cpu/nanoseconds,

@@ -245,6 +245,13 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
+bool bt_folded_is_kernel(const char *name, size_t len)
+{
+	return len > BT_FOLDED_KERNEL_SUFFIX_LEN &&
+	       !memcmp(name + len - BT_FOLDED_KERNEL_SUFFIX_LEN, BT_FOLDED_KERNEL_SUFFIX,
+		       BT_FOLDED_KERNEL_SUFFIX_LEN);
+}
+
 void bt_folded_free(struct bt_folded *f)
 {
 	for (size_t i = 0; i < f->n; i++)
@@ -270,6 +277,8 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 			const struct bt_loc *l = &p->locs[p->frames[s->first + j]];
 			const char *name = bt_strtab_get(&p->names, l->name_id);
 			err = append(&buf, &len, &cap, name ? name : "[unknown]", ';');
+			if (!err && name && l->kind == BT_LOC_KERNEL)
+				err = append(&buf, &len, &cap, BT_FOLDED_KERNEL_SUFFIX, 0);
 		}
 		if (!err)
 			err = fold_add(f, &index, buf, len, s->count);
@@ -358,7 +367,9 @@ static int cmp_top(const void *a, const void *b)
 		return x->self < y->self ? 1 : -1;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
-	return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
+	if (x->name_id != y->name_id)
+		return x->name_id < y->name_id ? -1 : 1;
+	return (int)x->kernel - (int)y->kernel;
 }
 
 size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size_t n)
@@ -366,8 +377,9 @@ size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size
 	size_t nn = bt_strtab_count(&p->names);
 	if (!nn || !n)
 		return 0;
-	struct bt_top_entry *acc = calloc(nn, sizeof(*acc));
-	uint64_t *last = calloc(nn, sizeof(*last));  /* stack index + 1 that last counted a name's total */
+	/* a kernel and a user function of one name are two functions: entry 2 * name_id + kernel */
+	struct bt_top_entry *acc = calloc(2 * nn, sizeof(*acc));
+	uint64_t *last = calloc(2 * nn, sizeof(*last));  /* stack index + 1 that last counted an entry's total */
 	if (!acc || !last) {
 		free(acc);
 		free(last);
@@ -376,22 +388,25 @@ size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct bt_stack *s = &p->stacks[i];
 		for (uint32_t j = 0; j < s->nframes; j++) {
-			uint32_t id = p->locs[p->frames[s->first + j]].name_id;
-			if (id >= nn)
+			const struct bt_loc *l = &p->locs[p->frames[s->first + j]];
+			if (l->name_id >= nn)
 				continue;
-			if (last[id] != i + 1) {
-				acc[id].total += s->count;
-				last[id] = i + 1;
+			size_t e = 2 * (size_t)l->name_id + (l->kind == BT_LOC_KERNEL);
+			if (last[e] != i + 1) {
+				acc[e].total += s->count;
+				last[e] = i + 1;
 			}
 			if (j + 1 == s->nframes)
-				acc[id].self += s->count;
+				acc[e].self += s->count;
 		}
 	}
-	for (size_t i = 0; i < nn; i++)
-		acc[i].name_id = (uint32_t)i;
-	qsort(acc, nn, sizeof(*acc), cmp_top);
+	for (size_t i = 0; i < 2 * nn; i++) {
+		acc[i].name_id = (uint32_t)(i / 2);
+		acc[i].kernel = i % 2;
+	}
+	qsort(acc, 2 * nn, sizeof(*acc), cmp_top);
 	size_t k = 0;
-	while (k < n && k < nn && acc[k].total)
+	while (k < n && k < 2 * nn && acc[k].total)
 		out[k] = acc[k], k++;
 	free(acc);
 	free(last);

@@ -1,7 +1,8 @@
 /* profile.h - aggregated samples: each distinct stack once, with its count. Frames are interned as
  * locations (a file version and offset, or a kernel address) when a sample arrives; names are given
  * to locations later, once each, by a resolver, so the hot path neither allocates per frame nor
- * symbolizes the same address twice. */
+ * symbolizes the same address twice. Names are plain: a location's kind says it is a kernel frame,
+ * and only the writers that need a marker (folded text, the flame graph) spell one. */
 #ifndef BT_PROFILE_H
 #define BT_PROFILE_H
 
@@ -98,8 +99,16 @@ static inline const char *bt_profile_loc_name(const struct bt_profile *p, uint32
 	return bt_strtab_get(&p->names, p->locs[loc_id].name_id);
 }
 
+/* Folded text marks a kernel frame by this suffix on its name, as perf's stackcollapse and
+ * flamegraph.pl do. */
+#define BT_FOLDED_KERNEL_SUFFIX "_[k]"
+#define BT_FOLDED_KERNEL_SUFFIX_LEN 4
+/* Whether the folded frame name[0..len) is a kernel frame's: the suffix after a name of its own. */
+bool bt_folded_is_kernel(const char *name, size_t len);
+
 /* Stacks as folded lines: "comm;outer;...;inner" with their counts, identical name sequences
- * merged, sorted frame by frame (lines sharing leading frames are adjacent). ';' and newlines inside names are replaced by ':'. */
+ * merged, sorted frame by frame (lines sharing leading frames are adjacent); kernel frames that have
+ * a name carry BT_FOLDED_KERNEL_SUFFIX. ';' and newlines inside names are replaced by ':'. */
 struct bt_folded_line {
 	char *text;
 	uint64_t count;
@@ -124,9 +133,11 @@ uint64_t bt_profile_unresolved_frames(const struct bt_profile *p);
 
 struct bt_top_entry {
 	uint32_t name_id;
+	bool kernel;         /* a kernel function: a user one of the same name is another entry */
 	uint64_t self, total;
 };
-/* The n functions with the most self samples (ties by total); returns how many were written. */
+/* The n functions with the most self samples (ties by total, then user before kernel); returns how
+ * many were written. */
 size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size_t n);
 
 #endif

@@ -15,6 +15,7 @@
 #include "capture/records.h"
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
+#include "kernel/kframe.h"
 #include "session/procmaps.h"
 #include "elf/unwind.h"
 
@@ -337,38 +338,23 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 	uint64_t off;
 	switch (l->kind) {
 	case BT_LOC_KERNEL: {
-		const struct bt_ksym *k = s->ksyms ? bt_kallsyms_lookup(s->ksyms, l->addr, &off) : NULL;
-		/* In a module, only that module's symbols: one loaded after kallsyms was read would
-		 * otherwise take the name of the symbol below it in a neighbour. */
-		const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
-		if (k && mv && (!k->module || strcmp(k->module, mv->mod.name) != 0))
-			k = NULL;
-		/* A module's frame that kallsyms does not name: its .ko file, when it is the same build. */
-		const char *ko = !k && l->file_id ? bt_kmods_symbolize(&s->kmods, l->file_id - 1, l->addr, &off)
-						  : NULL;
-		if (ko) {
-			snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", ko);
-			return s->namebuf;
-		}
-		if (!k) {
+		/* file_id: the module version loaded there when the sample was taken, its id + 1 */
+		struct bt_kframe kf;
+		if (bt_kframe_name(s->ksyms, &s->kmods, (int64_t)l->file_id - 1, l->addr, &kf) != 0) {
 			*unresolved = true;
 			if (l->name_id == BT_NAME_UNSET)  /* new frames only: a retry never asks again */
 				s->ksyms_misses++;
-			if (!mv)
-				return "[kernel.kallsyms]_[k]";
-			snprintf(s->namebuf, sizeof(s->namebuf), "[%s]_[k]", mv->mod.name);
+			snprintf(s->namebuf, sizeof(s->namebuf), "%s", kf.placeholder);
 			return s->namebuf;
 		}
-		/* BPF programs come and go and kallsyms gives no sizes: one loaded after kallsyms was
-		 * read would take the name of the program below it. Such a name stays provisional, and
-		 * a new frame there asks for kallsyms to be read again, as a miss does. */
-		if (k->module && !strcmp(k->module, "bpf")) {
+		/* A BPF program's name stays provisional, and a new frame there asks for kallsyms to be
+		 * read again, as a miss does. */
+		if (kf.provisional) {
 			*final = false;
 			if (l->name_id == BT_NAME_UNSET)
 				s->ksyms_misses++;
 		}
-		snprintf(s->namebuf, sizeof(s->namebuf), "%s_[k]", k->name);
-		return s->namebuf;
+		return kf.name;
 	}
 	case BT_LOC_USER: {
 		struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);

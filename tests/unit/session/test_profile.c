@@ -7,14 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Names user locations "f<offset>" and kernel ones "k<addr>_[k]"; offsets >= 1000 stay pending. */
+/* Names user locations "f<offset>" and kernel ones "k<addr>" (the folded writer marks them);
+ * offsets >= 1000 stay pending. */
 static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
 {
 	static char buf[64];
 	int *calls = ctx;
 	(*calls)++;
 	if (l->kind == BT_LOC_KERNEL)
-		snprintf(buf, sizeof(buf), "k%llu_[k]", (unsigned long long)l->addr);
+		snprintf(buf, sizeof(buf), "k%llu", (unsigned long long)l->addr);
 	else if (l->addr >= 1000) {
 		*final = false;
 		*unresolved = true;
@@ -166,6 +167,39 @@ static void profile__top__self_and_total(void **state)
 	bt_profile_free(&p);
 }
 
+/* One name for a user and a kernel function: the model keeps it plain, the folded writer marks the
+ * kernel frame, and the top list counts them apart. */
+static const char *name_read(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
+{
+	return "read";
+}
+
+static void profile__kernel_frame__marked_only_in_folded_text(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "app");
+	uint32_t s[] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_KERNEL, 2) };
+	bt_profile_add(&p, comm, 1, s, 2, 3);
+	assert_int_equal(bt_profile_resolve(&p, name_read, NULL), 0);
+	assert_string_equal(bt_profile_loc_name(&p, s[1]), "read");
+	char *out = folded(&p);
+	assert_string_equal(out, "app;read;read_[k] 3\n");
+	free(out);
+	struct bt_top_entry top[4];
+	assert_int_equal(bt_profile_top(&p, top, 4), 2);
+	assert_true(top[0].kernel);
+	assert_int_equal(top[0].self, 3);
+	assert_false(top[1].kernel);
+	assert_int_equal(top[1].self, 0);
+	assert_int_equal(top[0].name_id, top[1].name_id);
+	/* reading folded text: a kernel frame is a name and the suffix */
+	assert_true(bt_folded_is_kernel("read_[k]", 8));
+	assert_false(bt_folded_is_kernel("_[k]", 4));
+	assert_false(bt_folded_is_kernel("read_[k]", 7));
+	bt_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +209,7 @@ int main(void)
 		cmocka_unit_test(profile__separator_in_name__escaped),
 		cmocka_unit_test(profile__set_lines__kept_once_strings_interned),
 		cmocka_unit_test(profile__top__self_and_total),
+		cmocka_unit_test(profile__kernel_frame__marked_only_in_folded_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

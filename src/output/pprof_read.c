@@ -1,0 +1,448 @@
+/* pprof_read.c - the pprof reader: a profile, gzip-compressed or not, checked and folded into stacks
+ * named as buildtrace names frames live, with bounds on what a small input may expand to. */
+#include "output/pprof.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "output/pprof_pb.h"
+
+bool bt_pprof_is_gzip(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+static int gunzip(const void *buf, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream z;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	size_t cap = len * 4 > 65536 ? len * 4 : 65536, n = 0;
+	if (cap > BT_PPROF_MAX_BYTES)
+		cap = BT_PPROF_MAX_BYTES;
+	uint8_t *o = malloc(cap);
+	int err = o ? 0 : -ENOMEM, zr = Z_OK;
+	const uint8_t *in = buf;
+	while (!err && zr != Z_STREAM_END) {
+		if (z.avail_in == 0) {
+			if (!len) {
+				err = -EINVAL;  /* truncated */
+				break;
+			}
+			uInt k = len > (1u << 30) ? (1u << 30) : (uInt)len;
+			z.next_in = (Bytef *)in;
+			z.avail_in = k;
+			in += k;
+			len -= k;
+		}
+		if (n == cap) {
+			if (cap >= BT_PPROF_MAX_BYTES) {
+				err = -EFBIG;
+				break;
+			}
+			size_t ncap = cap * 2 > BT_PPROF_MAX_BYTES ? BT_PPROF_MAX_BYTES : cap * 2;
+			uint8_t *no = realloc(o, ncap);
+			if (!no) {
+				err = -ENOMEM;
+				break;
+			}
+			o = no;
+			cap = ncap;
+		}
+		size_t room = cap - n > (1u << 30) ? (1u << 30) : cap - n;
+		z.next_out = o + n;
+		z.avail_out = (uInt)room;
+		zr = inflate(&z, Z_NO_FLUSH);
+		n += room - z.avail_out;
+		if (zr == Z_MEM_ERROR)
+			err = -ENOMEM;
+		else if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+			err = -EINVAL;
+	}
+	inflateEnd(&z);
+	if (err) {
+		free(o);
+		return err;
+	}
+	*out = o;
+	*out_len = n;
+	return 0;
+}
+
+/* id -> index tables of a decoded profile, over the messages themselves */
+typedef uint64_t (*id_of_fn)(const void *msgs, size_t i);
+
+struct id_ctx {
+	const void *msgs;
+	id_of_fn id_of;
+};
+
+static bool id_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct id_ctx *c = ctx;
+	return c->id_of(c->msgs, val) == *(const uint64_t *)key;
+}
+
+static uint64_t map_id(const void *m, size_t i) { return ((pb_mapping *const *)m)[i]->id; }
+static uint64_t loc_id(const void *m, size_t i) { return ((pb_location *const *)m)[i]->id; }
+static uint64_t fn_id(const void *m, size_t i) { return ((pb_function *const *)m)[i]->id; }
+
+/* Indexes n messages by id: 0 or -EINVAL for a zero or repeated id. */
+static int index_ids(struct bt_htab *h, struct id_ctx *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = c->id_of(c->msgs, i);
+		uint32_t hh = bt_hash_u64(id);
+		if (!id || bt_htab_find(h, hh, id_eq, c, &id))
+			return -EINVAL;
+		if (bt_htab_insert(h, hh, i))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int64_t find_id(const struct bt_htab *h, struct id_ctx *c, uint64_t id)
+{
+	uint64_t *v = bt_htab_find(h, bt_hash_u64(id), id_eq, c, &id);
+	return v ? (int64_t)*v : -1;
+}
+
+struct decoded {
+	const pb_profile *p;
+	int64_t *loc_map;      /* location index -> mapping index, -1: none */
+	int64_t *line_fn;      /* per location, first line's slot in fn_of_line */
+	int64_t *fn_of_line;   /* function index of each line, locations in order */
+	uint64_t *loc_bytes;   /* what a location adds to a folded line, at most */
+	char *buf;             /* the name decoded_name made last */
+	size_t buf_cap;
+};
+
+/* A placeholder name, "[FILE+0xOFF]", as the live session names an unnamed user frame. NULL on
+ * ENOMEM (the frame is then [unknown]). */
+static const char *placeholder(struct decoded *d, const char *file, uint64_t off)
+{
+	size_t need = strlen(file) + 32;
+	if (need > d->buf_cap) {
+		char *nb = realloc(d->buf, need);
+		if (!nb)
+			return NULL;
+		d->buf = nb;
+		d->buf_cap = need;
+	}
+	snprintf(d->buf, d->buf_cap, "[%s+0x%llx]", file, (unsigned long long)off);
+	return d->buf;
+}
+
+static const char *pstr(const pb_profile *p, int64_t i)
+{
+	return i >= 0 && (size_t)i < p->n_string_table && p->string_table[i] ? p->string_table[i] : "";
+}
+
+static bool str_ok(const pb_profile *p, int64_t i)
+{
+	return i == 0 || (i > 0 && (size_t)i < p->n_string_table);
+}
+
+/* The kernel image's mapping, or a module's: "[name]" in the kernel half of the address space. */
+static bool is_kernel_mapping(const pb_profile *p, int64_t mi)
+{
+	if (mi < 0)
+		return false;
+	const char *f = pstr(p, p->mapping[mi]->filename);
+	return !strncmp(f, BT_PPROF_KERNEL_MAPPING, strlen(BT_PPROF_KERNEL_MAPPING)) ||
+	       (f[0] == '[' && p->mapping[mi]->memory_start >= 0xffff800000000000ULL);
+}
+
+/* Frames of decoded profiles: loc->file_id is the location index, addr the line index (0 for a
+ * location without lines); kind KERNEL for a kernel mapping's frames (the folded writer marks them),
+ * USER for other lines, UNMAPPED for other locations without lines. */
+static const char *decoded_name(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
+{
+	struct decoded *d = ctx;
+	const pb_profile *p = d->p;
+	int64_t mi = d->loc_map[l->file_id];
+	const pb_location *loc = p->location[l->file_id];
+	if (loc->n_line) {
+		const pb_function *fn = p->function[d->fn_of_line[d->line_fn[l->file_id] + (int64_t)l->addr]];
+		const char *name = pstr(p, fn->name);
+		if (!*name)
+			name = pstr(p, fn->system_name);
+		return *name ? name : "[unknown]";
+	}
+	*unresolved = true;
+	if (mi < 0)
+		return "[unknown]";
+	const pb_mapping *m = p->mapping[mi];
+	const char *file = pstr(p, m->filename);
+	if (l->kind == BT_LOC_KERNEL)
+		return file;
+	const char *base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	return placeholder(d, *base ? base : "unknown", loc->address - m->memory_start + m->file_offset);
+}
+
+/* The index of the sample value folded stacks count. */
+static int value_index(const pb_profile *p, size_t *vi)
+{
+	if (!p->n_sample_type)
+		return -EINVAL;
+	for (size_t i = 0; i < p->n_sample_type; i++) {
+		if (!p->sample_type[i] || !str_ok(p, p->sample_type[i]->type))
+			return -EINVAL;
+		if (!strcmp(pstr(p, p->sample_type[i]->type), "samples")) {
+			*vi = i;
+			return 0;
+		}
+	}
+	*vi = p->n_sample_type - 1;
+	if (p->default_sample_type)
+		for (size_t i = 0; i < p->n_sample_type; i++)
+			if (p->sample_type[i]->type == p->default_sample_type)
+				*vi = i;
+	return 0;
+}
+
+/* Checks references and builds the location tables of d. */
+static int check_profile(struct decoded *d, struct bt_htab *fidx, struct id_ctx *fctx)
+{
+	const pb_profile *p = d->p;
+	struct bt_htab midx;
+	struct id_ctx mctx = { p->mapping, map_id };
+	bt_htab_init(&midx);
+	int err = index_ids(&midx, &mctx, p->n_mapping);
+	if (!err)
+		err = index_ids(fidx, fctx, p->n_function);
+	for (size_t i = 0; i < p->n_mapping && !err; i++)
+		if (!str_ok(p, p->mapping[i]->filename) || !str_ok(p, p->mapping[i]->build_id))
+			err = -EINVAL;
+	for (size_t i = 0; i < p->n_function && !err; i++)
+		if (!str_ok(p, p->function[i]->name) || !str_ok(p, p->function[i]->system_name))
+			err = -EINVAL;
+	size_t nlines = 0;
+	for (size_t i = 0; i < p->n_location && !err; i++) {
+		if (p->location[i]->n_line > SIZE_MAX / 2 - nlines)
+			err = -EINVAL;
+		else
+			nlines += p->location[i]->n_line;
+	}
+	if (!err) {
+		d->loc_map = calloc(p->n_location + 1, sizeof(*d->loc_map));
+		d->line_fn = calloc(p->n_location + 1, sizeof(*d->line_fn));
+		d->fn_of_line = calloc(nlines + 1, sizeof(*d->fn_of_line));
+		d->loc_bytes = calloc(p->n_location + 1, sizeof(*d->loc_bytes));
+		if (!d->loc_map || !d->line_fn || !d->fn_of_line || !d->loc_bytes)
+			err = -ENOMEM;
+	}
+	/* name lengths, once each: many lines and locations may repeat a long one */
+	uint64_t *fn_len = err ? NULL : calloc(p->n_function + 1, sizeof(*fn_len));
+	uint64_t *map_len = err ? NULL : calloc(p->n_mapping + 1, sizeof(*map_len));
+	if (!err && (!fn_len || !map_len))
+		err = -ENOMEM;
+	for (size_t i = 0; i < p->n_function && !err; i++)
+		fn_len[i] = strlen(pstr(p, p->function[i]->name)) + strlen(pstr(p, p->function[i]->system_name)) + 8;
+	for (size_t i = 0; i < p->n_mapping && !err; i++)
+		map_len[i] = strlen(pstr(p, p->mapping[i]->filename));
+	size_t k = 0;
+	for (size_t i = 0; i < p->n_location && !err; i++) {
+		const pb_location *loc = p->location[i];
+		d->loc_map[i] = -1;
+		if (loc->mapping_id && (d->loc_map[i] = find_id(&midx, &mctx, loc->mapping_id)) < 0)
+			err = -EINVAL;
+		d->line_fn[i] = (int64_t)k;
+		d->loc_bytes[i] = loc->n_line ? 0 : 64 + (d->loc_map[i] < 0 ? 0 : map_len[d->loc_map[i]]);
+		for (size_t j = 0; j < loc->n_line && !err; j++) {
+			int64_t fi = find_id(fidx, fctx, loc->line[j]->function_id);
+			if (fi < 0) {
+				err = -EINVAL;
+				break;
+			}
+			d->fn_of_line[k++] = fi;
+			d->loc_bytes[i] += fn_len[fi];
+		}
+	}
+	free(fn_len);
+	free(map_len);
+	bt_htab_free(&midx);
+	return err;
+}
+
+/* Frames one sample may have, and all samples together. */
+#define MAX_STACK (1u << 20)
+#define MAX_FRAMES (1u << 27)
+/* Bytes of folded text all distinct stacks may come to. */
+#define MAX_TEXT (256ULL << 20)
+
+static int fold_decoded(struct decoded *d, struct bt_profile *prof)
+{
+	size_t work = 0;
+	uint64_t text = 0;
+	const pb_profile *p = d->p;
+	size_t vi = 0;
+	int err = value_index(p, &vi);
+	if (err && p->n_sample)
+		return err;
+	struct bt_htab lidx;
+	struct id_ctx lctx = { p->location, loc_id };
+	bt_htab_init(&lidx);
+	err = index_ids(&lidx, &lctx, p->n_location);
+	uint32_t *ids = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < p->n_sample && !err; i++) {
+		const pb_sample *s = p->sample[i];
+		if (s->n_value <= vi || s->value[vi] < 0) {
+			err = -EINVAL;
+			break;
+		}
+		if (s->value[vi] == 0)
+			continue;
+		const char *comm = "";
+		for (size_t j = 0; j < s->n_label; j++) {
+			const pb_label *l = s->label[j];
+			if (!str_ok(p, l->key) || !str_ok(p, l->str)) {
+				err = -EINVAL;
+				break;
+			}
+			if (l->str && !strcmp(pstr(p, l->key), "thread"))
+				comm = pstr(p, l->str);
+		}
+		int64_t comm_id = err ? 0 : bt_strtab_add(&prof->names, comm);
+		if (comm_id < 0)
+			err = (int)comm_id;
+		size_t n = 0;
+		uint64_t bytes = strlen(comm) + 16;
+		for (size_t j = s->n_location_id; j-- > 0 && !err;) {
+			int64_t li = find_id(&lidx, &lctx, s->location_id[j]);
+			if (li < 0) {
+				err = -EINVAL;
+				break;
+			}
+			const pb_location *loc = p->location[li];
+			size_t lines = loc->n_line ? loc->n_line : 1;
+			/* a small input can repeat a many-line location in many samples: bound the work */
+			if (lines > MAX_STACK - n || lines > MAX_FRAMES - work) {
+				err = -EFBIG;
+				break;
+			}
+			work += lines;
+			bytes += d->loc_bytes[li];
+			if (n + lines > cap) {
+				size_t ncap = cap ? cap : 64;
+				while (ncap < n + lines)
+					ncap *= 2;
+				uint32_t *ni = realloc(ids, ncap * sizeof(*ids));
+				if (!ni) {
+					err = -ENOMEM;
+					break;
+				}
+				ids = ni;
+				cap = ncap;
+			}
+			enum bt_loc_kind kind = is_kernel_mapping(p, d->loc_map[li]) ? BT_LOC_KERNEL
+						: loc->n_line ? BT_LOC_USER : BT_LOC_UNMAPPED;
+			/* the caller is the last line: it comes first, outermost first */
+			for (size_t k = lines; k-- > 0;) {
+				int64_t id = bt_profile_loc(prof, kind, (uint32_t)li, loc->n_line ? k : 0, false);
+				if (id < 0) {
+					err = (int)id;
+					break;
+				}
+				ids[n++] = (uint32_t)id;
+			}
+		}
+		size_t before = prof->nstacks;
+		uint32_t none = 0;
+		if (!err)
+			err = bt_profile_add(prof, (uint32_t)comm_id, 0, ids ? ids : &none, n,
+					     (uint64_t)s->value[vi]);
+		/* each distinct stack becomes a folded line of about this many bytes */
+		if (!err && prof->nstacks > before && (text += bytes) > MAX_TEXT)
+			err = -EFBIG;
+	}
+	free(ids);
+	bt_htab_free(&lidx);
+	return err;
+}
+
+int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
+{
+	uint8_t *raw = NULL;
+	size_t rlen = len;
+	int err = 0;
+	memset(out, 0, sizeof(*out));
+	if (bt_pprof_is_gzip(buf, len) && (err = gunzip(buf, len, &raw, &rlen)))
+		return err;
+	if (!raw && len > BT_PPROF_MAX_BYTES)
+		return -EFBIG;
+	pb_profile *p = perftools__profiles__profile__unpack(NULL, rlen, raw ? raw : buf);
+	free(raw);
+	if (!p)
+		return -EINVAL;
+	if (p->n_location > UINT32_MAX - 1) {
+		perftools__profiles__profile__free_unpacked(p, NULL);
+		return -EINVAL;
+	}
+	struct decoded *d = calloc(1, sizeof(*d));
+	struct bt_profile prof;
+	bt_profile_init(&prof);
+	struct bt_htab fidx;
+	bt_htab_init(&fidx);
+	struct id_ctx fctx = { p->function, fn_id };
+	if (!d) {
+		err = -ENOMEM;
+	} else {
+		d->p = p;
+		err = check_profile(d, &fidx, &fctx);
+	}
+	if (!err)
+		err = fold_decoded(d, &prof);
+	if (!err)
+		err = bt_profile_resolve(&prof, decoded_name, d);
+	if (!err)
+		err = bt_profile_fold(&prof, out);
+	if (d) {
+		free(d->loc_map);
+		free(d->line_fn);
+		free(d->loc_bytes);
+		free(d->buf);
+		free(d->fn_of_line);
+		free(d);
+	}
+	bt_htab_free(&fidx);
+	bt_profile_free(&prof);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	return err;
+}
+
+int bt_pprof_read(FILE *in, struct bt_folded *out)
+{
+	size_t cap = 65536, n = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= BT_PPROF_MAX_BYTES) {
+				free(buf);
+				return -EFBIG;
+			}
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t k = fread(buf + n, 1, cap - n, in);
+		n += k;
+		if (k == 0)
+			break;
+	}
+	int err = ferror(in) ? -EIO : bt_pprof_decode(buf, n, out);
+	free(buf);
+	return err;
+}

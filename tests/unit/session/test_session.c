@@ -1,0 +1,314 @@
+/* test_session.c - the record consumer fed synthetic ring buffer records (bt_proto.h): exec, mmap
+ * with the build-id of a fixture file, fork, munmap, exit and samples, the frames named against nm
+ * and readelf of the same file; kernel frames against a fake kallsyms; malformed records counted. */
+#include "testutil.h"
+#include "session/session.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define PROG "build/fixtures/fx-sha1"
+#define NOBID "build/fixtures/fx-none"
+#define TMP "build/tests/tmp-session"
+#define BASE 0x555500000000ULL      /* where the synthetic processes map the program */
+#define KSYM_ADDR 0xffffffff81001000ULL
+
+struct fx {
+	struct bt_session s;
+	char root[128];                 /* a fake root: kallsyms, and no /proc/PID of the pids used */
+	char prog[PATH_MAX];
+	uint64_t off_main, off_helper;  /* file offsets of main and fx_static_helper */
+	uint64_t t;                     /* the records' clock */
+};
+
+/* A function's file offset: its address from nm, translated through readelf's PT_LOADs. */
+static uint64_t oracle_offset(const char *file, const char *sym)
+{
+	char out[64] = "";
+	assert_int_equal(bt_test_run(out, sizeof(out),
+				     "v=0x$(nm --defined-only %s | awk '$3 == \"%s\" { print $1; exit }'); "
+				     "readelf -lW %s | while read t o a p fs rest; do [ \"$t\" = LOAD ] || continue; "
+				     "if [ $((v)) -ge $((a)) ] && [ $((v)) -lt $((a + fs)) ]; then "
+				     "echo $((v - a + o)); break; fi; done", file, sym, file), 0);
+	assert_true(out[0] >= '0' && out[0] <= '9');
+	return strtoull(out, NULL, 10);
+}
+
+static struct fx *setup(bool kernel)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p " TMP), 0);
+	snprintf(x->root, sizeof(x->root), TMP "/root-XXXXXX");
+	assert_non_null(mkdtemp(x->root));
+	char ks[256];
+	snprintf(ks, sizeof(ks), "ffffffff81000000 T _stext\n%llx T do_syscall_64\n",
+		 (unsigned long long)KSYM_ADDR);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc && printf '%s' > %s/proc/kallsyms", x->root,
+				     ks, x->root), 0);
+	assert_non_null(realpath(PROG, x->prog));
+	x->off_main = oracle_offset(x->prog, "main");
+	x->off_helper = oracle_offset(x->prog, "fx_static_helper");
+	struct bt_session_opts so = { .proc_root = x->root, .kernel = kernel, .cache_dir = x->root };
+	assert_int_equal(bt_session_init(&x->s, &so), 0);
+	return x;
+}
+
+static void teardown(struct fx *x)
+{
+	bt_session_free(&x->s);
+	bt_test_run(NULL, 0, "rm -rf %s", x->root);
+	free(x);
+}
+
+static void hdr(struct fx *x, struct bt_rec_hdr *h, enum bt_rec_type type, size_t size)
+{
+	h->type = (uint16_t)type;
+	h->version = BT_PROTO_VERSION;
+	h->size = (uint32_t)size;
+	h->time_ns = ++x->t;
+}
+
+static void exec_rec(struct fx *x, uint32_t pid)
+{
+	struct bt_rec_exec e = { .pid = pid };
+	hdr(x, &e.hdr, BT_REC_EXEC, sizeof(e));
+	assert_int_equal(bt_session_record(&x->s, &e.hdr), 0);
+}
+
+/* An mmap record of the whole file at BASE, its build-id read by the kernel side (status OK), or
+ * the status given. */
+static void mmap_rec(struct fx *x, uint32_t pid, const char *path, uint8_t status)
+{
+	struct bt_rec_mapping m = { .pid = pid, .start = BASE, .end = BASE + 0x10000, .build_id_status = status };
+	hdr(x, &m.hdr, BT_REC_MMAP, sizeof(m));
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	m.ino = st.st_ino;
+	m.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000 + (uint64_t)st.st_mtim.tv_nsec;
+	m.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	if (status == BT_BID_OK) {
+		struct bt_build_id id;
+		assert_int_equal(bt_buildid_from_path(path, &id), 0);
+		m.build_id_len = id.len;
+		memcpy(m.build_id, id.data, id.len);
+	}
+	m.path_len = (uint16_t)(strlen(path) + 1);
+	memcpy(m.path, path, m.path_len);
+	assert_int_equal(bt_session_record(&x->s, &m.hdr), 0);
+}
+
+/* A sample of user frames at these file offsets of the mapping at BASE (innermost first: callers
+ * are return addresses, one byte into the call's function) after kn kernel frames. */
+static void sample_rec(struct fx *x, uint32_t pid, const uint64_t *kips, size_t kn, const uint64_t *offs,
+		       size_t un)
+{
+	struct bt_rec_sample r = { .pid = pid, .tid = pid, .kern_n = (uint16_t)kn, .user_n = (uint16_t)un };
+	hdr(x, &r.hdr, BT_REC_SAMPLE, sizeof(r));
+	snprintf(r.comm, sizeof(r.comm), "fx");
+	for (size_t i = 0; i < kn; i++)
+		r.ips[i] = kips[i];
+	for (size_t i = 0; i < un; i++)
+		r.ips[kn + i] = BASE + offs[i];
+	assert_int_equal(bt_session_record(&x->s, &r.hdr), 0);
+}
+
+/* The session's folded stacks. */
+static char *folded(struct fx *x)
+{
+	assert_int_equal(bt_session_resolve(&x->s), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(bt_profile_write_folded(&x->s.prof, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void session__exec_mmap_sample__names_of_nm(void **state)
+{
+	struct fx *x = setup(false);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t offs[] = { x->off_helper + 2, x->off_main + 1 };
+	sample_rec(x, 500, NULL, 0, offs, 2);
+	sample_rec(x, 500, NULL, 0, offs, 2);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;main;fx_static_helper 2\n");
+	free(out);
+	assert_int_equal(x->s.stats.samples, 2);
+	assert_int_equal(x->s.stats.mappings, 1);
+	assert_int_equal(x->s.stats.bid_bpf, 1);
+	assert_int_equal(x->s.stats.unmapped_frames, 0);
+	assert_int_equal(bt_session_build_ids(&x->s), 1);
+	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 0);
+	teardown(x);
+}
+
+/* Samples still in flight after the exit record are read against the old mappings, until reaped. */
+static void session__exit__mappings_kept_until_reaped(void **state)
+{
+	struct fx *x = setup(false);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	struct bt_rec_exit e = { .pid = 500 };
+	hdr(x, &e.hdr, BT_REC_EXIT, sizeof(e));
+	assert_int_equal(bt_session_record(&x->s, &e.hdr), 0);
+	uint64_t offs[] = { x->off_main };
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	assert_int_equal(x->s.stats.exits, 1);
+	assert_int_equal(x->s.stats.unmapped_frames, 0);
+	bt_session_reap(&x->s, 0);
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	assert_int_equal(x->s.stats.unmapped_frames, 1);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;[unknown] 1\nfx;main 1\n");
+	free(out);
+	teardown(x);
+}
+
+static void session__munmap_then_sample__frame_unmapped(void **state)
+{
+	struct fx *x = setup(false);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	/* the page holding main goes */
+	uint64_t page = (BASE + x->off_main) & ~0xfffULL;
+	struct bt_rec_munmap u = { .pid = 500, .start = page, .end = page + 0x1000 };
+	hdr(x, &u.hdr, BT_REC_MUNMAP, sizeof(u));
+	assert_int_equal(bt_session_record(&x->s, &u.hdr), 0);
+	uint64_t offs[] = { x->off_main };
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	assert_int_equal(x->s.stats.unmapped_frames, 1);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;[unknown] 1\n");
+	free(out);
+	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 1);
+	teardown(x);
+}
+
+static void session__fork__child_inherits_mappings(void **state)
+{
+	struct fx *x = setup(false);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	struct bt_rec_fork f = { .parent_pid = 500, .child_pid = 501 };
+	hdr(x, &f.hdr, BT_REC_FORK, sizeof(f));
+	assert_int_equal(bt_session_record(&x->s, &f.hdr), 0);
+	uint64_t offs[] = { x->off_helper };
+	sample_rec(x, 501, NULL, 0, offs, 1);
+	/* a process the session never heard of maps nothing */
+	sample_rec(x, 502, NULL, 0, offs, 1);
+	assert_int_equal(x->s.stats.unmapped_frames, 1);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;[unknown] 1\nfx;fx_static_helper 1\n");
+	free(out);
+	teardown(x);
+}
+
+/* A build-id the kernel could not read yet: a placeholder that is not final, named once the
+ * iterator's record brings the build-id. */
+static void session__pending_build_id__placeholder_then_named(void **state)
+{
+	struct fx *x = setup(false);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_PENDING);
+	uint64_t offs[] = { x->off_main };
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	char *out = folded(x), want[128];
+	snprintf(want, sizeof(want), "fx;[fx-sha1+0x%llx] 1\n", (unsigned long long)x->off_main);
+	assert_string_equal(out, want);
+	free(out);
+	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 1);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	out = folded(x);
+	assert_string_equal(out, "fx;main 1\n");
+	free(out);
+	teardown(x);
+}
+
+/* A file without a build-id is named from itself, once its device and inode are those mapped. */
+static void session__no_build_id__named_from_the_file(void **state)
+{
+	struct fx *x = setup(false);
+	char path[PATH_MAX];
+	assert_non_null(realpath(NOBID, path));
+	exec_rec(x, 500);
+	mmap_rec(x, 500, path, BT_BID_NONE);
+	uint64_t offs[] = { oracle_offset(path, "main") };
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;main 1\n");
+	free(out);
+	assert_int_equal(bt_session_build_ids(&x->s), 0);
+	teardown(x);
+}
+
+/* Kernel frames: kallsyms' names, kept plain with a kernel kind (the folded writer marks them), and
+ * an address kallsyms does not cover named after the kernel image and counted as a miss. */
+static void session__kernel_frames__plain_names_marked_when_folded(void **state)
+{
+	struct fx *x = setup(true);
+	assert_int_equal(x->s.ksyms_err, 0);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t kips[] = { KSYM_ADDR + 0x10, 0xffffffff80000000ULL };
+	uint64_t offs[] = { x->off_main };
+	sample_rec(x, 500, kips, 2, offs, 1);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;main;[kernel.kallsyms]_[k];do_syscall_64_[k] 1\n");
+	free(out);
+	const struct bt_stack *st = &x->s.prof.stacks[0];
+	const struct bt_loc *inner = &x->s.prof.locs[x->s.prof.frames[st->first + st->nframes - 1]];
+	assert_int_equal(inner->kind, BT_LOC_KERNEL);
+	assert_string_equal(bt_strtab_get(&x->s.prof.names, inner->name_id), "do_syscall_64");
+	assert_int_equal(x->s.ksyms_misses, 1);
+	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 1);
+	teardown(x);
+}
+
+static void session__malformed_records__counted_bad(void **state)
+{
+	struct fx *x = setup(false);
+	/* shorter than its type */
+	struct bt_rec_mapping m = { 0 };
+	hdr(x, &m.hdr, BT_REC_MMAP, sizeof(m.hdr));
+	assert_int_equal(bt_session_record(&x->s, &m.hdr), 0);
+	/* another protocol version */
+	struct bt_rec_exit e = { .pid = 1 };
+	hdr(x, &e.hdr, BT_REC_EXIT, sizeof(e));
+	e.hdr.version = BT_PROTO_VERSION + 1;
+	assert_int_equal(bt_session_record(&x->s, &e.hdr), 0);
+	/* more frames than its size holds */
+	struct bt_rec_sample r = { .pid = 500, .tid = 500, .user_n = 4 };
+	hdr(x, &r.hdr, BT_REC_SAMPLE, offsetof(struct bt_rec_sample, ips) + 2 * sizeof(r.ips[0]));
+	assert_int_equal(bt_session_record(&x->s, &r.hdr), 0);
+	assert_int_equal(x->s.stats.records, 3);
+	assert_int_equal(x->s.stats.bad_records, 3);
+	assert_int_equal(x->s.stats.samples, 0);
+	assert_int_equal(x->s.stats.mappings, 0);
+	assert_int_equal(x->s.stats.exits, 0);
+	assert_int_equal(x->s.prof.nstacks, 0);
+	teardown(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(session__exec_mmap_sample__names_of_nm),
+		cmocka_unit_test(session__exit__mappings_kept_until_reaped),
+		cmocka_unit_test(session__munmap_then_sample__frame_unmapped),
+		cmocka_unit_test(session__fork__child_inherits_mappings),
+		cmocka_unit_test(session__pending_build_id__placeholder_then_named),
+		cmocka_unit_test(session__no_build_id__named_from_the_file),
+		cmocka_unit_test(session__kernel_frames__plain_names_marked_when_folded),
+		cmocka_unit_test(session__malformed_records__counted_bad),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
