@@ -79,7 +79,9 @@ buildtrace: $(PROTO_OBJ)
 # tests/unit/LAYER/test_NAME.c links build/LAYER/NAME.o unless tests/LAYER.mk sets TEST_NAME_OBJS;
 # the binaries are build/tests/test_NAME. tests/priv/test_NAME.c are privileged tests and link
 # every module.
-UNIT_SRCS  := $(wildcard $(LAYERS:%=tests/unit/%/test_*.c))
+# tests/unit/tools/ holds the tests of the tree's own tools (the layout check).
+UNIT_DIRS  := $(LAYERS) tools
+UNIT_SRCS  := $(wildcard $(UNIT_DIRS:%=tests/unit/%/test_*.c))
 UNIT_BINS  := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(UNIT_SRCS)))
 $(foreach s,$(UNIT_SRCS),$(eval LAYER_$(basename $(notdir $(s))) := $(word 3,$(subst /, ,$(s)))))
 -include $(wildcard tests/*.mk)
@@ -94,7 +96,7 @@ $(BUILD)/tests/%.o: tests/unit/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(TEST_CFLAGS) -Itests/unit/$(1) -MMD -MP -c -o $$@ $$<
 endef
-$(foreach l,$(LAYERS),$(eval $(call unit_compile,$(l))))
+$(foreach l,$(UNIT_DIRS),$(eval $(call unit_compile,$(l))))
 
 $(BUILD)/tests/%.o: tests/priv/%.c | $(SKELS)
 	@mkdir -p $(@D)
@@ -136,6 +138,7 @@ check: deps
 	if [ "$(FUZZ)" = 1 ] || [ "$$ci" = true ]; then \
 		$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) || extra="$$extra fuzz"; fi; \
 	if [ "$(VMTEST)" = 1 ] || [ "$$ci" = true ]; then tools/vmtest/run.sh || extra="$$extra vmtest"; fi; \
+	tools/check-layout.py || extra="$$extra check-layout"; \
 	CHECK_ALSO_FAILED="$$extra" $(ASAN_ENV) tools/run-tests.sh $(UNIT_BINS) $(PRIV_BINS) $$asan_bins
 
 check-unit: $(UNIT_BINS) fixtures
