@@ -15,6 +15,8 @@
 #define OTHER "build/fixtures/fx-md5"
 #define NOBID "build/fixtures/fx-none"
 #define TMP "build/tests/tmp-dso"
+/* No live mapping: the registry falls back to the path, checked by build-id. */
+static const struct bt_dso_mapping nowhere = { .pid = -1 };
 
 struct fx {
 	struct bt_dso_registry r;
@@ -111,8 +113,8 @@ static void dso__same_build_id__one_dso(void **state)
 	int64_t a = file_of(x, x->prog), b = file_of(x, copy_abs);
 	assert_true(a >= 0 && b >= 0 && a != b);
 	struct bt_build_id id = id_of(x->prog);
-	int64_t da = bt_dso_set_build_id(&x->r, (uint32_t)a, &id, BT_ORIGIN_BPF, -1, 0, 0);
-	int64_t db = bt_dso_set_build_id(&x->r, (uint32_t)b, &id, BT_ORIGIN_USERSPACE, -1, 0, 0);
+	int64_t da = bt_dso_set_build_id(&x->r, (uint32_t)a, &id, BT_ORIGIN_BPF, &nowhere);
+	int64_t db = bt_dso_set_build_id(&x->r, (uint32_t)b, &id, BT_ORIGIN_USERSPACE, &nowhere);
 	assert_true(da >= 0);
 	assert_int_equal(db, da);
 	assert_int_equal(x->r.ndsos, 1);
@@ -124,8 +126,8 @@ static void dso__same_build_id__one_dso(void **state)
 	assert_int_equal(x->r.symtabs_loaded, 1);
 	/* no build-id, or an unknown file: refused */
 	struct bt_build_id none = { 0 };
-	assert_int_equal(bt_dso_set_build_id(&x->r, (uint32_t)a, &none, BT_ORIGIN_BPF, -1, 0, 0), -EINVAL);
-	assert_int_equal(bt_dso_set_build_id(&x->r, 99, &id, BT_ORIGIN_BPF, -1, 0, 0), -EINVAL);
+	assert_int_equal(bt_dso_set_build_id(&x->r, (uint32_t)a, &none, BT_ORIGIN_BPF, &nowhere), -EINVAL);
+	assert_int_equal(bt_dso_set_build_id(&x->r, 99, &id, BT_ORIGIN_BPF, &nowhere), -EINVAL);
 	teardown(x);
 }
 
@@ -135,7 +137,7 @@ static void dso__build_id_mismatch__refused(void **state)
 	struct fx *x = setup();
 	int64_t f = file_of(x, x->prog);
 	struct bt_build_id other = id_of(OTHER);
-	int64_t d = bt_dso_set_build_id(&x->r, (uint32_t)f, &other, BT_ORIGIN_BPF, -1, 0, 0);
+	int64_t d = bt_dso_set_build_id(&x->r, (uint32_t)f, &other, BT_ORIGIN_BPF, &nowhere);
 	assert_true(d >= 0);
 	assert_true(x->r.mismatches >= 1);
 	assert_int_equal(bt_dso_get(&x->r, (uint32_t)d)->fd, -1);
@@ -153,9 +155,9 @@ static void dso__no_build_id__checked_by_inode(void **state)
 	char path[PATH_MAX];
 	assert_non_null(realpath(NOBID, path));
 	int64_t f = file_of(x, path);
-	int64_t d = bt_dso_set_no_build_id(&x->r, (uint32_t)f, -1, 0, 0);
+	int64_t d = bt_dso_set_no_build_id(&x->r, (uint32_t)f, &nowhere);
 	assert_true(d >= 0);
-	assert_int_equal(bt_dso_set_no_build_id(&x->r, (uint32_t)f, -1, 0, 0), d);
+	assert_int_equal(bt_dso_set_no_build_id(&x->r, (uint32_t)f, &nowhere), d);
 	assert_true(bt_dso_file_get(&x->r, (uint32_t)f)->no_build_id);
 	const struct bt_symtab *st = bt_dso_symtab(&x->r, (uint32_t)d);
 	assert_non_null(st);
@@ -164,7 +166,7 @@ static void dso__no_build_id__checked_by_inode(void **state)
 	struct stat sb;
 	assert_int_equal(stat(path, &sb), 0);
 	int64_t g = bt_dso_file(&x->r, sb.st_dev, sb.st_ino + 1, 0, path);
-	int64_t e = bt_dso_set_no_build_id(&x->r, (uint32_t)g, -1, 0, 0);
+	int64_t e = bt_dso_set_no_build_id(&x->r, (uint32_t)g, &nowhere);
 	assert_true(e >= 0 && e != d);
 	assert_null(bt_dso_symtab(&x->r, (uint32_t)e));
 	assert_true(x->r.mismatches >= 1);
@@ -177,7 +179,7 @@ static void dso__evicted__loaded_again(void **state)
 	struct fx *x = setup();
 	int64_t f = file_of(x, x->prog);
 	struct bt_build_id id = id_of(x->prog);
-	uint32_t d = (uint32_t)bt_dso_set_build_id(&x->r, (uint32_t)f, &id, BT_ORIGIN_BPF, -1, 0, 0);
+	uint32_t d = (uint32_t)bt_dso_set_build_id(&x->r, (uint32_t)f, &id, BT_ORIGIN_BPF, &nowhere);
 	assert_non_null(bt_dso_symtab(&x->r, d));
 	x->r.epoch = 1;
 	assert_int_equal(bt_dso_evict(&x->r, 0), 0);   /* asked for at epoch 0: not before it */
