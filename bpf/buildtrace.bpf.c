@@ -457,6 +457,38 @@ int on_munmap(struct trace_event_raw_sys_enter *ctx)
 	return handle_munmap(ctx->args[0], ctx->args[1]);
 }
 
+/* The mmap path itself, where the kernel allows BPF trampolines: it runs for mappings made by
+ * mmap(2) and by the kernel's own ELF loader, and costs nothing to any other system call. Only
+ * executable file mappings are looked at. */
+#define BT_PROT_EXEC 0x4
+
+SEC("fexit/vm_mmap_pgoff")
+int BPF_PROG(on_vm_mmap, struct file *file, unsigned long addr, unsigned long len, unsigned long prot,
+	     unsigned long flag, unsigned long pgoff, unsigned long ret)
+{
+	if (!file || !(prot & BT_PROT_EXEC))
+		return 0;
+	return handle_mmap(ret);
+}
+
+/* ld.so calls _dl_debug_state around every change of its list of loaded objects (dlopen,
+ * dlclose), so that debuggers look again: so does buildtrace, for the libraries a dlclose
+ * unmapped, without hooking munmap. */
+SEC("uprobe")
+int on_dl_state(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!is_watched(tgid))
+		return 0;
+	struct bt_rec_exit *rec;
+	if (!RESERVE(rec, BT_REC_DLSTATE))
+		return 0;
+	rec->pid = tgid;
+	rec->pad = 0;
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
 /* Without tracefs the per-syscall tracepoints cannot be attached; the raw syscall tracepoints,
  * attached by BTF id, can. They fire for every syscall, so the number is checked first, and
  * 32-bit syscalls (other numbers) are left out, as the per-syscall tracepoints leave them out. */

@@ -27,7 +27,8 @@ enum bt_rec_type {
 	BT_REC_VMA = 7,     /* struct bt_rec_mapping: an executable file mapping read by the task_vma iterator */
 	BT_REC_MODULE = 8,  /* struct bt_rec_module */
 	BT_REC_USTACK = 9,  /* struct bt_rec_ustack: the user registers and stack of the sample after it */
-	BT_REC_TYPE_MAX = 10,
+	BT_REC_DLSTATE = 10, /* struct bt_rec_exit: ld.so announced a change of its loaded objects */
+	BT_REC_TYPE_MAX = 11,
 };
 
 /* Every record starts with this; size is the whole record's size in bytes. */

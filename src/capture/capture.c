@@ -2,7 +2,10 @@
  * drives the snapshot iterators, and hands ring buffer records to the caller in order. */
 #include "capture/capture.h"
 #include "capture/callgraph.h"
+#include "capture/mapsrc.h"
 #include "capture/records.h"
+#include "capture/sideband.h"
+#include "session/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -28,6 +34,8 @@
 #define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
 #define VERIFIER_LOG_SIZE (256 * 1024)
+#define SIDEBAND_PAGES 16     /* per CPU: 64 KiB of mmap records between two drains */
+#define LDSO_MAX 8            /* distinct ld.so files watched for dlopen and dlclose */
 
 struct bt_capture {
 	struct buildtrace_bpf *skel;
@@ -48,6 +56,16 @@ struct bt_capture {
 	bool stopped;   /* on_record asked to stop; stop_rc is what it returned */
 	int stop_rc;
 	libbpf_print_fn_t old_print;
+	enum bt_mapsrc mapsrc;         /* how new mappings are learnt */
+	struct bt_sideband *sb;        /* with BT_MAPSRC_SIDEBAND */
+	bool sb_build_ids;             /* the kernel puts build-ids in its mmap records */
+	uint64_t sb_drained_ns;        /* every mmap record up to this time has been drained */
+	uint64_t sb_lost_seen;
+	int epfd;                      /* the ring buffer and the sideband rings, waited on together */
+	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state */
+	dev_t ldso_dev[LDSO_MAX];
+	ino_t ldso_ino[LDSO_MAX];
+	unsigned nldso;
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -107,6 +125,118 @@ static void queue_snapshot(struct bt_capture *c, int pid)
 	c->pending[c->npending++] = pid;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static bool watched(struct bt_capture *c, uint32_t pid)
+{
+	uint8_t v;
+	return c->all || bpf_map__lookup_elem(c->skel->maps.watched, &pid, sizeof(pid), &v, sizeof(v), 0) == 0;
+}
+
+static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
+{
+	int r = c->on_record(c->ctx, h);
+	if (r) {
+		c->stopped = true;
+		c->stop_rc = r;
+	}
+	return r;
+}
+
+/* A kernel mmap record of a watched process, delivered as the ring buffer's records are. */
+static int on_sideband(void *ctx, const struct bt_sb_mmap *m)
+{
+	struct bt_capture *c = ctx;
+	if (!watched(c, m->pid))
+		return 0;
+	union bt_mapsrc_rec rec;
+	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP && rec.map.build_id_status == BT_BID_PENDING)
+		queue_snapshot(c, (int)m->pid);
+	return deliver(c, &rec.hdr);
+}
+
+/* Kernel mmap records up to time t, before the ring buffer record of time t: any made before t
+ * sits in a ring already when the ring buffer record is read, so draining then finds it. A lost
+ * record means mappings are missing: the watched processes are read again. */
+static int sideband_until(struct bt_capture *c, uint64_t t)
+{
+	if (!c->sb)
+		return 0;
+	if (t > c->sb_drained_ns) {
+		uint64_t now = mono_ns();
+		if (bt_sideband_drain(c->sb) >= 0)
+			c->sb_drained_ns = now;
+		uint64_t lost = bt_sideband_lost(c->sb);
+		if (lost != c->sb_lost_seen) {
+			logf_(c, BT_LOG_WARN, "%llu kernel mmap records lost: reading the mappings again",
+			      (unsigned long long)(lost - c->sb_lost_seen));
+			c->sb_lost_seen = lost;
+			c->pending_all = true;
+		}
+	}
+	int r = bt_sideband_deliver(c->sb, t, on_sideband, c);
+	return r < 0 ? r : 0;
+}
+
+static int ignore(void *ctx, const struct bt_sb_mmap *m)
+{
+	return 0;
+}
+
+/* Before the initial snapshot, which reports every mapping there is: the records made while the
+ * programs were loaded (and any lost then) tell nothing more. */
+static void forget_sideband(struct bt_capture *c)
+{
+	c->sb_drained_ns = mono_ns();
+	bt_sideband_drain(c->sb);
+	bt_sideband_deliver(c->sb, c->sb_drained_ns, ignore, NULL);
+	c->sb_lost_seen = bt_sideband_lost(c->sb);
+}
+
+struct gaps_ctx {
+	struct bt_capture *c;
+	struct bt_rec_munmap rec;  /* hdr, pid and the start of the next gap filled in */
+	int err;
+};
+
+static int emit_gap(struct gaps_ctx *g, uint64_t end)
+{
+	if (end <= g->rec.start)
+		return 0;
+	g->rec.end = end;
+	return deliver(g->c, &g->rec.hdr);
+}
+
+static int gap_before(void *ctx, const struct bt_procmap *m)
+{
+	struct gaps_ctx *g = ctx;
+	if (m->perms[2] != 'x' || m->path[0] != '/')
+		return 0;
+	int r = emit_gap(g, m->start);
+	g->rec.start = m->end;
+	return r;
+}
+
+/* ld.so changed its list of objects (a dlopen or a dlclose): what the process still maps is read
+ * from /proc/PID/maps, and everything between its executable file mappings is reported unmapped,
+ * so a library a dlclose removed is forgotten without a hook on munmap. */
+static int on_dlstate(struct bt_capture *c, const struct bt_rec_exit *d)
+{
+	struct gaps_ctx g = { .c = c };
+	g.rec.hdr = (struct bt_rec_hdr){ .type = BT_REC_MUNMAP, .version = BT_PROTO_VERSION,
+					 .size = sizeof(g.rec), .time_ns = d->hdr.time_ns };
+	g.rec.pid = d->pid;
+	int r = bt_procmaps_foreach("", (int)d->pid, gap_before, &g);
+	if (r < 0)
+		return 0;  /* gone, or unreadable: its exit record follows or nothing can be known */
+	return r ? r : emit_gap(&g, UINT64_MAX >> 1);
+}
+
 static int on_ring_record(void *ctx, void *data, size_t len)
 {
 	struct bt_capture *c = ctx;
@@ -116,7 +246,11 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
 		return 0;
 	}
+	if (sideband_until(c, h->time_ns) || c->stopped)
+		return -ECANCELED;
 	switch (h->type) {
+	case BT_REC_DLSTATE:
+		return on_dlstate(c, (const void *)h) ? -ECANCELED : 0;
 	case BT_REC_EXEC:
 		queue_snapshot(c, ((const struct bt_rec_exec *)h)->pid);
 		break;
@@ -132,13 +266,8 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 		break;
 	}
 	}
-	int r = c->on_record(c->ctx, h);
-	if (r) {
-		c->stopped = true;
-		c->stop_rc = r;
-		return -ECANCELED;  /* makes libbpf stop consuming; the caller gets stop_rc */
-	}
-	return 0;
+	/* -ECANCELED makes libbpf stop consuming; the caller gets stop_rc */
+	return deliver(c, h) ? -ECANCELED : 0;
 }
 
 /* ---- iterators --------------------------------------------------------------------------- */
@@ -331,19 +460,23 @@ int bt_capture_poll(struct bt_capture *c, int timeout_ms)
 	if (!c)
 		return -EINVAL;
 	c->stopped = false;
-	int n = ring_buffer__poll(c->rb, timeout_ms);
+	/* Samples do not wake the reader (see the sampler), so what the wait did not deliver is
+	 * taken after it: at most one poll timeout late, for one wakeup per poll instead of per
+	 * sample. Other records and a quarter-full sideband ring end the wait. */
+	struct epoll_event ev[8];
+	if (epoll_wait(c->epfd, ev, 8, timeout_ms) < 0 && errno == EINTR)
+		return -EINTR;
+	int n = ring_buffer__consume(c->rb);
 	if (c->stopped)
 		return c->stop_rc;
 	if (n < 0)
 		return n;
-	/* Samples do not wake the reader (see the sampler), so what the wait did not deliver is
-	 * taken now: at most one poll timeout late, for one wakeup per poll instead of per sample. */
-	int late = ring_buffer__consume(c->rb);
+	/* Mappings made while nothing else happened: at most one poll late. */
+	int sb = sideband_until(c, UINT64_MAX);
 	if (c->stopped)
 		return c->stop_rc;
-	if (late < 0)
-		return late;
-	n = n > INT_MAX - late ? INT_MAX : n + late;
+	if (sb < 0)
+		return sb;
 	if (c->npending || c->pending_all) {
 		int err = run_pending(c);
 		if (err)
@@ -586,6 +719,73 @@ static int check_opts(const struct bt_capture_opts *opts, char *errbuf, size_t e
 	return 0;
 }
 
+struct cpu_list {
+	int cpus[1024];
+	size_t n;
+};
+
+static int add_cpu(void *ctx, int cpu)
+{
+	struct cpu_list *l = ctx;
+	if (l->n == sizeof(l->cpus) / sizeof(l->cpus[0]))
+		return -E2BIG;
+	l->cpus[l->n++] = cpu;
+	return 0;
+}
+
+static int open_sideband(struct bt_capture *c)
+{
+	struct cpu_list *l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	int err = for_each_online_cpu(add_cpu, l);
+	if (!err) {
+		c->sb_build_ids = true;
+		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, true, &c->sb);
+		if (err == -EOPNOTSUPP) {  /* before Linux 5.12: the iterator reads the build-ids */
+			c->sb_build_ids = false;
+			err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, false, &c->sb);
+		}
+	}
+	free(l);
+	return err;
+}
+
+/* Best first (mapsrc.h), unless the caller asked for one; only the chosen source's programs are
+ * loaded. The syscall tracepoints need tracefs, mounted here when it is not. */
+static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opts)
+{
+	enum bt_mapsrc want = OPT_GIVEN(opts, mapsrc) ? opts->mapsrc : 0;
+	c->mapsrc = want ? want : BT_MAPSRC_SYSCALLS;
+	if ((!want || want == BT_MAPSRC_FEXIT) && bt_mapsrc_fexit_works("vm_mmap_pgoff")) {
+		c->mapsrc = BT_MAPSRC_FEXIT;
+	} else if (!want || want == BT_MAPSRC_SIDEBAND) {
+		int err = open_sideband(c);
+		if (!err)
+			c->mapsrc = BT_MAPSRC_SIDEBAND;
+		else
+			logf_(c, BT_LOG_INFO, "the kernel's mmap records are unavailable: %s", strerror(-err));
+	}
+	if (want && c->mapsrc != want)
+		return -EOPNOTSUPP;
+	bool sys = c->mapsrc == BT_MAPSRC_SYSCALLS;
+	if (sys && bt_mapsrc_mount_tracefs() != 0)
+		logf_(c, BT_LOG_DEBUG, "tracefs could not be mounted");
+	bool per_syscall = sys && have_syscall_tracepoints();
+	bpf_program__set_autoload(c->skel->progs.on_vm_mmap, c->mapsrc == BT_MAPSRC_FEXIT);
+	bpf_program__set_autoload(c->skel->progs.on_dl_state, !sys);
+	bpf_program__set_autoload(c->skel->progs.on_mmap, per_syscall);
+	bpf_program__set_autoload(c->skel->progs.on_munmap, per_syscall);
+	bpf_program__set_autoload(c->skel->progs.on_sys_exit, sys && !per_syscall);
+	bpf_program__set_autoload(c->skel->progs.on_sys_enter, sys && !per_syscall);
+	logf_(c, BT_LOG_INFO, "new mappings: %s%s", bt_mapsrc_name(c->mapsrc, c->sb_build_ids),
+	      sys && !per_syscall ? " (raw_syscalls: tracefs has no syscall tracepoints)" : "");
+	if (sys)
+		logf_(c, BT_LOG_WARN, "learning of mappings through system call tracepoints: every system "
+		      "call of every process pays for them");
+	return 0;
+}
+
 /* What can only be set between opening the object and loading it: the read-only configuration,
  * the ring buffer's size, and which programs are loaded at all. */
 static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
@@ -619,13 +819,9 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		bpf_program__set_autoload(c->skel->progs.on_module_load, false);
 		logf_(c, BT_LOG_DEBUG, "module_load tracepoint absent: module loads are not captured");
 	}
-	bool per_syscall = have_syscall_tracepoints();
-	bpf_program__set_autoload(c->skel->progs.on_mmap, per_syscall);
-	bpf_program__set_autoload(c->skel->progs.on_munmap, per_syscall);
-	bpf_program__set_autoload(c->skel->progs.on_sys_exit, !per_syscall);
-	bpf_program__set_autoload(c->skel->progs.on_sys_enter, !per_syscall);
-	if (!per_syscall)
-		logf_(c, BT_LOG_DEBUG, "tracefs has no syscall tracepoints: using raw_syscalls");
+	if ((err = choose_mapsrc(c, opts)))
+		return fail(errbuf, errlen, err, "learning of mappings through %s",
+			    bt_mapsrc_name(opts->mapsrc, 1));
 	return 0;
 }
 
@@ -656,6 +852,59 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	return err;
 }
 
+/* A uprobe on _dl_debug_state in the ld.so at path (opened by the caller, named through
+ * /proc/self/fd so that the probe lands on exactly that file), once per file. */
+static void probe_ldso(struct bt_capture *c, const char *what, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	for (unsigned i = 0; i < c->nldso; i++) {
+		if (c->ldso_ino[i] == st.st_ino && c->ldso_dev[i] == st.st_dev)
+			return;
+	}
+	if (c->nldso == LDSO_MAX)
+		return;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(c->skel->progs.on_dl_state, -1, path, 0, &uo);
+	if (!l) {
+		logf_(c, BT_LOG_WARN, "%s: no uprobe on _dl_debug_state (%s): libraries a dlclose unmaps "
+		      "stay known until something else is mapped there", what, strerror(errno));
+		return;
+	}
+	c->ldso_dev[c->nldso] = st.st_dev;
+	c->ldso_ino[c->nldso] = st.st_ino;
+	c->ldso_links[c->nldso++] = l;
+	logf_(c, BT_LOG_DEBUG, "%s: dlopen and dlclose seen through _dl_debug_state", what);
+}
+
+/* The ld.so of our own executable (system-wide: every process started from the host's files),
+ * and of each watched process, found inside that process's root. */
+static void attach_ldso(struct bt_capture *c, const struct bt_capture_opts *opts)
+{
+	char interp[4096];
+	if (bt_mapsrc_interp("/proc/self/exe", "", interp, sizeof(interp)) == 0) {
+		int fd = open(interp, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0) {
+			probe_ldso(c, interp, fd);
+			close(fd);
+		}
+	}
+	for (size_t i = 0; !opts->all && i < opts->npids; i++) {
+		char exe[64];
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", opts->pids[i]);
+		if (bt_mapsrc_interp(exe, "", interp, sizeof(interp)) != 0)
+			continue;
+		int fd = bt_procmaps_open_in_root("", opts->pids[i], interp);
+		if (fd >= 0) {
+			probe_ldso(c, interp, fd);
+			close(fd);
+		}
+	}
+}
+
 /* Fills the watched set, attaches the tracepoints and the samplers, and opens the ring buffer. */
 static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
 {
@@ -679,9 +928,16 @@ static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char
 			return fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
 				    "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);
 	}
+	if (c->mapsrc != BT_MAPSRC_SYSCALLS)
+		attach_ldso(c, opts);
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ring_record, c, NULL);
 	if (!c->rb)
 		return fail(errbuf, errlen, -errno, "opening the ring buffer");
+	struct epoll_event ev = { .events = EPOLLIN };
+	if ((c->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(c->rb), &ev) != 0 ||
+	    (c->sb && (err = bt_sideband_add_to_epoll(c->sb, c->epfd, 1))))
+		return fail(errbuf, errlen, err ? err : -errno, "waiting on the ring buffers");
 	return 0;
 }
 
@@ -699,6 +955,7 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	struct bt_capture *c = calloc(1, sizeof(*c));
 	if (!c)
 		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
+	c->epfd = -1;
 	c->on_record = opts->on_record;
 	c->ctx = opts->ctx;
 	c->log = opts->log;
@@ -713,6 +970,8 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		err = load(c, opts, errbuf, errlen);
 	if (!err)
 		err = attach(c, opts, errbuf, errlen);
+	if (!err && c->sb)
+		forget_sideband(c);
 	if (!err && (err = bt_capture_snapshot(c, 0)))
 		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
 	if (err) {
@@ -762,6 +1021,10 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->iter_runs = c->iter_runs;
 	out->cpus_attached = c->nperf;
 	out->ringbuf_bytes = bpf_map__max_entries(c->skel->maps.events);
+	out->mapsrc = c->mapsrc;
+	out->mapsrc_build_ids = c->mapsrc == BT_MAPSRC_SIDEBAND ? c->sb_build_ids : true;
+	out->sideband_lost = bt_sideband_lost(c->sb);
+	out->dlopen_probes = c->nldso;
 	return err;
 }
 
@@ -799,6 +1062,11 @@ void bt_capture_close(struct bt_capture *c)
 		logf_(c, BT_LOG_WARN, "%llu malformed ring buffer records were ignored",
 		      (unsigned long long)c->malformed);
 	ring_buffer__free(c->rb);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	bt_sideband_close(c->sb);
+	for (unsigned i = 0; i < c->nldso; i++)
+		bpf_link__destroy(c->ldso_links[i]);
 	for (unsigned i = 0; i < c->nperf; i++)
 		bpf_link__destroy(c->perf_links[i]);
 	free(c->perf_links);

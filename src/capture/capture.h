@@ -35,6 +35,8 @@ struct bt_capture_opts {
 	bool dwarf;             /* also copy user registers and stack (BT_REC_USTACK) per sample */
 	unsigned ustack_bytes;  /* stack bytes per BT_REC_USTACK, 0: BT_USTACK_BYTES; else a multiple
 				 * of 8 in BT_USTACK_MIN..BT_USTACK_MAX (-EINVAL otherwise) */
+	int mapsrc;             /* enum bt_mapsrc: how new mappings are learnt; 0: the best the
+				 * kernel allows (another that it refuses: -EOPNOTSUPP) */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -62,6 +64,10 @@ struct bt_capture_stats {
 	uint64_t iter_runs;               /* iterator runs made */
 	unsigned cpus_attached;
 	uint64_t ringbuf_bytes;           /* the ring buffer's size */
+	int mapsrc;                       /* enum bt_mapsrc in use */
+	bool mapsrc_build_ids;            /* its mmap records carry build-ids */
+	uint64_t sideband_lost;           /* kernel mmap records lost (a re-read followed) */
+	unsigned dlopen_probes;           /* ld.so files whose dlopen and dlclose are seen */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

@@ -15,6 +15,7 @@ static const uint32_t min_size[BT_REC_TYPE_MAX] = {
 	[BT_REC_VMA] = sizeof(struct bt_rec_mapping),
 	[BT_REC_MODULE] = sizeof(struct bt_rec_module),
 	[BT_REC_USTACK] = sizeof(struct bt_rec_ustack),
+	[BT_REC_DLSTATE] = sizeof(struct bt_rec_exit),
 };
 
 size_t bt_rec_min_size(unsigned type)

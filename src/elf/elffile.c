@@ -392,6 +392,31 @@ int bt_elf_layout(struct bt_elf *e, struct bt_elf_layout *out)
 	return 0;
 }
 
+int bt_elf_interp(struct bt_elf *e, char *buf, size_t len)
+{
+	if (!e || !buf || !len)
+		return -EINVAL;
+	size_t phnum;
+	if (elf_getphdrnum(e->elf, &phnum) != 0)
+		return -ENOEXEC;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e->elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type != PT_INTERP)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(e->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		if (!d || !d->d_buf || !d->d_size)
+			return -ENOEXEC;
+		size_t n = strnlen(d->d_buf, d->d_size);
+		if (n == 0 || n == d->d_size || n >= len)
+			return n >= len ? -ENAMETOOLONG : -ENOEXEC;
+		memcpy(buf, d->d_buf, n + 1);
+		return 0;
+	}
+	return -ENODATA;
+}
+
 int bt_elf_offset_to_vaddr(const struct bt_elf_layout *l, uint64_t offset, uint64_t *vaddr)
 {
 	if (!l || !vaddr)

@@ -49,6 +49,9 @@ struct bt_elf_layout {
 	struct bt_elf_load load[BT_ELF_MAX_LOADS];
 };
 int bt_elf_layout(struct bt_elf *e, struct bt_elf_layout *out);
+/* The program interpreter a dynamically linked executable names (PT_INTERP), NUL-terminated.
+ * 0, -ENODATA (none: static or a library), -ENAMETOOLONG, or -ENOEXEC. */
+int bt_elf_interp(struct bt_elf *e, char *buf, size_t len);
 /* The address (as in the symbol table) of a file offset: the PT_LOAD containing it decides, the
  * executable one first when segments overlap. 0 or -ERANGE. Works for PIE, shared objects and
  * non-PIE executables alike. */
