@@ -756,7 +756,7 @@ static int open_sideband(struct bt_capture *c)
 static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opts)
 {
 	enum bt_mapsrc want = OPT_GIVEN(opts, mapsrc) ? opts->mapsrc : 0;
-	c->mapsrc = want ? want : BT_MAPSRC_SYSCALLS;
+	c->mapsrc = BT_MAPSRC_SYSCALLS;
 	if ((!want || want == BT_MAPSRC_FEXIT) && bt_mapsrc_fexit_works("vm_mmap_pgoff")) {
 		c->mapsrc = BT_MAPSRC_FEXIT;
 	} else if (!want || want == BT_MAPSRC_SIDEBAND) {

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "capture/capture.h"
+#include "capture/mapsrc.h"
 #include "kernel/kallsyms.h"
 #include "session/session.h"
 
@@ -388,6 +389,85 @@ static void capture__dlopen_after_attach__buildid_matches_readelf(void **state)
 	bt_capture_close(c);
 	reap(pid);
 	recs_free(&r);
+}
+
+/* Each way of learning of mappings the kernel allows reports a dlopen made after attach, with
+ * readelf's build-id, and a dlclose; the one chosen by default is the best of them (mapsrc.h).
+ * Under CI=true this machine's kernel must offer more than the syscall tracepoints, and
+ * BT_EXPECT_MAPSRC names the one a kernel must choose (the second kernel's check sets it). */
+static void capture__mapping_sources__best_chosen_and_each_reports_dlopen(void **state)
+{
+	bt_test_require_priv();
+	need_file(PROGS "/dlopener");
+	char lib[PATH_MAX], want[128], got[2 * BT_BUILD_ID_MAX + 1];
+	assert_non_null(realpath(PROGS "/libbtdl.so", lib));
+	readelf_buildid(lib, want, sizeof(want));
+	int first = 0;
+	for (int src = BT_MAPSRC_FEXIT; src <= BT_MAPSRC_SYSCALLS; src++) {
+		char *argv[] = { PROGS "/dlopener", lib, "signal", NULL };
+		pid_t pid = spawn(argv);
+		wait_maps(pid, "libc.so");
+		struct recs r = { 0 };
+		struct bt_capture_opts o = { .mapsrc = src };
+		o.sz = sizeof(o);
+		o.pids = (int[]){ pid };
+		o.npids = 1;
+		o.on_record = collect;
+		o.ctx = &r;
+		struct bt_capture *c = NULL;
+		char err[512];
+		int e = bt_capture_open(&o, &c, err, sizeof(err));
+		print_message("%s: %s\n", bt_mapsrc_name(src, 1), e ? err : "available");
+		if (e == -EOPNOTSUPP) {
+			reap(pid);
+			continue;
+		}
+		assert_int_equal(e, 0);
+		first = first ? first : src;
+		struct bt_capture_stats st;
+		assert_int_equal(bt_capture_stats(c, &st), 0);
+		assert_int_equal(st.mapsrc, src);
+		poll_until(c, &r, NULL, NULL, 0.2);
+		kill(pid, SIGUSR1);
+		struct want_map w = { pid, "libbtdl.so" };
+		assert_true(poll_until(c, &r, have_ok_mapping, &w, 3));
+		const struct bt_rec_mapping *m = find_mapping(&r, BT_REC_MMAP, pid, "libbtdl.so", true);
+		if (!m)
+			m = find_mapping(&r, BT_REC_VMA, pid, "libbtdl.so", true);
+		rec_hex(m, got);
+		assert_string_equal(got, want);
+		assert_non_null(find_mapping(&r, BT_REC_MMAP, pid, "libbtdl.so", false));
+		kill(pid, SIGUSR2);
+		bool unmapped = false;
+		double end = now_s() + 3;
+		while (!unmapped && now_s() < end) {
+			bt_capture_poll(c, 50);
+			for (size_t i = 0; i < r.n; i++) {
+				const struct bt_rec_munmap *u = (const void *)r.v[i];
+				unmapped |= u->hdr.type == BT_REC_MUNMAP && u->pid == (uint32_t)pid &&
+					    u->start <= m->start && m->start < u->end;
+			}
+		}
+		assert_true(unmapped);
+		bt_capture_close(c);
+		reap(pid);
+		recs_free(&r);
+	}
+	/* the default is the first that opened */
+	struct recs r = { 0 };
+	int self = getpid();
+	struct bt_capture *c = open_capture(&self, 1, &r, NULL);
+	struct bt_capture_stats st;
+	assert_int_equal(bt_capture_stats(c, &st), 0);
+	assert_int_equal(st.mapsrc, first);
+	bt_capture_close(c);
+	recs_free(&r);
+	const char *expect = getenv("BT_EXPECT_MAPSRC");
+	if (expect && *expect)
+		assert_string_equal(expect, first == BT_MAPSRC_FEXIT ? "fexit" :
+					    first == BT_MAPSRC_SIDEBAND ? "sideband" : "syscalls");
+	if (bt_test_in_ci())
+		assert_true(first != BT_MAPSRC_SYSCALLS);
 }
 
 /* The path the mmap tracepoint rebuilds from dentries crosses mount points (/dev/shm is a tmpfs
@@ -1182,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(capture__bpf_programs_loaded_later__named_after_reload),
 		cmocka_unit_test(capture__snapshot__every_exec_mapping_matches_maps_and_readelf),
 		cmocka_unit_test(capture__dlopen_after_attach__buildid_matches_readelf),
+		cmocka_unit_test(capture__mapping_sources__best_chosen_and_each_reports_dlopen),
 		cmocka_unit_test(capture__mmap_on_another_mount__path_crosses_mounts),
 		cmocka_unit_test(capture__deleted_library__buildid_still_read),
 		cmocka_unit_test(capture__signal_during_poll__returns_eintr),
