@@ -9,7 +9,7 @@
 #include "elf/elffile.h"
 #include "kernel/kallsyms.h"
 #include "elf/minidebuginfo.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 #include "session/profile.h"
 #include "elf/symtab.h"
 

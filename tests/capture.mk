@@ -15,3 +15,6 @@ $(PROGS_BINS): $(PROGS_DIR)/%: tests/progs/%.c
 	$(CC) $(PROGS_CFLAGS) -o $@ $< -pthread -ldl
 
 fixtures:: $(PROGS_BINS) $(PROGS_DIR)/libbtdl.so
+
+# Unit test link list for the /proc/PID/maps reader.
+TEST_procmaps_OBJS = $(BUILD)/capture/procmaps.o $(ELF_CORE_OBJS)

@@ -3,7 +3,7 @@ TEST_flamegraph_OBJS = $(BUILD)/output/flamegraph.o $(BUILD)/session/profile.o $
                        $(BUILD)/base/strtab.o
 # The pprof and JSON tests build a session by hand (outputs_session.h): every layer up to output,
 # and of the capture layer only the record check the session makes.
-OUTPUT_SESSION_OBJS  = $(OBJS_base) $(OBJS_elf) $(OBJS_symsrc) $(OBJS_kernel) $(BUILD)/capture/records.o \
+OUTPUT_SESSION_OBJS  = $(OBJS_base) $(OBJS_elf) $(OBJS_symsrc) $(OBJS_kernel) $(BUILD)/capture/records.o $(BUILD)/capture/procmaps.o \
                        $(OBJS_session) $(OBJS_output)
 TEST_pprof_OBJS      = $(OUTPUT_SESSION_OBJS)
 TEST_jsonout_OBJS    = $(OUTPUT_SESSION_OBJS)

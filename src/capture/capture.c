@@ -5,7 +5,7 @@
 #include "capture/mapsrc.h"
 #include "capture/records.h"
 #include "capture/sideband.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>

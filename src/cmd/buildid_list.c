@@ -16,7 +16,7 @@
 #include "base/htab.h"
 #include "kernel/kident.h"
 #include "output/jsonout.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 
 struct bl_args {
 	int *pids;

@@ -24,7 +24,7 @@
 #include "kernel/kframe.h"
 #include "kernel/kident.h"
 #include "kernel/kmods.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 #include "symsrc/symsrc.h"
 #include "elf/symtab.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "symsrc/bidcache.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 
 void bt_dso_registry_init(struct bt_dso_registry *r, const char *proc_root,
 			  const struct bt_symsrc_opts *symsrc, bool cache_store)

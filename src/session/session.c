@@ -16,7 +16,7 @@
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
 #include "kernel/kframe.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 #include "elf/unwind.h"
 
 dev_t bt_kdev_to_dev(uint32_t kdev)

@@ -21,6 +21,7 @@ static const struct {
 	{ BT_REC_VMA, sizeof(struct bt_rec_mapping) },
 	{ BT_REC_MODULE, sizeof(struct bt_rec_module) },
 	{ BT_REC_USTACK, sizeof(struct bt_rec_ustack) },
+	{ BT_REC_DLSTATE, sizeof(struct bt_rec_exit) },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 

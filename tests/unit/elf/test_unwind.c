@@ -4,7 +4,7 @@
  * same point; through a signal handler, against the interrupted pc the kernel saved; and its
  * refusals: a copy too short, no CFI anywhere. */
 #include "testutil.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 #include "elf/unwind.h"
 
 #include <execinfo.h>

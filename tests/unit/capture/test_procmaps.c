@@ -1,7 +1,7 @@
 /* test_procmaps.c - maps line parsing from literal lines, and this very process's maps checked against
  * what the kernel reports through /proc/self/map_files, fstat and readelf. */
 #include "testutil.h"
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* procmaps.c - a strict parser for /proc/PID/maps lines, iteration over a process's maps, opening a
  * mapped file through /proc/PID/map_files to read its build-id, and opening a path a process names
  * inside that process's root. */
-#include "session/procmaps.h"
+#include "capture/procmaps.h"
 
 #include <errno.h>
 #include <fcntl.h>
