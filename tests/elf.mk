@@ -6,6 +6,7 @@ TEST_buildid_OBJS := $(ELF_CORE_OBJS)
 TEST_elffile_OBJS := $(ELF_CORE_OBJS)
 TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)
 # The test finds its own mappings through /proc/self/maps.
+TEST_dwarfinfo_OBJS := $(BUILD)/elf/dwarfinfo.o $(ELF_CORE_OBJS)
 TEST_unwind_OBJS  := $(BUILD)/elf/unwind.o $(ELF_CORE_OBJS) $(BUILD)/capture/procmaps.o
 
 FX     := build/fixtures

@@ -3,6 +3,7 @@
  * then a walk down the one function's DIE tree through the inlined subroutines containing the
  * address; file:line from the line table and the call sites. */
 #include "elf/dwarfinfo.h"
+#include "elf/elffile.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -473,4 +474,16 @@ int bt_dwarf_lookup(struct bt_dwarf *d, uint64_t vaddr, struct bt_dwarf_frame *f
 	}
 	free(c);
 	return (int)n;
+}
+
+size_t bt_dwarf_bytes(const struct bt_dwarf *d)
+{
+	if (!d)
+		return 0;
+	size_t b = sizeof(*d) + d->ranges.cap * sizeof(*d->ranges.v) + d->nunits * sizeof(*d->units) +
+		   d->npaths_cap * sizeof(*d->paths);
+	for (size_t i = 0; i < d->nunits; i++)
+		b += d->units[i].fns.cap * sizeof(*d->units[i].fns.v);
+	return b + (size_t)bt_elf_raw_section_bytes(d->e, ".debug_") +
+	       (size_t)bt_elf_raw_section_bytes(d->alt_e, ".debug_");
 }

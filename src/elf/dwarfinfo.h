@@ -32,5 +32,7 @@ int bt_dwarf_set_alt_fd(struct bt_dwarf *d, int fd);
 int bt_dwarf_lookup(struct bt_dwarf *d, uint64_t vaddr, struct bt_dwarf_frame *frames, size_t max);
 
 void bt_dwarf_close(struct bt_dwarf *d);
+/* The memory it holds, in bytes, about: its indexes, and the DWARF sections libdw reads. */
+size_t bt_dwarf_bytes(const struct bt_dwarf *d);
 
 #endif

@@ -392,6 +392,23 @@ int bt_elf_layout(struct bt_elf *e, struct bt_elf_layout *out)
 	return 0;
 }
 
+uint64_t bt_elf_raw_section_bytes(Elf *elf, const char *prefix)
+{
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	uint64_t total = 0;
+	size_t plen = strlen(prefix);
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		const char *name;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) && !strncmp(name, prefix, plen))
+			total += sh.sh_size;
+	}
+	return total;
+}
+
 int bt_elf_interp(struct bt_elf *e, char *buf, size_t len)
 {
 	if (!e || !buf || !len)

@@ -49,6 +49,10 @@ struct bt_elf_layout {
 	struct bt_elf_load load[BT_ELF_MAX_LOADS];
 };
 int bt_elf_layout(struct bt_elf *e, struct bt_elf_layout *out);
+/* Bytes of the sections of a libelf handle whose names start with prefix: what libelf holds in
+ * memory once they are read (ELF_C_READ). */
+uint64_t bt_elf_raw_section_bytes(Elf *elf, const char *prefix);
+
 /* The program interpreter a dynamically linked executable names (PT_INTERP), NUL-terminated.
  * 0, -ENODATA (none: static or a library), -ENAMETOOLONG, or -ENOEXEC. */
 int bt_elf_interp(struct bt_elf *e, char *buf, size_t len);

@@ -20,6 +20,7 @@ struct bt_symtab {
 	 * an address lies past a nested symbol but inside an enclosing one. */
 	uint32_t *cover;
 	char *arena;            /* every name, NUL-terminated */
+	size_t arena_bytes;
 	struct bt_elf_layout layout;
 };
 
@@ -248,6 +249,7 @@ static int build(struct bt_symtab *st, const struct cands *c)
 	st->end = malloc(n * sizeof(*st->end));
 	st->cover = malloc(n * sizeof(*st->cover));
 	st->arena = malloc(bytes);
+	st->arena_bytes = bytes;
 	if (!st->syms || !st->end || !st->cover || !st->arena)
 		return -ENOMEM;
 	/* Per address: the first candidate names it; the group's largest size and section end win, so
@@ -429,4 +431,12 @@ const struct bt_sym *bt_symtab_lookup_offset(const struct bt_symtab *st, uint64_
 	if (!st || bt_elf_offset_to_vaddr(&st->layout, file_off, &vaddr) != 0)
 		return NULL;
 	return bt_symtab_lookup(st, vaddr, off);
+}
+
+size_t bt_symtab_bytes(const struct bt_symtab *st)
+{
+	if (!st)
+		return 0;
+	return sizeof(*st) + st->n * (sizeof(*st->syms) + sizeof(*st->end) + sizeof(*st->cover)) +
+	       st->arena_bytes;
 }

@@ -27,6 +27,8 @@ int bt_symtab_load_path(const char *path, struct bt_symtab **out);
 void bt_symtab_free(struct bt_symtab *st);
 
 size_t bt_symtab_count(const struct bt_symtab *st);
+/* The memory the table holds, in bytes. */
+size_t bt_symtab_bytes(const struct bt_symtab *st);
 const struct bt_sym *bt_symtab_at(const struct bt_symtab *st, size_t i);
 const struct bt_elf_layout *bt_symtab_layout(const struct bt_symtab *st);
 

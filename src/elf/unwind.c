@@ -155,6 +155,14 @@ size_t bt_cfi_cached(const struct bt_cfi *c)
 	return c ? c->n : 0;
 }
 
+size_t bt_cfi_bytes(const struct bt_cfi *c)
+{
+	if (!c)
+		return 0;
+	uint64_t sections = bt_elf_raw_section_bytes(c->elf, c->cfi_from_elf ? ".eh_frame" : ".debug_");
+	return sizeof(*c) + c->cap * sizeof(*c->rules) + (size_t)sections;
+}
+
 static void compile_reg(Dwarf_Frame *f, int regno, struct reg_rule *r)
 {
 	Dwarf_Op mem[3], *ops = NULL;

@@ -18,6 +18,8 @@ void bt_cfi_close(struct bt_cfi *c);
 int bt_cfi_offset_to_vaddr(const struct bt_cfi *c, uint64_t offset, uint64_t *vaddr);
 /* Rules compiled so far (they are cached per address range). */
 size_t bt_cfi_cached(const struct bt_cfi *c);
+/* The memory it holds, in bytes: the compiled rules, and the sections libdw reads them from. */
+size_t bt_cfi_bytes(const struct bt_cfi *c);
 
 struct bt_unwind_regs {
 	uint64_t ip, sp, bp;

@@ -25,6 +25,7 @@ struct bt_kallsyms {
 	struct ent *ents;
 	size_t n;
 	char *arena;
+	size_t arena_bytes;
 };
 
 struct kline {
@@ -258,6 +259,7 @@ int bt_kallsyms_parse(const char *buf, size_t len, struct bt_kallsyms **out)
 		return -ENOMEM;
 	ks->ents = malloc(sz.n * sizeof(*ks->ents));
 	ks->arena = malloc(sz.bytes);
+	ks->arena_bytes = sz.bytes;
 	if (!ks->ents || !ks->arena) {
 		bt_kallsyms_free(ks);
 		return -ENOMEM;
@@ -385,4 +387,9 @@ uint64_t bt_kallsyms_addr(const struct bt_kallsyms *ks, const char *name)
 		if (strcmp(ks->ents[i].sym.name, name) == 0)
 			return ks->ents[i].sym.addr;
 	return 0;
+}
+
+size_t bt_kallsyms_bytes(const struct bt_kallsyms *k)
+{
+	return k ? sizeof(*k) + k->n * sizeof(*k->ents) + k->arena_bytes : 0;
 }

@@ -39,4 +39,7 @@ const struct bt_ksym *bt_kallsyms_lookup(const struct bt_kallsyms *ks, uint64_t 
 /* Address of a symbol by name (the lowest, when several local symbols share it), or 0. */
 uint64_t bt_kallsyms_addr(const struct bt_kallsyms *ks, const char *name);
 
+/* The memory the table holds, in bytes. */
+size_t bt_kallsyms_bytes(const struct bt_kallsyms *k);
+
 #endif

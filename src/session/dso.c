@@ -387,3 +387,12 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 	}
 	return d->dwarf;
 }
+
+size_t bt_dso_tables_bytes(const struct bt_dso_registry *r)
+{
+	size_t b = 0;
+	for (size_t i = 0; i < r->ndsos; i++)
+		b += bt_symtab_bytes(r->dsos[i].symtab) + bt_cfi_bytes(r->dsos[i].cfi) +
+		     bt_dwarf_bytes(r->dsos[i].dwarf);
+	return b;
+}

@@ -132,4 +132,8 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);
 
+/* The memory the loaded symbol tables, call frame information and DWARF hold, in bytes: what
+ * grows and shrinks with the programs that run, apart from what a leak would add. */
+size_t bt_dso_tables_bytes(const struct bt_dso_registry *r);
+
 #endif
