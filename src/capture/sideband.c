@@ -253,7 +253,6 @@ int bt_sideband_drain(struct bt_sideband *sb)
 {
 	if (!sb)
 		return -EINVAL;
-	size_t before = sb->n;
 	int total = 0;
 	for (size_t i = 0; i < sb->nrings; i++) {
 		int n = drain_ring(sb, &sb->rings[i]);
@@ -263,7 +262,7 @@ int bt_sideband_drain(struct bt_sideband *sb)
 	}
 	/* Each ring is in time order, the rings together are not: merge what came in with what
 	 * waited (rare enough that sorting the queue's tail with its head is cheap). */
-	if (sb->n > before)
+	if (total > 0)
 		qsort(sb->q + sb->head, sb->n - sb->head, sizeof(*sb->q), by_time);
 	return total;
 }

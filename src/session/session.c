@@ -62,6 +62,11 @@ static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
 	path[plen ? plen - 1 : 0] = '\0';
 
 	s->stats.mappings++;
+	/* The kernel's mmap records reach us beside the ring buffer: one may come after the exit of
+	 * its process, which must not bring it back. */
+	const struct bt_process *p = bt_proctable_find(&s->procs, (int)m->pid);
+	if (p && p->dead && m->hdr.time_ns <= p->dead_ns)
+		return 0;
 	int64_t fid = bt_dso_file(&s->dsos, bt_kdev_to_dev(m->dev), m->ino, m->mtime_ns, path);
 	if (fid < 0)
 		return (int)fid;

@@ -83,10 +83,12 @@ static void exec_rec(struct fx *x, uint32_t pid)
 
 /* An mmap record of the whole file at BASE, its build-id read by the kernel side (status OK), or
  * the status given. */
-static void mmap_rec(struct fx *x, uint32_t pid, const char *path, uint8_t status)
+static void mmap_rec_at(struct fx *x, uint32_t pid, const char *path, uint8_t status, uint64_t time_ns)
 {
 	struct bt_rec_mapping m = { .pid = pid, .start = BASE, .end = BASE + 0x10000, .build_id_status = status };
 	hdr(x, &m.hdr, BT_REC_MMAP, sizeof(m));
+	if (time_ns)
+		m.hdr.time_ns = time_ns;
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
 	m.ino = st.st_ino;
@@ -101,6 +103,11 @@ static void mmap_rec(struct fx *x, uint32_t pid, const char *path, uint8_t statu
 	m.path_len = (uint16_t)(strlen(path) + 1);
 	memcpy(m.path, path, m.path_len);
 	assert_int_equal(bt_session_record(&x->s, &m.hdr), 0);
+}
+
+static void mmap_rec(struct fx *x, uint32_t pid, const char *path, uint8_t status)
+{
+	mmap_rec_at(x, pid, path, status, 0);
 }
 
 /* A sample of user frames at these file offsets of the mapping at BASE (innermost first: callers
@@ -170,6 +177,30 @@ static void session__exit__mappings_kept_until_reaped(void **state)
 	char *out = folded(x);
 	assert_string_equal(out, "fx;[unknown] 1\nfx;main 1\n");
 	free(out);
+	teardown(x);
+}
+
+/* The kernel's mmap records are read beside the ring buffer: one made before its process exited
+ * may be handed over after the exit record. It does not bring the process back (which would never
+ * be reaped); a mapping after the exit does (a reused pid). */
+static void session__mmap_record_after_exit__process_stays_dead(void **state)
+{
+	struct fx *x = setup(false);
+	exec_rec(x, 600);
+	uint64_t before_exit = ++x->t;
+	struct bt_rec_exit e = { .pid = 600 };
+	hdr(x, &e.hdr, BT_REC_EXIT, sizeof(e));
+	assert_int_equal(bt_session_record(&x->s, &e.hdr), 0);
+	mmap_rec_at(x, 600, x->prog, BT_BID_OK, before_exit);
+	const struct bt_process *p = bt_proctable_find(&x->s.procs, 600);
+	assert_non_null(p);
+	assert_true(p->dead);
+	bt_session_reap(&x->s, 0);
+	assert_int_equal(x->s.procs.nprocs, 0);
+	mmap_rec(x, 600, x->prog, BT_BID_OK);
+	p = bt_proctable_find(&x->s.procs, 600);
+	assert_non_null(p);
+	assert_false(p->dead);
 	teardown(x);
 }
 
@@ -303,6 +334,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(session__exec_mmap_sample__names_of_nm),
 		cmocka_unit_test(session__exit__mappings_kept_until_reaped),
+		cmocka_unit_test(session__mmap_record_after_exit__process_stays_dead),
 		cmocka_unit_test(session__munmap_then_sample__frame_unmapped),
 		cmocka_unit_test(session__fork__child_inherits_mappings),
 		cmocka_unit_test(session__pending_build_id__placeholder_then_named),
