@@ -141,7 +141,7 @@ check_user_build_ids() {
 	guestprog 120 $T/go /bt/lib/libvmlate.so > $T/gp.out 2>&1 &
 	gp=$!
 	sleep 1
-	buildtrace buildid-list -p $gp -d 15 --json > $T/bl.json 2> $T/bl.err &
+	buildtrace buildid-list -v -p $gp -d 15 --json > $T/bl.json 2> $T/bl.err &
 	bl=$!
 	t0=$(date +%s)
 	wait_attached $bl 120 || info "buildtrace never held a BPF link"
@@ -187,6 +187,14 @@ check_user_build_ids() {
 		info "workload:"; show $T/gp.out 5
 		info "buildid-list --json:"; show $T/bl.json 40
 		info "stderr:"; show $T/bl.err 40
+	fi
+	# this kernel allows BPF trampolines: new mappings come from the mmap path itself, and the
+	# dlopen() above was seen through it (no system call hook)
+	if grep -q "new mappings: a BPF program on the mmap path" $T/bl.err && grep -q libvmlate $T/got; then
+		pass buildtrace-mapping-source-fexit
+	else
+		fail buildtrace-mapping-source-fexit "not chosen, or the dlopen() was not reported"
+		show $T/bl.err 10
 	fi
 	# the kernel side should have read every one of them, without the /proc fallback
 	if [ -s $T/bl.json ] && ! grep -v '"source": *"bpf"' $T/bl.json | grep -q .; then
