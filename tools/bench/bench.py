@@ -12,6 +12,7 @@ import benchlib as bl
 import prof
 import report
 import symb
+import sysheavy
 
 
 def env_int(name, default):
@@ -38,7 +39,7 @@ def settings():
         'sym_budget_s': env_int('BENCH_SYM_BUDGET', 10 if quick else 30),
         'sym_slow_s': env_int('BENCH_SYM_SLOW', 5 if quick else 10),
         'sym_timeout_s': env_int('BENCH_SYM_TIMEOUT', 120),
-        'parts': os.environ.get('BENCH_PARTS', 'profile,symbolize').replace(',', ' ').split(),
+        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,symbolize').replace(',', ' ').split(),
     }
 
 
@@ -108,12 +109,14 @@ def main():
     old_stats = bl.sysctl_get('kernel.bpf_stats_enabled')
     info['max_sample_rate_before'] = bl.sysctl_get('kernel.perf_event_max_sample_rate')
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    prof_rows, sym_rows, agree = [], [], {}
+    prof_rows, sym_rows, agree, sys_rows = [], [], {}, []
     try:
         if 'profile' in s['parts']:
             with open('/proc/sys/' + t_stats, 'w') as f:
                 f.write('1\n')
             prof_rows = profile_part(root, work, s, info)
+        if 'syscalls' in s['parts']:
+            sys_rows = syscalls_part(root, work, s, info)
         if 'symbolize' in s['parts']:
             sym_rows, agree = symbolize_part(work, s, info)
     finally:
@@ -126,6 +129,7 @@ def main():
 
     write_csv(os.path.join(raw, 'profile.csv'), prof_rows, PROFILE_FIELDS)
     write_csv(os.path.join(raw, 'symbolize.csv'), sym_rows, SYMBOLIZE_FIELDS)
+    write_csv(os.path.join(raw, 'syscalls.csv'), sys_rows, SYSCALLS_FIELDS)
     agree_rows = [dict(v, lib=lib, tool=t) for lib, per_n in agree.items()
                   for n, per_tool in per_n.items() for t, v in per_tool.items()]
     write_csv(os.path.join(raw, 'agreement.csv'), agree_rows, AGREE_FIELDS)
@@ -134,7 +138,7 @@ def main():
     with open(os.path.join(raw, 'run.json'), 'w') as f:
         json.dump(info, f, indent=1, sort_keys=True)
         f.write('\n')
-    md = report.render(info, prof_rows, sym_rows, agree)
+    md = report.render(info, prof_rows, sym_rows, agree, sys_rows)
     with open(os.path.join(root, 'bench', 'RESULTS.md'), 'w') as f:
         f.write(md)
     log('wrote bench/RESULTS.md and bench/raw/ in %d s' % info['bench_seconds'])
@@ -145,6 +149,8 @@ PROFILE_FIELDS = ['tool', 'hz', 'rep', 'group', 'ok', 'error', 'work_wall', 'wor
                   'irq', 'samples', 'reported_samples', 'lost', 'unresolved', 'missing_stacks',
                   'bpf_sample_ns', 'bpf_sample_runs', 'bpf_total_s']
 SYMBOLIZE_FIELDS = ['lib', 'mode', 'n', 'tool', 'rep', 'cache', 'ok', 'error', 'wall', 'cpu', 'rss_kb']
+SYSCALLS_FIELDS = ['workload', 'size', 'tool', 'hz', 'rep', 'ok', 'error', 'work_wall', 'work_cpu', 'prof_cpu',
+                   'work_samples', 'hooked_samples', 'mapsrc']
 AGREE_FIELDS = ['lib', 'n', 'tool', 'named', 'exact_llvm', 'same_llvm', 'same_buildtrace', 'majority',
                 'line_llvm', 'chain_llvm', 'frames_per_addr']
 
@@ -173,6 +179,19 @@ def profile_part(root, work, s, info):
     ctx = prof.Ctx(os.path.join(work, 'prof'), work_bin, rounds, os.cpu_count(),
                    os.path.join(root, 'buildtrace'), os.environ.get('BPFTOOL', 'bpftool'), env, log)
     return prof.run_all(ctx, tools, s['rates'], s['repeats'], s['settle_s'])
+
+
+def syscalls_part(root, work, s, info):
+    env = dict(os.environ)
+    env.pop('DEBUGINFOD_URLS', None)
+    env['HOME'] = os.path.join(work, 'home')
+    os.makedirs(env['HOME'], exist_ok=True)
+    ctx = prof.Ctx(os.path.join(work, 'prof'), None, 0, os.cpu_count(), os.path.join(root, 'buildtrace'),
+                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
+    os.makedirs(ctx.root, exist_ok=True)
+    rows, info['syscall_workloads'] = sysheavy.run_all(ctx, work, s['repeats'], s['work_seconds'],
+                                                       s['settle_s'])
+    return rows
 
 
 def symbolize_part(work, s, info):
@@ -218,21 +237,22 @@ def load_raw(raw):
     with open(os.path.join(raw, 'run.json')) as f:
         info = json.load(f)
     prof_rows = rows('profile.csv')
+    sys_rows = rows('syscalls.csv') if os.path.exists(os.path.join(raw, 'syscalls.csv')) else []
     progs = {(p['tool'], p['hz'], p['rep']): p['progs'] for p in info.get('bpf_programs', [])}
     for r in prof_rows:
         r['bpf_progs'] = progs.get((r['tool'], r['hz'], r['rep']))
     agree = {}
     for r in rows('agreement.csv'):
         agree.setdefault(r['lib'], {}).setdefault(r['n'], {})[r['tool']] = r
-    return info, prof_rows, rows('symbolize.csv'), agree
+    return info, prof_rows, rows('symbolize.csv'), agree, sys_rows
 
 
 if __name__ == '__main__':
     if sys.argv[1:] == ['--report-only']:
         # Renders bench/RESULTS.md again from bench/raw/, without measuring anything.
-        info, p_rows, s_rows, ag = load_raw(os.path.join(os.getcwd(), 'bench', 'raw'))
+        info, p_rows, s_rows, ag, y_rows = load_raw(os.path.join(os.getcwd(), 'bench', 'raw'))
         with open(os.path.join(os.getcwd(), 'bench', 'RESULTS.md'), 'w') as f:
-            f.write(report.render(info, p_rows, s_rows, ag))
+            f.write(report.render(info, p_rows, s_rows, ag, y_rows))
         sys.exit(0)
     if os.geteuid() != 0:
         sys.exit('bench: needs root (the profilers load BPF programs; cold runs drop the page cache)')

@@ -3,7 +3,7 @@
 # runs tools/bench/bench.py, which writes bench/RESULTS.md and bench/raw/.
 #   BENCH_QUICK=1      a smoke run of a few minutes (one repeat, smaller sizes, shorter workload)
 #   BENCH_REPEATS=N    repeats per measurement (default 3), reported as median (min-max)
-#   BENCH_PARTS=...    profile, symbolize, or both (default)
+#   BENCH_PARTS=...    profile, syscalls, symbolize (default: all three)
 #   BENCH_INSTALL=0    do not install bcc (bpfcc-tools) and kernel headers when they are missing
 # Other knobs (BENCH_RATES, BENCH_SIZES, BENCH_SEED, BENCH_COLD, BENCH_WORK_SECONDS,
 # BENCH_SYM_BUDGET, BENCH_SYM_SLOW, BENCH_SYM_TIMEOUT) are read by bench.py.
@@ -60,6 +60,7 @@ fi
 mkdir -p build/bench
 ${CC:-cc} -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -pthread \
 	-o build/bench/bench-work tools/bench/workload.c
+${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -o build/bench/bench-syscalls tools/bench/syscalls.c
 
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
