@@ -562,8 +562,12 @@ struct {
 	__type(value, struct bt_elf_req);
 } elf_req SEC(".maps");
 
-static __always_inline void emit_vma(struct bt_rec_mapping *rec, struct vm_area_struct *vma,
-				     struct file *file, __u32 tgid, const struct bt_bid *bid)
+/* Each record is also announced by one byte of the iterator's output: a read() of it returns after
+ * as many records as it has room for, and the loader drains the ring buffer between reads, so a
+ * snapshot of many processes needs no ring buffer as large as all of it. */
+static __always_inline void emit_vma(struct seq_file *seq, struct bt_rec_mapping *rec,
+				     struct vm_area_struct *vma, struct file *file, __u32 tgid,
+				     const struct bt_bid *bid)
 {
 	rec->start = vma->vm_start;
 	rec->end = vma->vm_end;
@@ -581,6 +585,8 @@ static __always_inline void emit_vma(struct bt_rec_mapping *rec, struct vm_area_
 	rec->pad = 0;
 	if (bpf_ringbuf_output(&events, rec, sizeof(*rec), 0))
 		count(BT_CNT_DROP_BASE + BT_REC_VMA);
+	else
+		bpf_seq_write(seq, "", 1);
 }
 
 /* Queues a read of the file's build-id through this vma; false when the vma cannot locate the ELF
@@ -643,7 +649,7 @@ int vma_snap(struct bpf_iter__task_vma *ctx)
 		}
 		if (exec) {
 			bid = fresh->bid;
-			emit_vma(rec, vma, file, tgid, &bid);
+			emit_vma(ctx->meta->seq, rec, vma, file, tgid, &bid);
 		}
 		return 0;
 	}
@@ -651,14 +657,14 @@ int vma_snap(struct bpf_iter__task_vma *ctx)
 	if (cached) {
 		if (exec) {
 			bid = *cached;
-			emit_vma(rec, vma, file, tgid, &bid);
+			emit_vma(ctx->meta->seq, rec, vma, file, tgid, &bid);
 		}
 		return 0;
 	}
 	if (queue_read(&key, tgid, start, end, pgoff, exec) || !exec)
 		return 0;  /* pass 3 reports it */
 	count(BT_CNT_BID_FAULT);
-	emit_vma(rec, vma, file, tgid, &bid);
+	emit_vma(ctx->meta->seq, rec, vma, file, tgid, &bid);
 	return 0;
 }
 

@@ -29,13 +29,19 @@
 #include "buildtrace.skel.h"
 #include "../../bpf/bt_maps.h"
 
-#define DEFAULT_RINGBUF (16u << 20)
+#define RINGBUF_MIN (256u << 10)
+#define RINGBUF_MAX (64u << 20)
+#define SAMPLE_BYTES 400      /* a sample record of about forty frames */
 #define DEFAULT_FREQ 99
 #define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
 #define VERIFIER_LOG_SIZE (256 * 1024)
 #define SIDEBAND_PAGES 16     /* per CPU: 64 KiB of mmap records between two drains */
 #define LDSO_MAX 8            /* distinct ld.so files watched for dlopen and dlclose */
+
+/* Options a caller may leave out: present only when opts->sz covers the field. */
+#define OPT_GIVEN(opts, field) \
+	((opts)->sz >= offsetof(struct bt_capture_opts, field) + sizeof((opts)->field))
 
 struct bt_capture {
 	struct buildtrace_bpf *skel;
@@ -292,9 +298,13 @@ static int run_iter(struct bt_capture *c, struct bpf_program *prog, int pid)
 	if (fd < 0) {
 		err = -errno;
 	} else {
+		/* vma_snap writes a byte per record: each read returns after at most this many, and
+		 * what they put in the ring buffer is delivered before the walk goes on. */
 		char buf[256];
 		for (;;) {
 			ssize_t n = read(fd, buf, sizeof(buf));
+			if (n > 0 && c->rb && !c->stopped)
+				ring_buffer__consume(c->rb);
 			if (n == 0)
 				break;
 			/* EAGAIN: the kernel paused a very long walk; reading again resumes it. */
@@ -425,9 +435,12 @@ static int run_pending(struct bt_capture *c)
 		c->npending = 0;
 		return bt_capture_snapshot(c, 0);
 	}
-	int err = snapshot(c, c->pending, c->npending);
+	/* Records delivered during the snapshot may queue more processes for the next one. */
+	int pids[PENDING_MAX];
+	size_t n = c->npending;
+	memcpy(pids, c->pending, n * sizeof(*pids));
 	c->npending = 0;
-	return err;
+	return snapshot(c, pids, n);
 }
 
 int bt_capture_snapshot(struct bt_capture *c, int pid)
@@ -616,12 +629,26 @@ static const char *log_tail(char *log, size_t len)
 	}
 }
 
-static size_t ringbuf_size(size_t want)
+/* The ring buffer holds what the samplers write in a quarter of a second with every CPU busy (the
+ * reader drains it ten times a second; snapshots are drained as they run), within 256 KiB and
+ * 64 MiB, unless the caller names a size; a power of two pages either way. Its pages are resident
+ * twice over (mapped twice for wrap-around): a fixed size of 16 MiB was 33 MB of a 19 Hz agent. */
+static size_t ringbuf_size(const struct bt_capture_opts *o)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t sz = page;
-	if (!want)
-		want = DEFAULT_RINGBUF;
+	size_t want = o->ringbuf_bytes;
+	if (!want) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		unsigned hz = o->freq_hz ? o->freq_hz : DEFAULT_FREQ;
+		unsigned ub = OPT_GIVEN(o, ustack_bytes) && o->ustack_bytes ? o->ustack_bytes : BT_USTACK_BYTES;
+		double per = SAMPLE_BYTES;
+		if (OPT_GIVEN(o, dwarf) && o->dwarf && o->user_stacks)
+			per += sizeof(struct bt_rec_ustack) + ub;
+		double quarter = (double)hz * (double)(cpus > 0 ? cpus : 1) * per / 4;
+		want = o->samples ? (quarter > RINGBUF_MAX ? RINGBUF_MAX : (size_t)quarter) : 0;
+		if (want < RINGBUF_MIN)
+			want = RINGBUF_MIN;
+	}
+	size_t sz = (size_t)sysconf(_SC_PAGESIZE);
 	while (sz < want && sz < ((size_t)1 << 30))
 		sz <<= 1;
 	return sz;
@@ -682,6 +709,7 @@ static int attach_tracepoints(struct bt_capture *c, char *errbuf, size_t errlen)
 		{ s->progs.on_exec, &s->links.on_exec, "sched:sched_process_exec" },
 		{ s->progs.on_fork, &s->links.on_fork, "sched:sched_process_fork" },
 		{ s->progs.on_exit, &s->links.on_exit, "sched:sched_process_exit" },
+		{ s->progs.on_vm_mmap, &s->links.on_vm_mmap, "fexit/vm_mmap_pgoff" },
 		{ s->progs.on_mmap, &s->links.on_mmap, "syscalls:sys_exit_mmap" },
 		{ s->progs.on_munmap, &s->links.on_munmap, "syscalls:sys_enter_munmap" },
 		{ s->progs.on_sys_exit, &s->links.on_sys_exit, "raw_syscalls:sys_exit" },
@@ -699,9 +727,6 @@ static int attach_tracepoints(struct bt_capture *c, char *errbuf, size_t errlen)
 	return 0;
 }
 
-/* Options a caller may leave out: present only when opts->sz covers the field. */
-#define OPT_GIVEN(opts, field) \
-	((opts)->sz >= offsetof(struct bt_capture_opts, field) + sizeof((opts)->field))
 
 static int check_opts(const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
 {
@@ -808,10 +833,11 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		return fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
 			    ub, BT_USTACK_MIN, BT_USTACK_MAX);
 	c->skel->rodata->ustack_bytes = ub ? ub : BT_USTACK_BYTES;
-	size_t rbsz = ringbuf_size(opts->ringbuf_bytes);
+	size_t rbsz = ringbuf_size(opts);
 	int err = bpf_map__set_max_entries(c->skel->maps.events, (uint32_t)rbsz);
 	if (err)
 		return fail(errbuf, errlen, err, "setting the ring buffer size to %zu bytes", rbsz);
+	logf_(c, BT_LOG_INFO, "ring buffer: %zu KiB", rbsz >> 10);
 	if (!opts->samples)
 		bpf_program__set_autoload(c->skel->progs.sample, false);
 	/* Kernels without module support have neither the tracepoint nor struct module's notes. */

@@ -28,7 +28,8 @@ struct bt_capture_opts {
 	bool kernel_stacks;
 	bool follow_forks;      /* children of watched processes are watched too */
 	unsigned freq_hz;       /* samples per second per CPU */
-	size_t ringbuf_bytes;   /* 0: default (16 MiB); rounded up to a power of two pages */
+	size_t ringbuf_bytes;   /* 0: sized from the rate, the CPUs and the stack copy (a quarter
+				 * second's worth, 256 KiB to 64 MiB); rounded up to a power of two pages */
 	bt_record_fn on_record;
 	void *ctx;              /* passed to on_record and log */
 	bt_log_fn log;          /* what could not attach and why; may be NULL */

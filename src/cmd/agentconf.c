@@ -25,7 +25,7 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->spool_max_files = 100;
 	c->spool_max_bytes = 64ULL << 20;
 	c->evict_s = 600;
-	c->ringbuf_bytes = 4u << 20;
+	c->ringbuf_bytes = 0;  /* sized from the rate and the CPUs */
 	c->dwarf = true;
 }
 
