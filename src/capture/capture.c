@@ -601,15 +601,6 @@ static int attach_cpu(void *ctx, int cpu)
 	return 0;
 }
 
-static bool kernel_has_btf_type(const char *name, int kind)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return false;
-	bool ok = btf__find_by_name_kind(btf, name, kind) >= 0;
-	btf__free(btf);
-	return ok;
-}
 
 /* The reason for a rejection: the last line of the verifier log that is not its closing statistics
  * ("processed N insns ...", "verification time ...", "stack depth ..."). */
@@ -778,11 +769,11 @@ static int open_sideband(struct bt_capture *c)
 
 /* Best first (mapsrc.h), unless the caller asked for one; only the chosen source's programs are
  * loaded. The syscall tracepoints need tracefs, mounted here when it is not. */
-static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opts)
+static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opts, int vm_mmap_id)
 {
 	enum bt_mapsrc want = OPT_GIVEN(opts, mapsrc) ? opts->mapsrc : 0;
 	c->mapsrc = BT_MAPSRC_SYSCALLS;
-	if ((!want || want == BT_MAPSRC_FEXIT) && bt_mapsrc_fexit_works("vm_mmap_pgoff")) {
+	if ((!want || want == BT_MAPSRC_FEXIT) && bt_mapsrc_fexit_works(vm_mmap_id)) {
 		c->mapsrc = BT_MAPSRC_FEXIT;
 	} else if (!want || want == BT_MAPSRC_SIDEBAND) {
 		int err = open_sideband(c);
@@ -840,12 +831,19 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 	logf_(c, BT_LOG_INFO, "ring buffer: %zu KiB", rbsz >> 10);
 	if (!opts->samples)
 		bpf_program__set_autoload(c->skel->progs.sample, false);
-	/* Kernels without module support have neither the tracepoint nor struct module's notes. */
-	if (!kernel_has_btf_type("btf_trace_module_load", BTF_KIND_TYPEDEF)) {
+	/* The kernel's types, parsed once here for what the checks below ask (6 MB of them: a
+	 * second parse cost as much CPU as loading half the programs). Kernels without module
+	 * support have neither the module tracepoint nor struct module's notes. */
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool has_module_load = vmlinux && btf__find_by_name_kind(vmlinux, "btf_trace_module_load",
+								 BTF_KIND_TYPEDEF) >= 0;
+	int vm_mmap_id = vmlinux ? btf__find_by_name_kind(vmlinux, "vm_mmap_pgoff", BTF_KIND_FUNC) : -1;
+	btf__free(vmlinux);
+	if (!has_module_load) {
 		bpf_program__set_autoload(c->skel->progs.on_module_load, false);
 		logf_(c, BT_LOG_DEBUG, "module_load tracepoint absent: module loads are not captured");
 	}
-	if ((err = choose_mapsrc(c, opts)))
+	if ((err = choose_mapsrc(c, opts, vm_mmap_id)))
 		return fail(errbuf, errlen, err, "learning of mappings through %s",
 			    bt_mapsrc_name(opts->mapsrc, 1));
 	return 0;

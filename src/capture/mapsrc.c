@@ -28,13 +28,8 @@ const char *bt_mapsrc_name(enum bt_mapsrc s, int build_ids)
 	return "none";
 }
 
-int bt_mapsrc_fexit_works(const char *func)
+int bt_mapsrc_fexit_works(int id)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return 0;
-	int id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
-	btf__free(btf);
 	if (id < 0)
 		return 0;
 	/* r0 = 0; exit */

@@ -18,9 +18,9 @@ enum bt_mapsrc {
 /* A short description of the source, for -v. */
 const char *bt_mapsrc_name(enum bt_mapsrc s, int build_ids);
 
-/* Whether the kernel loads and attaches an fexit program on func (a kernel function in BTF):
- * tried with a program that does nothing. */
-int bt_mapsrc_fexit_works(const char *func);
+/* Whether the kernel loads and attaches an fexit program on the kernel function of BTF id
+ * btf_id (< 0: none): tried with a program that does nothing. */
+int bt_mapsrc_fexit_works(int btf_id);
 
 /* Mounts tracefs at /sys/kernel/tracing when it is not mounted, as perf does: 0, or -errno. */
 int bt_mapsrc_mount_tracefs(void);
