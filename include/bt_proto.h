@@ -16,6 +16,7 @@
 #define BT_PATH_MAX 256         /* path bytes carried in a record, NUL included */
 #define BT_COMM_LEN 16
 #define BT_MODNAME_LEN 56
+#define BT_KSYM_NAME_LEN 128    /* a BPF program's kallsyms name: bpf_prog_TAG_NAME */
 
 enum bt_rec_type {
 	BT_REC_SAMPLE = 1,  /* struct bt_rec_sample */
@@ -28,7 +29,8 @@ enum bt_rec_type {
 	BT_REC_MODULE = 8,  /* struct bt_rec_module */
 	BT_REC_USTACK = 9,  /* struct bt_rec_ustack: the user registers and stack of the sample after it */
 	BT_REC_DLSTATE = 10, /* struct bt_rec_exit: ld.so announced a change of its loaded objects */
-	BT_REC_TYPE_MAX = 11,
+	BT_REC_KSYM = 11,   /* struct bt_rec_ksym: kernel code came or went (BPF programs, trampolines) */
+	BT_REC_TYPE_MAX = 12,
 };
 
 /* Every record starts with this; size is the whole record's size in bytes. */
@@ -128,6 +130,18 @@ struct bt_rec_module {
 	char name[BT_MODNAME_LEN];
 };
 
+/* Kernel code registered or unregistered, as the kernel announces it to perf (PERF_RECORD_KSYMBOL):
+ * BPF programs and trampolines, named as kallsyms names them. Written by the loader, not by BPF. */
+#define BT_KSYM_F_UNREGISTER 0x1
+struct bt_rec_ksym {
+	struct bt_rec_hdr hdr;
+	__u64 addr;
+	__u32 len;
+	__u16 ksym_type;  /* PERF_RECORD_KSYMBOL_TYPE_* */
+	__u16 flags;      /* BT_KSYM_F_* */
+	char name[BT_KSYM_NAME_LEN];
+};
+
 /* Bytes of user stack copied per sample for unwinding with call frame information: the default,
  * and the bounds of what --call-graph dwarf,SIZE may ask for (a multiple of 8). */
 #define BT_USTACK_BYTES 8192
@@ -157,6 +171,7 @@ _Static_assert(sizeof(struct bt_rec_exit) == 24, "bt_rec_exit size");
 _Static_assert(sizeof(struct bt_rec_munmap) == 40, "bt_rec_munmap size");
 _Static_assert(sizeof(struct bt_rec_mapping) == 16 + 8 + 48 + 8 + 20 + 4 + BT_PATH_MAX, "bt_rec_mapping size");
 _Static_assert(sizeof(struct bt_rec_module) == 16 + 16 + 8 + 20 + 4 + BT_MODNAME_LEN, "bt_rec_module size");
+_Static_assert(sizeof(struct bt_rec_ksym) == 16 + 16 + BT_KSYM_NAME_LEN, "bt_rec_ksym size");
 
 /* Configuration the loader writes into the BPF object's read-only data before load. */
 #define BT_CFG_ALL 0x1          /* sample every process, not only the watched ones */

@@ -5,5 +5,5 @@ TEST_kident_OBJS   = $(BUILD)/kernel/kident.o $(ELF_CORE_OBJS)
 TEST_kmods_OBJS    = $(BUILD)/kernel/kmods.o $(TEST_kident_OBJS)
 $(BUILD)/tests/test_kmods: | $(ELF_FIXTURES)
 # The naming rule over both tables: kallsyms parsed from a buffer, modules with the fx-mod.ko fixture.
-TEST_kframe_OBJS   = $(BUILD)/kernel/kframe.o $(BUILD)/kernel/kallsyms.o $(BUILD)/base/htab.o $(TEST_kmods_OBJS)
+TEST_kframe_OBJS   = $(BUILD)/kernel/kframe.o $(BUILD)/kernel/kdyn.o $(BUILD)/kernel/kallsyms.o $(BUILD)/base/htab.o $(TEST_kmods_OBJS)
 $(BUILD)/tests/test_kframe: | $(ELF_FIXTURES)

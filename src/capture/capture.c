@@ -64,6 +64,7 @@ struct bt_capture {
 	libbpf_print_fn_t old_print;
 	enum bt_mapsrc mapsrc;         /* how new mappings are learnt */
 	struct bt_sideband *sb;        /* with BT_MAPSRC_SIDEBAND */
+	bool sb_mmaps;                 /* it gives mmap records (with BT_MAPSRC_SIDEBAND) */
 	bool sb_build_ids;             /* the kernel puts build-ids in its mmap records */
 	uint64_t sb_drained_ns;        /* every mmap record up to this time has been drained */
 	uint64_t sb_lost_seen;
@@ -155,9 +156,22 @@ static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
 }
 
 /* A kernel mmap record of a watched process, delivered as the ring buffer's records are. */
-static int on_sideband(void *ctx, const struct bt_sb_mmap *m)
+/* Kernel code that came or went, for every process: it names kernel frames. */
+static int on_ksymbol(struct bt_capture *c, const struct bt_sb_rec *m)
+{
+	struct bt_rec_ksym k = { .hdr = { .type = BT_REC_KSYM, .version = BT_PROTO_VERSION,
+					  .size = sizeof(k), .time_ns = m->time_ns },
+				 .addr = m->start, .len = (uint32_t)m->len, .ksym_type = m->ksym_type,
+				 .flags = m->unregister ? BT_KSYM_F_UNREGISTER : 0 };
+	snprintf(k.name, sizeof(k.name), "%s", m->path);
+	return deliver(c, &k.hdr);
+}
+
+static int on_sideband(void *ctx, const struct bt_sb_rec *m)
 {
 	struct bt_capture *c = ctx;
+	if (m->kind == BT_SB_REC_KSYMBOL)
+		return on_ksymbol(c, m);
 	if (!watched(c, m->pid))
 		return 0;
 	union bt_mapsrc_rec rec;
@@ -189,18 +203,19 @@ static int sideband_until(struct bt_capture *c, uint64_t t)
 	return r < 0 ? r : 0;
 }
 
-static int ignore(void *ctx, const struct bt_sb_mmap *m)
+static int keep_ksymbols(void *ctx, const struct bt_sb_rec *m)
 {
-	return 0;
+	return m->kind == BT_SB_REC_KSYMBOL ? on_ksymbol(ctx, m) : 0;
 }
 
-/* Before the initial snapshot, which reports every mapping there is: the records made while the
- * programs were loaded (and any lost then) tell nothing more. */
+/* Before the initial snapshot, which reports every mapping there is: the mmap records made while
+ * the programs were loaded (and any lost then) tell nothing more. Kernel code announced meanwhile
+ * (buildtrace's own programs among it) is passed on. */
 static void forget_sideband(struct bt_capture *c)
 {
 	c->sb_drained_ns = mono_ns();
 	bt_sideband_drain(c->sb);
-	bt_sideband_deliver(c->sb, c->sb_drained_ns, ignore, NULL);
+	bt_sideband_deliver(c->sb, c->sb_drained_ns, keep_ksymbols, c);
 	c->sb_lost_seen = bt_sideband_lost(c->sb);
 }
 
@@ -749,19 +764,27 @@ static int add_cpu(void *ctx, int cpu)
 	return 0;
 }
 
-static int open_sideband(struct bt_capture *c)
+/* The kernel's own records, best first: mappings with build-ids, mappings without them (before
+ * Linux 5.12: the iterator reads the build-ids), then with mmaps: false, kernel code alone. Kernels
+ * older than 5.1 have none of it. */
+static int open_sideband(struct bt_capture *c, bool mmaps)
 {
+	static const unsigned tries[] = { BT_SB_MMAP | BT_SB_BUILD_IDS | BT_SB_KSYMBOL,
+					  BT_SB_MMAP | BT_SB_KSYMBOL, BT_SB_KSYMBOL };
 	struct cpu_list *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	int err = for_each_online_cpu(add_cpu, l);
+	size_t i = mmaps ? 0 : 2;
+	for (; !err && i < 3; i++) {
+		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, tries[i], &c->sb);
+		if (err != -EOPNOTSUPP)
+			break;
+		err = i < 2 ? 0 : err;
+	}
 	if (!err) {
-		c->sb_build_ids = true;
-		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, true, &c->sb);
-		if (err == -EOPNOTSUPP) {  /* before Linux 5.12: the iterator reads the build-ids */
-			c->sb_build_ids = false;
-			err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, false, &c->sb);
-		}
+		c->sb_mmaps = tries[i] & BT_SB_MMAP;
+		c->sb_build_ids = tries[i] & BT_SB_BUILD_IDS;
 	}
 	free(l);
 	return err;
@@ -776,14 +799,19 @@ static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opt
 	if ((!want || want == BT_MAPSRC_FEXIT) && bt_mapsrc_fexit_works(vm_mmap_id)) {
 		c->mapsrc = BT_MAPSRC_FEXIT;
 	} else if (!want || want == BT_MAPSRC_SIDEBAND) {
-		int err = open_sideband(c);
-		if (!err)
+		int err = open_sideband(c, true);
+		if (!err && c->sb_mmaps)
 			c->mapsrc = BT_MAPSRC_SIDEBAND;
 		else
-			logf_(c, BT_LOG_INFO, "the kernel's mmap records are unavailable: %s", strerror(-err));
+			logf_(c, BT_LOG_INFO, "the kernel's mmap records are unavailable: %s",
+			      strerror(err ? -err : EOPNOTSUPP));
 	}
 	if (want && c->mapsrc != want)
 		return -EOPNOTSUPP;
+	/* Kernel code coming and going is worth the kernel's records whatever the mapping source. */
+	if (!c->sb && open_sideband(c, false) != 0)
+		logf_(c, BT_LOG_INFO, "the kernel's BPF program announcements are unavailable: kallsyms "
+		      "is read again for programs loaded later");
 	bool sys = c->mapsrc == BT_MAPSRC_SYSCALLS;
 	if (sys && bt_mapsrc_mount_tracefs() != 0)
 		logf_(c, BT_LOG_DEBUG, "tracefs could not be mounted");
@@ -1047,6 +1075,7 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->ringbuf_bytes = bpf_map__max_entries(c->skel->maps.events);
 	out->mapsrc = c->mapsrc;
 	out->mapsrc_build_ids = c->mapsrc == BT_MAPSRC_SIDEBAND ? c->sb_build_ids : true;
+	out->ksym_records = c->sb != NULL;
 	out->sideband_lost = bt_sideband_lost(c->sb);
 	out->dlopen_probes = c->nldso;
 	return err;

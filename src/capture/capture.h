@@ -69,6 +69,7 @@ struct bt_capture_stats {
 	bool mapsrc_build_ids;            /* its mmap records carry build-ids */
 	uint64_t sideband_lost;           /* kernel mmap records lost (a re-read followed) */
 	unsigned dlopen_probes;           /* ld.so files whose dlopen and dlclose are seen */
+	bool ksym_records;                /* kernel code that comes and goes is reported (BT_REC_KSYM) */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

@@ -86,7 +86,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-int bt_mapsrc_from_sideband(const struct bt_sb_mmap *m, union bt_mapsrc_rec *out)
+int bt_mapsrc_from_sideband(const struct bt_sb_rec *m, union bt_mapsrc_rec *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->hdr.version = BT_PROTO_VERSION;

@@ -38,6 +38,6 @@ union bt_mapsrc_rec {
 	struct bt_rec_mapping map;
 	struct bt_rec_munmap unmap;
 };
-int bt_mapsrc_from_sideband(const struct bt_sb_mmap *m, union bt_mapsrc_rec *out);
+int bt_mapsrc_from_sideband(const struct bt_sb_rec *m, union bt_mapsrc_rec *out);
 
 #endif

@@ -16,6 +16,7 @@ static const uint32_t min_size[BT_REC_TYPE_MAX] = {
 	[BT_REC_MODULE] = sizeof(struct bt_rec_module),
 	[BT_REC_USTACK] = sizeof(struct bt_rec_ustack),
 	[BT_REC_DLSTATE] = sizeof(struct bt_rec_exit),
+	[BT_REC_KSYM] = sizeof(struct bt_rec_ksym),
 };
 
 size_t bt_rec_min_size(unsigned type)
@@ -56,6 +57,8 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 		const struct bt_rec_module *m = (const void *)h;
 		return m->build_id_len <= BT_BUILD_ID_MAX && has_nul(m->name, BT_MODNAME_LEN);
 	}
+	case BT_REC_KSYM:
+		return has_nul(((const struct bt_rec_ksym *)h)->name, BT_KSYM_NAME_LEN);
 	case BT_REC_USTACK:
 		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
 		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;

@@ -26,7 +26,7 @@ struct ring {
 };
 
 struct item {
-	struct bt_sb_mmap m;
+	struct bt_sb_rec m;
 	char *path;
 };
 
@@ -66,7 +66,7 @@ struct sample_id {
 	uint64_t time;
 };
 
-static int open_ring(int cpu, size_t pages, bool build_ids, struct ring *r)
+static int open_ring(int cpu, size_t pages, unsigned what, struct ring *r)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -75,9 +75,10 @@ static int open_ring(int cpu, size_t pages, bool build_ids, struct ring *r)
 	a.config = PERF_COUNT_SW_DUMMY;
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	a.sample_id_all = 1;
-	a.mmap = 1;
-	a.mmap2 = 1;
-	a.build_id = build_ids;
+	a.mmap = !!(what & BT_SB_MMAP);
+	a.mmap2 = !!(what & BT_SB_MMAP);
+	a.build_id = !!(what & BT_SB_BUILD_IDS);
+	a.ksymbol = !!(what & BT_SB_KSYMBOL);
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;  /* the clock of bpf_ktime_get_ns, so both streams merge */
 	a.exclude_kernel = 1;
@@ -101,7 +102,7 @@ static int open_ring(int cpu, size_t pages, bool build_ids, struct ring *r)
 	return 0;
 }
 
-int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, bool build_ids,
+int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, unsigned what,
 		     struct bt_sideband **out)
 {
 	if (!out || !cpus || !ncpus || !pages || (pages & (pages - 1)))
@@ -113,7 +114,7 @@ int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, bool build_ids
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < ncpus; i++) {
-		int err = open_ring(cpus[i], pages, build_ids, &sb->rings[i]);
+		int err = open_ring(cpus[i], pages, what, &sb->rings[i]);
 		if (err) {
 			bt_sideband_close(sb);
 			return err;
@@ -156,7 +157,7 @@ static const unsigned char *record_at(struct bt_sideband *sb, const struct ring 
 	return sb->rec;
 }
 
-static int queue(struct bt_sideband *sb, const struct bt_sb_mmap *m, const char *path, size_t plen)
+static int queue(struct bt_sideband *sb, const struct bt_sb_rec *m, const char *path, size_t plen)
 {
 	if (sb->head && sb->head == sb->n)
 		sb->head = sb->n = 0;
@@ -197,9 +198,9 @@ static int parse_mmap2(struct bt_sideband *sb, const unsigned char *rec, size_t 
 		sb->lost++;
 		return 0;
 	}
-	struct bt_sb_mmap m = {
-		.time_ns = sid.time, .pid = h.pid, .tid = h.tid, .start = h.addr, .len = h.len,
-		.pgoff = h.pgoff, .prot = h.prot, .flags = h.flags,
+	struct bt_sb_rec m = {
+		.kind = BT_SB_REC_MMAP, .time_ns = sid.time, .pid = h.pid, .tid = h.tid, .start = h.addr,
+		.len = h.len, .pgoff = h.pgoff, .prot = h.prot, .flags = h.flags,
 	};
 	/* Anonymous executable memory is named "//anon"; other names in brackets ([vdso], [heap])
 	 * are the kernel's own. */
@@ -209,6 +210,37 @@ static int parse_mmap2(struct bt_sideband *sb, const unsigned char *rec, size_t 
 		memcpy(m.build_id, h.build_id, h.build_id_size);
 	}
 	return queue(sb, &m, name, plen);
+}
+
+/* A KSYMBOL record: the code's address, size, type, whether it went away, and its name. */
+static int parse_ksymbol(struct bt_sideband *sb, const unsigned char *rec, size_t len)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t addr;
+		uint32_t len;
+		uint16_t type, flags;
+	} k;
+	struct sample_id sid;
+	if (len < sizeof(k) + sizeof(sid)) {
+		sb->lost++;
+		return 0;
+	}
+	memcpy(&k, rec, sizeof(k));
+	memcpy(&sid, rec + len - sizeof(sid), sizeof(sid));
+	const char *name = (const char *)rec + sizeof(k);
+	size_t room = len - sizeof(k) - sizeof(sid);
+	size_t nlen = strnlen(name, room);
+	if (nlen == room) {
+		sb->lost++;
+		return 0;
+	}
+	struct bt_sb_rec m = {
+		.kind = BT_SB_REC_KSYMBOL, .time_ns = sid.time, .pid = sid.pid, .tid = sid.tid,
+		.start = k.addr, .len = k.len, .ksym_type = k.type,
+		.unregister = (k.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) != 0,
+	};
+	return queue(sb, &m, name, nlen);
 }
 
 static int drain_ring(struct bt_sideband *sb, struct ring *r)
@@ -231,6 +263,9 @@ static int drain_ring(struct bt_sideband *sb, struct ring *r)
 			return -ENOMEM;
 		if (h.type == PERF_RECORD_MMAP2) {
 			err = parse_mmap2(sb, p, h.size);
+			n += !err;
+		} else if (h.type == PERF_RECORD_KSYMBOL) {
+			err = parse_ksymbol(sb, p, h.size);
 			n += !err;
 		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
 			uint64_t lost;

@@ -1,7 +1,9 @@
 /* sideband.h - the kernel's own records of new executable mappings (PERF_RECORD_MMAP2, with the
- * file's build-id where the kernel could read it), from one software perf event per CPU: how
+ * file's build-id where the kernel could read it) and of kernel code that comes and goes (BPF
+ * programs and trampolines: PERF_RECORD_KSYMBOL), from one software perf event per CPU: how
  * mappings are learnt where the kernel refuses a BPF program on the mmap path, at no cost to any
- * other system call. Records are read in time order, on CLOCK_MONOTONIC like the BPF records. */
+ * other system call, and how BPF programs are named without reading kallsyms again. Records are
+ * read in time order, on CLOCK_MONOTONIC like the BPF records. */
 #ifndef BT_SIDEBAND_H
 #define BT_SIDEBAND_H
 
@@ -11,24 +13,36 @@
 
 struct bt_sideband;
 
-/* One new executable mapping, as the kernel reported it. */
-struct bt_sb_mmap {
+/* What to ask the kernel for (bt_sideband_open). */
+#define BT_SB_MMAP 0x1        /* new executable mappings */
+#define BT_SB_BUILD_IDS 0x2   /* with the file's build-id (Linux 5.12+) */
+#define BT_SB_KSYMBOL 0x4     /* kernel code registered and unregistered (Linux 5.1+) */
+
+enum bt_sb_kind { BT_SB_REC_MMAP = 1, BT_SB_REC_KSYMBOL };
+
+/* One record as the kernel wrote it. */
+struct bt_sb_rec {
+	enum bt_sb_kind kind;
 	uint64_t time_ns;       /* CLOCK_MONOTONIC */
-	uint32_t pid, tid;
-	uint64_t start, len, pgoff;
-	uint32_t prot, flags;   /* PROT_*, MAP_* */
-	bool anon;              /* no file: anonymous executable memory (JIT code) */
-	uint8_t build_id_len;   /* 0: the kernel could not read it (pages not in memory) */
+	uint32_t pid, tid;      /* mmap: whose mapping; ksymbol: who loaded or unloaded it */
+	uint64_t start, len;    /* the mapping, or the code's address and size */
+	uint64_t pgoff;         /* mmap: file offset of start */
+	uint32_t prot, flags;   /* mmap: PROT_*, MAP_* */
+	bool anon;              /* mmap: no file, anonymous executable memory (JIT code) */
+	uint8_t build_id_len;   /* mmap: 0 when the kernel could not read it (page not in memory) */
 	uint8_t build_id[20];
-	const char *path;       /* NUL-terminated; valid during the callback only */
+	uint16_t ksym_type;     /* ksymbol: PERF_RECORD_KSYMBOL_TYPE_* */
+	bool unregister;        /* ksymbol: the code went away */
+	const char *path;       /* mmap: the file; ksymbol: the symbol's name. NUL-terminated, valid
+				 * during the callback only */
 };
 
-typedef int (*bt_sb_fn)(void *ctx, const struct bt_sb_mmap *m);
+typedef int (*bt_sb_fn)(void *ctx, const struct bt_sb_rec *r);
 
-/* Opens the event on every CPU in cpus[0..ncpus) with a ring of pages (a power of two) each.
- * build_ids: ask the kernel for build-ids in the records (Linux 5.12+); without, records name the
- * file only. 0 or -errno (-EOPNOTSUPP: the kernel does not know one of the attributes). */
-int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, bool build_ids,
+/* Opens the event on every CPU in cpus[0..ncpus) with a ring of pages (a power of two) each, asking
+ * for what `what` (BT_SB_*) names. 0 or -errno (-EOPNOTSUPP: the kernel does not know one of the
+ * attributes). */
+int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, unsigned what,
 		     struct bt_sideband **out);
 
 /* Adds the rings to an epoll set (EPOLLIN, with data): the kernel wakes it when a ring is a quarter

@@ -158,7 +158,7 @@ static int write_status(void *ctx, FILE *f)
 		"  \"lost_samples\": %llu,\n  \"lost_other_records\": %llu,\n  \"unresolved_frames_last_interval\": %llu,\n"
 		"  \"processes\": %zu,\n  \"processes_exited\": %llu,\n  \"build_ids\": %zu,\n  \"symtabs_loaded\": %llu,\n  \"symtabs_evicted\": %llu,\n"
 		"  \"rss_kb\": %ld,\n  \"peak_rss_kb\": %ld,\n  \"heap_in_use_kb\": %llu,\n  \"rss_anon_kb\": %llu,\n"
-		"  \"ring_buffer_kb\": %llu,\n  \"bpf_maps_rss_kb\": %llu,\n  \"symbol_tables_kb\": %llu,\n  \"last_write\": ",
+		"  \"ring_buffer_kb\": %llu,\n  \"bpf_maps_rss_kb\": %llu,\n  \"symbol_tables_kb\": %llu,\n  \"kallsyms_reloads\": %llu,\n  \"last_write\": ",
 		(long long)wall_ns(), (int)getpid(), (unsigned long long)a->intervals,
 		(unsigned long long)s->stats.samples, (unsigned long long)lost, (unsigned long long)other,
 		(unsigned long long)a->last_unresolved, s->procs.nprocs,
@@ -167,7 +167,8 @@ static int write_status(void *ctx, FILE *f)
 		status_kb("VmRSS"), status_kb("VmHWM"), (unsigned long long)(mem.heap_in_use / 1024),
 		(unsigned long long)(mem.rss_anon / 1024), (unsigned long long)(cs.ringbuf_bytes / 1024),
 		(unsigned long long)(mem.bpf_maps_rss / 1024),
-		(unsigned long long)((bt_dso_tables_bytes(&s->dsos) + bt_kallsyms_bytes(s->ksyms)) / 1024));
+		(unsigned long long)((bt_dso_tables_bytes(&s->dsos) + bt_kallsyms_bytes(s->ksyms)) / 1024),
+		(unsigned long long)s->stats.kallsyms_reloads);
 	json_str(f, a->last_write);
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);

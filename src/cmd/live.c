@@ -85,9 +85,11 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
 		return err;
-	/* Now the programs are loaded, their own frames have kernel symbols too. */
-	if (o->kernel)
-		bt_session_reload_kallsyms(&l->session);
+	/* Now the programs are loaded, their own frames have kernel symbols too: announced by the
+	 * kernel, or in kallsyms read again. */
+	bt_capture_stats(l->cap, &l->stats);
+	if (o->kernel && !l->stats.ksym_records && bt_session_reload_kallsyms(&l->session) == 0)
+		l->kallsyms_at = now_s();
 	return 0;
 }
 
@@ -106,14 +108,26 @@ void bt_live_catch_stop(void (*handler)(int))
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* kallsyms read again when kernel frames went unnamed, at most once per BT_LIVE_KALLSYMS_GAP_S.
+ * Whether it was. */
+static bool reload_kallsyms(struct bt_live *l)
+{
+	struct bt_session *s = &l->session;
+	double t = now_s();
+	if (!l->opts.kernel || !s->ksyms_misses ||
+	    (l->kallsyms_at > 0 && t - l->kallsyms_at < BT_LIVE_KALLSYMS_GAP_S))
+		return false;
+	l->kallsyms_at = t;
+	return bt_session_reload_kallsyms(s) == 0;
+}
+
 /* Once a second: the process table, the kernel's symbols and the frame names kept current. */
 static void tick(struct bt_live *l)
 {
 	struct bt_session *s = &l->session;
 	bt_session_reap(s, 5ULL * 1000000000);
-	/* Kernel frames without a name: programs or modules appeared since the last read. */
-	if (l->opts.kernel && s->ksyms_misses)
-		bt_session_reload_kallsyms(s);
+	/* Kernel frames without a name: code appeared that nothing announced. */
+	reload_kallsyms(l);
 	/* Names for the frames that arrived this second (and debuginfod lookups started). */
 	bt_session_poll_debuginfod(s, 0);
 	bt_session_resolve(s);
@@ -173,7 +187,7 @@ int bt_live_collect(struct bt_live *l, bool lines)
 	memset(&l->stats, 0, sizeof(l->stats));
 	bt_capture_stats(l->cap, &l->stats);
 	bt_session_resolve(s);
-	if (l->opts.kernel && s->ksyms_misses && bt_session_reload_kallsyms(s) == 0)
+	if (reload_kallsyms(l))
 		bt_session_resolve(s);
 	/* Symbols still coming from debuginfod belong in this profile: each lookup has its timeout. */
 	if (bt_session_poll_debuginfod(s, -1) > 0)

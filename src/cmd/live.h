@@ -49,15 +49,22 @@ struct bt_live {
 	double t0;                       /* monotonic seconds when the loop began */
 	const char *why;                 /* why the loop ended: "interrupted", "duration reached" ... */
 	struct bt_capture_stats stats;   /* as the last bt_live_collect found them */
+	double kallsyms_at;              /* monotonic seconds of the last kallsyms read, 0: none since start */
 };
+
+/* Kernel frames no announcement, module or kallsyms read names make kallsyms be read again, at
+ * most once per this many seconds (the first time at once): each read is the kernel printing
+ * some 200,000 lines. */
+#define BT_LIVE_KALLSYMS_GAP_S 30.0
 
 /* The session, and a debuginfod client when asked for and configured (said at BT_LOG_INFO when
  * configured but unusable). Also raises the open-file limit: the session keeps one descriptor per
  * build-id it has seen. 0 or -errno; bt_live_close frees what was made either way. */
 int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts);
 
-/* Loads and attaches the kernel side, feeding its records to the session, and reads the kernel's
- * symbols again so the programs' own frames are named. 0 or -errno with a message in msg. */
+/* Loads and attaches the kernel side, feeding its records to the session; where the kernel does
+ * not announce BPF programs, reads its symbols again so the programs' own frames are named. 0 or
+ * -errno with a message in msg. */
 int bt_live_attach(struct bt_live *l, char *msg, size_t len);
 
 /* Once everything is attached: keeps only the capabilities the session still needs (see
@@ -68,13 +75,14 @@ int bt_live_drop_privileges(void);
 void bt_live_catch_stop(void (*handler)(int));
 
 /* The loop: polls the ring buffer and, once a second, forgets processes gone for a while, reads the
- * kernel's symbols again when kernel frames went unnamed, takes in what debuginfod delivered and
+ * kernel's symbols again when kernel frames went unnamed (BT_LIVE_KALLSYMS_GAP_S apart), takes in
+ * what debuginfod delivered and
  * names the new frames. Ends on *opts.stop, after opts.duration, or when every watched process has
  * exited, with l->why saying which. 0, or -errno when reading the ring buffer failed. */
 int bt_live_run(struct bt_live *l);
 
 /* Everything sampled so far into the profile and named: the records still in the ring buffer, the
- * kernel's symbols read again if frames missed them, debuginfod's pending lookups awaited (each has
+ * kernel's symbols read again if frames missed them (as the loop does), debuginfod's pending lookups awaited (each has
  * its timeout), source lines when asked for. Fills l->stats. 0, or -errno from naming lines. */
 int bt_live_collect(struct bt_live *l, bool lines);
 

@@ -410,10 +410,10 @@ static void print_summary(const struct record_args *a, const struct bt_live *l)
 	const struct bt_capture_stats *st = &l->stats;
 	fprintf(stderr,
 		"buildtrace: %s: %llu samples, %llu lost, %llu unresolved frames, %zu processes, "
-		"%zu build-ids",
+		"%zu build-ids, %llu kallsyms reloads",
 		l->why, (unsigned long long)s->stats.samples, (unsigned long long)bt_live_lost_samples(st),
 		(unsigned long long)bt_profile_unresolved_frames(&s->prof), (size_t)s->procs.seen,
-		bt_session_build_ids(s));
+		bt_session_build_ids(s), (unsigned long long)s->stats.kallsyms_reloads);
 	if (bt_live_lost_other(st))
 		fprintf(stderr, ", %llu other records lost", (unsigned long long)bt_live_lost_other(st));
 	if (s->stats.bid_userspace)

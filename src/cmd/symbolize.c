@@ -320,7 +320,7 @@ static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
 static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
 {
 	struct bt_kframe kf;
-	bool named = bt_kframe_name(s->k.ks, &s->k.mods, bt_kmods_at(&s->k.mods, addr), addr, &kf) == 0;
+	bool named = bt_kframe_name(NULL, s->k.ks, &s->k.mods, bt_kmods_at(&s->k.mods, addr), addr, &kf) == 0;
 	struct bt_dwarf_frame frames[MAX_FRAMES];
 	int nf = 0;
 	if (s->k.vmlinux && !kf.mod && !(kf.ksym && kf.ksym->module)) {

@@ -49,6 +49,7 @@ void bt_session_free(struct bt_session *s)
 	bt_profile_free(&s->prof);
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
+	bt_kdyn_free(&s->kdyn);
 	bt_cfi_close(s->vdso_cfi);
 	free(s->vdso_image);
 	memset(s, 0, sizeof(*s));
@@ -102,6 +103,19 @@ static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
 	struct bt_mapping map = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
 				  .file_id = (uint32_t)fid };
 	return bt_proctable_map(&s->procs, (int)m->pid, &map);
+}
+
+/* Kernel code came or went: frames there are named by it from now on. */
+static int on_ksym(struct bt_session *s, const struct bt_rec_ksym *k)
+{
+	if (!s->opts.kernel)
+		return 0;
+	if (k->flags & BT_KSYM_F_UNREGISTER) {
+		bt_kdyn_remove(&s->kdyn, k->addr);
+		return 0;
+	}
+	int err = bt_kdyn_add(&s->kdyn, k->addr, k->len, k->name);
+	return err == -EINVAL ? 0 : err;
 }
 
 static int on_module(struct bt_session *s, const struct bt_rec_module *r)
@@ -325,6 +339,8 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	case BT_REC_USTACK:
 		on_ustack(s, (const struct bt_rec_ustack *)rec, rec->size);
 		return 0;
+	case BT_REC_KSYM:
+		return on_ksym(s, (const struct bt_rec_ksym *)rec);
 	default:
 		return 0;
 	}
@@ -345,7 +361,7 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 	case BT_LOC_KERNEL: {
 		/* file_id: the module version loaded there when the sample was taken, its id + 1 */
 		struct bt_kframe kf;
-		if (bt_kframe_name(s->ksyms, &s->kmods, (int64_t)l->file_id - 1, l->addr, &kf) != 0) {
+		if (bt_kframe_name(&s->kdyn, s->ksyms, &s->kmods, (int64_t)l->file_id - 1, l->addr, &kf) != 0) {
 			*unresolved = true;
 			if (l->name_id == BT_NAME_UNSET)  /* new frames only: a retry never asks again */
 				s->ksyms_misses++;
@@ -403,6 +419,7 @@ int bt_session_reload_kallsyms(struct bt_session *s)
 	s->ksyms = k;
 	s->ksyms_err = 0;
 	s->ksyms_misses = 0;
+	s->stats.kallsyms_reloads++;
 	/* Frames named as unknown so far may have a name now. */
 	for (size_t i = 0; i < s->prof.nlocs; i++)
 		if (s->prof.locs[i].kind == BT_LOC_KERNEL && s->prof.locs[i].unresolved)

@@ -9,6 +9,7 @@
 #include "bt_proto.h"
 #include "session/dso.h"
 #include "kernel/kallsyms.h"
+#include "kernel/kdyn.h"
 #include "kernel/kmods.h"
 #include "session/proctable.h"
 #include "session/profile.h"
@@ -32,6 +33,7 @@ struct bt_session_stats {
 	uint64_t unmapped_frames;      /* user addresses outside every known mapping */
 	uint64_t exits;
 	uint64_t modules_loaded;       /* module-load events */
+	uint64_t kallsyms_reloads;     /* times kallsyms was read again after the start */
 	uint64_t dwarf_stacks;         /* user stacks unwound with call frame information */
 	uint64_t dwarf_frames;         /* frames those gave */
 	uint64_t dwarf_stops[5];       /* by enum bt_unwind_stop: why each walk ended */
@@ -47,6 +49,7 @@ struct bt_session {
 	struct bt_kallsyms *ksyms;
 	int ksyms_err;                 /* why kernel symbols are missing, when they are */
 	struct bt_kmods kmods;         /* kernel modules; a kernel frame's file_id is its module's id + 1 */
+	struct bt_kdyn kdyn;           /* kernel code announced during the session (BPF programs) */
 	int kmods_err;                 /* why the modules loaded at start are unknown, when they are */
 	uint64_t ksyms_misses;         /* kernel frames that found no symbol since the last load */
 	struct bt_session_stats stats;

@@ -1177,6 +1177,38 @@ static size_t prog_ids(uint32_t *ids, size_t max)
 	return n;
 }
 
+/* The sampler program a capture loaded (new since the ids in before[0..nb), named "sample"): its
+ * JIT image address, and its kallsyms name into want. 0 when there is none. */
+static uint64_t new_sampler(const uint32_t *before, size_t nb, char *want, size_t wlen)
+{
+	static uint32_t after[4096];
+	size_t na = prog_ids(after, 4096);
+	uint64_t addr = 0;
+	for (size_t i = 0; i < na && !addr; i++) {
+		bool old = false;
+		for (size_t j = 0; j < nb && !old; j++)
+			old = before[j] == after[i];
+		int fd = old ? -1 : bpf_prog_get_fd_by_id(after[i]);
+		if (fd < 0)
+			continue;
+		uint64_t ksym = 0;
+		struct bpf_prog_info info;
+		memset(&info, 0, sizeof(info));
+		info.nr_jited_ksyms = 1;
+		info.jited_ksyms = (uint64_t)(uintptr_t)&ksym;
+		uint32_t len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "sample") && ksym) {
+			addr = ksym;
+			int w = snprintf(want, wlen, "bpf_prog_");
+			for (int k = 0; k < BPF_TAG_SIZE; k++)
+				w += snprintf(want + w, wlen - (size_t)w, "%02x", info.tag[k]);
+			snprintf(want + w, wlen - (size_t)w, "_sample");
+		}
+		close(fd);
+	}
+	return addr;
+}
+
 /* BPF programs appear in kallsyms as bpf_prog_TAG_NAME when they are loaded: a frame in one loaded
  * after the session read kallsyms has no name of its own until kallsyms is read again (which a
  * miss asks for); then it has the program's. The program is told apart from others of the same
@@ -1195,35 +1227,12 @@ static void capture__bpf_programs_loaded_later__named_after_reload(void **state)
 	struct bt_session_opts so = { .proc_root = "", .kernel = true };
 	assert_int_equal(bt_session_init(s, &so), 0);
 	assert_int_equal(s->ksyms_err, 0);
-	static uint32_t before[4096], after[4096];
+	static uint32_t before[4096];
 	size_t nb = prog_ids(before, 4096);
 	struct bt_capture *c = open_capture(&self, 1, &r, &extra);
-	size_t na = prog_ids(after, 4096);
 	/* the sampler program this capture loaded: new since, and named "sample" */
-	uint64_t addr = 0;
 	char want[128] = "";
-	for (size_t i = 0; i < na && !addr; i++) {
-		bool old = false;
-		for (size_t j = 0; j < nb && !old; j++)
-			old = before[j] == after[i];
-		int fd = old ? -1 : bpf_prog_get_fd_by_id(after[i]);
-		if (fd < 0)
-			continue;
-		uint64_t ksym = 0;
-		struct bpf_prog_info info;
-		memset(&info, 0, sizeof(info));
-		info.nr_jited_ksyms = 1;
-		info.jited_ksyms = (uint64_t)(uintptr_t)&ksym;
-		uint32_t len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, "sample") && ksym) {
-			addr = ksym;
-			int w = snprintf(want, sizeof(want), "bpf_prog_");
-			for (int k = 0; k < BPF_TAG_SIZE; k++)
-				w += snprintf(want + w, sizeof(want) - (size_t)w, "%02x", info.tag[k]);
-			snprintf(want + w, sizeof(want) - (size_t)w, "_sample");
-		}
-		close(fd);
-	}
+	uint64_t addr = new_sampler(before, nb, want, sizeof(want));
 	print_message("the capture's sampler: %s at 0x%llx\n", want, (unsigned long long)addr);
 	assert_true(addr != 0);
 	/* the session's kallsyms predates it: whatever it finds there is not this program (often the
@@ -1256,10 +1265,67 @@ static void capture__bpf_programs_loaded_later__named_after_reload(void **state)
 	free(s);
 }
 
+/* Where the kernel announces the BPF programs it loads (PERF_RECORD_KSYMBOL), a session names a
+ * frame in a program loaded after it started at once, as kallsyms names it, without reading
+ * kallsyms again. */
+static void capture__bpf_program_loaded_later__named_from_the_announcement(void **state)
+{
+	bt_test_require_priv();
+	struct bt_session *s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	struct bt_session_opts so = { .proc_root = "", .kernel = true };
+	assert_int_equal(bt_session_init(s, &so), 0);
+	int self = getpid();
+	struct bt_capture_opts o = { .sz = sizeof(o), .pids = &self, .npids = 1, .on_record = bt_session_record,
+				     .ctx = s };
+	struct bt_capture *c0 = NULL;
+	char err[512];
+	assert_int_equal(bt_capture_open(&o, &c0, err, sizeof(err)), 0);
+	struct bt_capture_stats st;
+	assert_int_equal(bt_capture_stats(c0, &st), 0);
+	if (!st.ksym_records && bt_test_in_ci())
+		fail_msg("this kernel does not announce BPF programs (PERF_RECORD_KSYMBOL)");
+	if (!st.ksym_records) {
+		bt_capture_close(c0);
+		bt_session_free(s);
+		free(s);
+		skip();
+	}
+	static uint32_t before[4096];
+	size_t nb = prog_ids(before, 4096);
+	struct recs r = { 0 };
+	struct bt_capture_opts extra = { .samples = true, .user_stacks = true, .kernel_stacks = true,
+					 .freq_hz = 99 };
+	struct bt_capture *c = open_capture(&self, 1, &r, &extra);
+	char want[128] = "";
+	uint64_t addr = new_sampler(before, nb, want, sizeof(want));
+	assert_true(addr != 0);
+	uint64_t off = 0;
+	double end = now_s() + 5;
+	while (!bt_kdyn_lookup(&s->kdyn, addr + 4, &off) && now_s() < end)
+		bt_capture_poll(c0, 50);
+	int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, 0, addr + 4, false);
+	assert_true(id >= 0);
+	uint32_t ids[1] = { (uint32_t)id };
+	assert_int_equal(bt_profile_add(&s->prof, 0, 1, ids, 1, 1), 0);
+	assert_int_equal(bt_session_resolve(s), 0);
+	print_message("announced: %s at 0x%llx, named %s\n", want, (unsigned long long)addr,
+		      bt_strtab_get(&s->prof.names, s->prof.locs[id].name_id));
+	assert_string_equal(bt_strtab_get(&s->prof.names, s->prof.locs[id].name_id), want);
+	assert_int_equal(s->ksyms_misses, 0);
+	assert_int_equal(s->stats.kallsyms_reloads, 0);
+	bt_capture_close(c);
+	bt_capture_close(c0);
+	recs_free(&r);
+	bt_session_free(s);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(capture__bpf_programs_loaded_later__named_after_reload),
+		cmocka_unit_test(capture__bpf_program_loaded_later__named_from_the_announcement),
 		cmocka_unit_test(capture__snapshot__every_exec_mapping_matches_maps_and_readelf),
 		cmocka_unit_test(capture__dlopen_after_attach__buildid_matches_readelf),
 		cmocka_unit_test(capture__mapping_sources__best_chosen_and_each_reports_dlopen),

@@ -18,15 +18,15 @@
 #define LIB "build/fixtures/libfx.so"
 
 struct got {
-	struct bt_sb_mmap m[64];
+	struct bt_sb_rec m[64];
 	char path[64][256];
 	size_t n;
 };
 
-static int keep(void *ctx, const struct bt_sb_mmap *m)
+static int keep(void *ctx, const struct bt_sb_rec *m)
 {
 	struct got *g = ctx;
-	if (m->pid != (uint32_t)getpid() || g->n == 64)
+	if (m->kind != BT_SB_REC_MMAP || m->pid != (uint32_t)getpid() || g->n == 64)
 		return 0;
 	g->m[g->n] = *m;
 	snprintf(g->path[g->n], sizeof(g->path[0]), "%s", m->path);
@@ -61,7 +61,7 @@ static void sideband__mappings_on_each_cpu__in_time_order_with_build_ids(void **
 	int cpus[2];
 	int n = ncpus(cpus);
 	struct bt_sideband *sb;
-	assert_int_equal(bt_sideband_open(cpus, (size_t)n, 8, true, &sb), 0);
+	assert_int_equal(bt_sideband_open(cpus, (size_t)n, 8, BT_SB_MMAP | BT_SB_BUILD_IDS, &sb), 0);
 	char want[128], hex[64];
 	assert_int_equal(bt_test_run(want, sizeof(want), "readelf -n " LIB " | sed -n 's/.*Build ID: //p'"), 0);
 	want[strcspn(want, "\n")] = '\0';
@@ -129,8 +129,8 @@ static void sideband__bad_arguments__einval(void **state)
 {
 	struct bt_sideband *sb;
 	int cpu = 0;
-	assert_int_equal(bt_sideband_open(&cpu, 1, 3, true, &sb), -EINVAL);  /* not a power of two */
-	assert_int_equal(bt_sideband_open(NULL, 1, 8, true, &sb), -EINVAL);
+	assert_int_equal(bt_sideband_open(&cpu, 1, 3, BT_SB_MMAP, &sb), -EINVAL);  /* not a power of two */
+	assert_int_equal(bt_sideband_open(NULL, 1, 8, BT_SB_MMAP, &sb), -EINVAL);
 	assert_int_equal(bt_sideband_drain(NULL), -EINVAL);
 }
 

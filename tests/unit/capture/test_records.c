@@ -22,6 +22,7 @@ static const struct {
 	{ BT_REC_MODULE, sizeof(struct bt_rec_module) },
 	{ BT_REC_USTACK, sizeof(struct bt_rec_ustack) },
 	{ BT_REC_DLSTATE, sizeof(struct bt_rec_exit) },
+	{ BT_REC_KSYM, sizeof(struct bt_rec_ksym) },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 

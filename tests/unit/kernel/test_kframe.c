@@ -86,7 +86,7 @@ static void kframe__image_address__kallsyms_name(void **state)
 {
 	struct fx *x = setup();
 	struct bt_kframe kf;
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, -1, 0xffffffff81001010ULL, &kf), 0);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, -1, 0xffffffff81001010ULL, &kf), 0);
 	assert_string_equal(kf.name, "do_syscall_64");
 	assert_int_equal(kf.off, 0x10);
 	assert_null(kf.mod);
@@ -100,7 +100,7 @@ static void kframe__bpf_program__named_provisionally(void **state)
 {
 	struct fx *x = setup();
 	struct bt_kframe kf;
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, -1, 0xffffffffc0001008ULL, &kf), 0);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, -1, 0xffffffffc0001008ULL, &kf), 0);
 	assert_string_equal(kf.name, "bpf_prog_0123456789abcdef_on_exec");
 	assert_true(kf.provisional);
 	teardown(x);
@@ -111,17 +111,17 @@ static void kframe__module_address__own_ko_not_the_neighbour(void **state)
 {
 	struct fx *x = setup();
 	struct bt_kframe kf;
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, x->fx_mod, MOD_BASE + x->main_off + 4, &kf), 0);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, x->fx_mod, MOD_BASE + x->main_off + 4, &kf), 0);
 	assert_string_equal(kf.name, "main");
 	assert_int_equal(kf.off, 4);
 	assert_non_null(kf.mod);
 	assert_string_equal(kf.mod->mod.name, "fx_mod");
 	assert_null(kf.ksym);
 	/* the same address in no module known: kallsyms' neighbour it is */
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, -1, MOD_BASE + x->main_off + 4, &kf), 0);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, -1, MOD_BASE + x->main_off + 4, &kf), 0);
 	assert_string_equal(kf.name, "neighbour_func");
 	/* a module's own kallsyms symbol */
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, x->other_mod, 0xffffffffc0b00010ULL, &kf), 0);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, x->other_mod, 0xffffffffc0b00010ULL, &kf), 0);
 	assert_string_equal(kf.name, "other_func");
 	assert_string_equal(kf.ksym->module, "other_mod");
 	teardown(x);
@@ -132,15 +132,15 @@ static void kframe__unnamed__module_or_image_placeholder(void **state)
 	struct fx *x = setup();
 	struct bt_kframe kf;
 	/* past the .ko's last function, and in a module without a .ko below its first symbol */
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, x->fx_mod, MOD_BASE + 0x3000, &kf), -ENOENT);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, x->fx_mod, MOD_BASE + 0x3000, &kf), -ENOENT);
 	assert_null(kf.name);
 	assert_string_equal(kf.placeholder, "[fx_mod]");
 	/* no kallsyms at all (kptr_restrict) */
-	assert_int_equal(bt_kframe_name(NULL, &x->mods, -1, 0xffffffff81001010ULL, &kf), -ENOENT);
+	assert_int_equal(bt_kframe_name(NULL, NULL, &x->mods, -1, 0xffffffff81001010ULL, &kf), -ENOENT);
 	assert_string_equal(kf.placeholder, "[kernel.kallsyms]");
 	assert_null(kf.mod);
 	/* below every symbol */
-	assert_int_equal(bt_kframe_name(x->ks, &x->mods, -1, 0xffffffff80000000ULL, &kf), -ENOENT);
+	assert_int_equal(bt_kframe_name(NULL, x->ks, &x->mods, -1, 0xffffffff80000000ULL, &kf), -ENOENT);
 	assert_string_equal(kf.placeholder, BT_KFRAME_IMAGE);
 	teardown(x);
 }
