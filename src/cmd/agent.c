@@ -3,6 +3,7 @@
  * starts the next interval with the same process table and symbol tables, evicting the tables no
  * recent interval used. Reports its health in a status file. */
 #include <errno.h>
+#include <malloc.h>
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
@@ -264,6 +265,10 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	uint64_t keep = (uint64_t)(a->conf.evict_s / a->conf.interval_s) + 1;
 	if (s->dsos.epoch > keep)
 		bt_dso_evict(&s->dsos, s->dsos.epoch - keep);
+	/* What the interval's profile, its encoding and evicted tables freed goes back to the system:
+	 * malloc would keep it (it raises its threshold for returning large blocks as they are freed),
+	 * and an always-on agent's resident size is what a fleet pays for. */
+	malloc_trim(0);
 	struct status_ctx sc = { a };
 	int err = bt_atomic_write(a->conf.status_file, write_status, &sc);
 	if (err && a->verbose)
@@ -375,6 +380,7 @@ static int start(struct agent *a)
 		return err;
 	if ((err = bt_live_drop_privileges()))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+	malloc_trim(0);  /* what loading freed (kallsyms' text, the BPF object) */
 	return 0;
 }
 
