@@ -37,7 +37,7 @@
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
 #define VERIFIER_LOG_SIZE (256 * 1024)
 #define SIDEBAND_PAGES 16     /* per CPU: 64 KiB of mmap records between two drains */
-#define LDSO_MAX 8            /* distinct ld.so files watched for dlopen and dlclose */
+#define LDSO_MAX 64           /* watched processes whose dlopen and dlclose are seen */
 
 /* Options a caller may leave out: present only when opts->sz covers the field. */
 #define OPT_GIVEN(opts, field) \
@@ -69,9 +69,7 @@ struct bt_capture {
 	uint64_t sb_drained_ns;        /* every mmap record up to this time has been drained */
 	uint64_t sb_lost_seen;
 	int epfd;                      /* the ring buffer and the sideband rings, waited on together */
-	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state */
-	dev_t ldso_dev[LDSO_MAX];
-	ino_t ldso_ino[LDSO_MAX];
+	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state, one per process */
 	unsigned nldso;
 };
 
@@ -156,6 +154,30 @@ static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
 }
 
 /* A kernel mmap record of a watched process, delivered as the ring buffer's records are. */
+/* A mapping the kernel named by device and inode only: its file's modification time through
+ * /proc/PID/map_files (the mapped file itself), then the build-id the iterator read for that
+ * version of it, if it did. Whether the record has it now. */
+static bool known_build_id(struct bt_capture *c, struct bt_rec_mapping *r)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", r->pid, (unsigned long long)r->start,
+		 (unsigned long long)r->end);
+	struct statx sx;
+	if (statx(AT_FDCWD, path, AT_STATX_SYNC_AS_STAT, STATX_MTIME | STATX_INO, &sx) != 0 ||
+	    sx.stx_ino != r->ino)
+		return false;
+	r->mtime_ns = (uint64_t)sx.stx_mtime.tv_sec * 1000000000ULL + sx.stx_mtime.tv_nsec;
+	struct bt_file_key key = { .ino = r->ino, .mtime_ns = r->mtime_ns, .dev = r->dev };
+	struct bt_bid b;
+	if (bpf_map__lookup_elem(c->skel->maps.bid_cache, &key, sizeof(key), &b, sizeof(b), 0) != 0 ||
+	    b.status != BT_BID_OK || b.len > BT_BUILD_ID_MAX)
+		return false;
+	r->build_id_status = BT_BID_OK;
+	r->build_id_len = b.len;
+	memcpy(r->build_id, b.id, BT_BUILD_ID_MAX);
+	return true;
+}
+
 /* Kernel code that came or went, for every process: it names kernel frames. */
 static int on_ksymbol(struct bt_capture *c, const struct bt_sb_rec *m)
 {
@@ -175,7 +197,8 @@ static int on_sideband(void *ctx, const struct bt_sb_rec *m)
 	if (!watched(c, m->pid))
 		return 0;
 	union bt_mapsrc_rec rec;
-	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP && rec.map.build_id_status == BT_BID_PENDING)
+	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP && rec.map.build_id_status == BT_BID_PENDING &&
+	    !(m->has_inode && known_build_id(c, &rec.map)))
 		queue_snapshot(c, (int)m->pid);
 	return deliver(c, &rec.hdr);
 }
@@ -769,13 +792,21 @@ static int add_cpu(void *ctx, int cpu)
  * older than 5.1 have none of it. */
 static int open_sideband(struct bt_capture *c, bool mmaps)
 {
+	size_t mmaps_from = 0;
 	static const unsigned tries[] = { BT_SB_MMAP | BT_SB_BUILD_IDS | BT_SB_KSYMBOL,
 					  BT_SB_MMAP | BT_SB_KSYMBOL, BT_SB_KSYMBOL };
+	/* Asking for build-ids where the kernel then marks other listeners' records too would break
+	 * every perf running beside: the iterator reads them instead. */
+	if (mmaps && bt_sideband_build_ids_safe() != 1) {
+		logf_(c, BT_LOG_INFO, "this kernel would mark other perf users' mmap records as carrying "
+		      "build-ids if asked for them: build-ids are read by the iterator instead");
+		mmaps_from = 1;
+	}
 	struct cpu_list *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	int err = for_each_online_cpu(add_cpu, l);
-	size_t i = mmaps ? 0 : 2;
+	size_t i = mmaps ? mmaps_from : 2;
 	for (; !err && i < 3; i++) {
 		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, tries[i], &c->sb);
 		if (err != -EOPNOTSUPP)
@@ -904,46 +935,33 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	return err;
 }
 
-/* A uprobe on _dl_debug_state in the ld.so at path (opened by the caller, named through
- * /proc/self/fd so that the probe lands on exactly that file), once per file. */
-static void probe_ldso(struct bt_capture *c, const char *what, int fd)
+/* A uprobe on _dl_debug_state in the ld.so open at fd, for process pid only: the kernel installs
+ * the breakpoint in that process's memory alone, so no other process traps (or gets the
+ * "[uprobes]" page a probe hit maps, which perf 6.1 cannot read a profile with). */
+static void probe_ldso(struct bt_capture *c, int pid, int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		return;
-	for (unsigned i = 0; i < c->nldso; i++) {
-		if (c->ldso_ino[i] == st.st_ino && c->ldso_dev[i] == st.st_dev)
-			return;
-	}
-	if (c->nldso == LDSO_MAX)
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || c->nldso == LDSO_MAX)
 		return;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(c->skel->progs.on_dl_state, -1, path, 0, &uo);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(c->skel->progs.on_dl_state, pid, path, 0, &uo);
 	if (!l) {
-		logf_(c, BT_LOG_WARN, "%s: no uprobe on _dl_debug_state (%s): libraries a dlclose unmaps "
-		      "stay known until something else is mapped there", what, strerror(errno));
+		logf_(c, BT_LOG_WARN, "process %d: no uprobe on ld.so's _dl_debug_state (%s): libraries a "
+		      "dlclose unmaps stay known until something else is mapped there", pid, strerror(errno));
 		return;
 	}
-	c->ldso_dev[c->nldso] = st.st_dev;
-	c->ldso_ino[c->nldso] = st.st_ino;
 	c->ldso_links[c->nldso++] = l;
-	logf_(c, BT_LOG_DEBUG, "%s: dlopen and dlclose seen through _dl_debug_state", what);
+	logf_(c, BT_LOG_DEBUG, "process %d: dlopen and dlclose seen through _dl_debug_state", pid);
 }
 
-/* The ld.so of our own executable (system-wide: every process started from the host's files),
- * and of each watched process, found inside that process's root. */
+/* Each watched process's ld.so, found inside that process's root. System-wide, none: a probe in
+ * every process would cost each one a trap at every start; a library a dlclose unmapped is then
+ * forgotten when something else is mapped there, as perf does. */
 static void attach_ldso(struct bt_capture *c, const struct bt_capture_opts *opts)
 {
 	char interp[4096];
-	if (bt_mapsrc_interp("/proc/self/exe", "", interp, sizeof(interp)) == 0) {
-		int fd = open(interp, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd >= 0) {
-			probe_ldso(c, interp, fd);
-			close(fd);
-		}
-	}
 	for (size_t i = 0; !opts->all && i < opts->npids; i++) {
 		char exe[64];
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", opts->pids[i]);
@@ -951,7 +969,7 @@ static void attach_ldso(struct bt_capture *c, const struct bt_capture_opts *opts
 			continue;
 		int fd = bt_procmaps_open_in_root("", opts->pids[i], interp);
 		if (fd >= 0) {
-			probe_ldso(c, interp, fd);
+			probe_ldso(c, opts->pids[i], fd);
 			close(fd);
 		}
 	}

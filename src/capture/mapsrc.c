@@ -120,7 +120,13 @@ int bt_mapsrc_from_sideband(const struct bt_sb_rec *m, union bt_mapsrc_rec *out)
 	r->build_id_len = m->build_id_len;
 	r->build_id_status = m->build_id_len ? BT_BID_OK : BT_BID_PENDING;
 	memcpy(r->build_id, m->build_id, m->build_id_len);
-	/* dev 0 is no device: these stand-ins never meet a real file's identity. */
+	if (m->has_inode) {
+		r->dev = m->dev;
+		r->ino = m->ino;
+		return BT_REC_MMAP;
+	}
+	/* With a build-id but no inode: dev 0 is no device, so these stand-ins never meet a real
+	 * file's identity. */
 	r->dev = 0;
 	r->ino = fnv(fnv(0xcbf29ce484222325ULL, r->path, plen), m->build_id, m->build_id_len);
 	return BT_REC_MMAP;

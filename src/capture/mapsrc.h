@@ -30,9 +30,10 @@ int bt_mapsrc_mount_tracefs(void);
 int bt_mapsrc_interp(const char *exe_path, const char *root, char *buf, size_t len);
 
 /* A kernel mmap record as the ring buffer's records: a file mapping becomes BT_REC_MMAP (with
- * the kernel's build-id, or BT_BID_PENDING when it had none; the file named by its path and
- * build-id, as the record has no inode), anonymous executable memory a BT_REC_MUNMAP of its range
- * (what was mapped there before is gone). Returns the record type written into *out. */
+ * the kernel's build-id, or BT_BID_PENDING when it has none; the file named by its device and
+ * inode where the record has them, else by its path and build-id), anonymous executable memory a
+ * BT_REC_MUNMAP of its range (what was mapped there before is gone). Returns the record type
+ * written into *out. */
 union bt_mapsrc_rec {
 	struct bt_rec_hdr hdr;
 	struct bt_rec_mapping map;

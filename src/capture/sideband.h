@@ -29,8 +29,12 @@ struct bt_sb_rec {
 	uint64_t pgoff;         /* mmap: file offset of start */
 	uint32_t prot, flags;   /* mmap: PROT_*, MAP_* */
 	bool anon;              /* mmap: no file, anonymous executable memory (JIT code) */
-	uint8_t build_id_len;   /* mmap: 0 when the kernel could not read it (page not in memory) */
+	uint8_t build_id_len;   /* mmap: 0 when the kernel could not read it (page not in memory), or
+				 * was not asked to */
 	uint8_t build_id[20];
+	bool has_inode;         /* mmap: dev and ino are known (records without build-ids) */
+	uint32_t dev;           /* mmap: the kernel's form, (major << 20) | minor */
+	uint64_t ino;
 	uint16_t ksym_type;     /* ksymbol: PERF_RECORD_KSYMBOL_TYPE_* */
 	bool unregister;        /* ksymbol: the code went away */
 	const char *path;       /* mmap: the file; ksymbol: the symbol's name. NUL-terminated, valid
@@ -44,6 +48,13 @@ typedef int (*bt_sb_fn)(void *ctx, const struct bt_sb_rec *r);
  * attributes). */
 int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, unsigned what,
 		     struct bt_sideband **out);
+
+/* Whether asking for build-ids in mmap records leaves other perf users' records alone. Kernels up
+ * to at least 6.18 mark every later mmap record of the same event with the build-id flag once one
+ * listener asked for build-ids, whatever those listeners asked for, and perf 6.1 then aborts on
+ * the profiles it records. Tried with a listener of each kind on this process: 1 when safe, 0 not,
+ * -errno when it could not be told. */
+int bt_sideband_build_ids_safe(void);
 
 /* Adds the rings to an epoll set (EPOLLIN, with data): the kernel wakes it when a ring is a quarter
  * full. 0 or -errno. */

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "capture/capture.h"
 #include "capture/mapsrc.h"
@@ -1321,6 +1324,53 @@ static void capture__bpf_program_loaded_later__named_from_the_announcement(void 
 	free(s);
 }
 
+/* Another perf user on the machine (perf record, say) gets its mmap records as it asked for them:
+ * a listener asking for build-ids would make the kernel mark later listeners' records as carrying
+ * build-ids too, which perf 6.1 aborts on. */
+static void capture__beside_another_perf_listener__its_records_unmarked(void **state)
+{
+	bt_test_require_priv();
+	struct recs r = { 0 };
+	int self = getpid();
+	struct bt_capture *c = open_capture(&self, 1, &r, NULL);
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.mmap = 1;
+	a.mmap2 = 1;
+	a.exclude_kernel = 1;
+	int pfd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	assert_true(pfd >= 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *meta = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+	assert_true(meta != MAP_FAILED);
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *m = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(m != MAP_FAILED);
+	const unsigned char *data = (const unsigned char *)meta + page;
+	int mmap2 = 0, marked = 0;
+	for (uint64_t t = 0; t < meta->data_head && t < page;) {
+		const struct perf_event_header *h = (const void *)(data + t);
+		if (!h->size)
+			break;
+		if (h->type == PERF_RECORD_MMAP2) {
+			mmap2++;
+			marked += !!(h->misc & (1 << 14));  /* PERF_RECORD_MISC_MMAP_BUILD_ID */
+		}
+		t += h->size;
+	}
+	munmap(m, page);
+	close(fd);
+	munmap(meta, 2 * page);
+	close(pfd);
+	bt_capture_close(c);
+	recs_free(&r);
+	assert_int_equal(mmap2, 1);
+	assert_int_equal(marked, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1329,6 +1379,7 @@ int main(void)
 		cmocka_unit_test(capture__snapshot__every_exec_mapping_matches_maps_and_readelf),
 		cmocka_unit_test(capture__dlopen_after_attach__buildid_matches_readelf),
 		cmocka_unit_test(capture__mapping_sources__best_chosen_and_each_reports_dlopen),
+		cmocka_unit_test(capture__beside_another_perf_listener__its_records_unmarked),
 		cmocka_unit_test(capture__mmap_on_another_mount__path_crosses_mounts),
 		cmocka_unit_test(capture__deleted_library__buildid_still_read),
 		cmocka_unit_test(capture__signal_during_poll__returns_eintr),
