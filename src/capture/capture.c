@@ -65,7 +65,6 @@ struct bt_capture {
 	enum bt_mapsrc mapsrc;         /* how new mappings are learnt */
 	struct bt_sideband *sb;        /* with BT_MAPSRC_SIDEBAND */
 	bool sb_mmaps;                 /* it gives mmap records (with BT_MAPSRC_SIDEBAND) */
-	bool sb_build_ids;             /* the kernel puts build-ids in its mmap records */
 	uint64_t sb_drained_ns;        /* every mmap record up to this time has been drained */
 	uint64_t sb_lost_seen;
 	int epfd;                      /* the ring buffer and the sideband rings, waited on together */
@@ -197,8 +196,7 @@ static int on_sideband(void *ctx, const struct bt_sb_rec *m)
 	if (!watched(c, m->pid))
 		return 0;
 	union bt_mapsrc_rec rec;
-	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP && rec.map.build_id_status == BT_BID_PENDING &&
-	    !(m->has_inode && known_build_id(c, &rec.map)))
+	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP && !known_build_id(c, &rec.map))
 		queue_snapshot(c, (int)m->pid);
 	return deliver(c, &rec.hdr);
 }
@@ -787,36 +785,20 @@ static int add_cpu(void *ctx, int cpu)
 	return 0;
 }
 
-/* The kernel's own records, best first: mappings with build-ids, mappings without them (before
- * Linux 5.12: the iterator reads the build-ids), then with mmaps: false, kernel code alone. Kernels
- * older than 5.1 have none of it. */
+/* The kernel's own records: mappings and kernel code, else (mmaps false, or a kernel without
+ * mmap2 records) kernel code alone. Kernels older than 5.1 have none of it. */
 static int open_sideband(struct bt_capture *c, bool mmaps)
 {
-	size_t mmaps_from = 0;
-	static const unsigned tries[] = { BT_SB_MMAP | BT_SB_BUILD_IDS | BT_SB_KSYMBOL,
-					  BT_SB_MMAP | BT_SB_KSYMBOL, BT_SB_KSYMBOL };
-	/* Asking for build-ids where the kernel then marks other listeners' records too would break
-	 * every perf running beside: the iterator reads them instead. */
-	if (mmaps && bt_sideband_build_ids_safe() != 1) {
-		logf_(c, BT_LOG_INFO, "this kernel would mark other perf users' mmap records as carrying "
-		      "build-ids if asked for them: build-ids are read by the iterator instead");
-		mmaps_from = 1;
-	}
 	struct cpu_list *l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
 	int err = for_each_online_cpu(add_cpu, l);
-	size_t i = mmaps ? mmaps_from : 2;
-	for (; !err && i < 3; i++) {
-		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, tries[i], &c->sb);
-		if (err != -EOPNOTSUPP)
-			break;
-		err = i < 2 ? 0 : err;
+	if (!err && mmaps) {
+		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, BT_SB_MMAP | BT_SB_KSYMBOL, &c->sb);
+		c->sb_mmaps = !err;
 	}
-	if (!err) {
-		c->sb_mmaps = tries[i] & BT_SB_MMAP;
-		c->sb_build_ids = tries[i] & BT_SB_BUILD_IDS;
-	}
+	if (!c->sb && (!err || err == -EOPNOTSUPP))
+		err = bt_sideband_open(l->cpus, l->n, SIDEBAND_PAGES, BT_SB_KSYMBOL, &c->sb);
 	free(l);
 	return err;
 }
@@ -853,7 +835,7 @@ static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opt
 	bpf_program__set_autoload(c->skel->progs.on_munmap, per_syscall);
 	bpf_program__set_autoload(c->skel->progs.on_sys_exit, sys && !per_syscall);
 	bpf_program__set_autoload(c->skel->progs.on_sys_enter, sys && !per_syscall);
-	logf_(c, BT_LOG_INFO, "new mappings: %s%s", bt_mapsrc_name(c->mapsrc, c->sb_build_ids),
+	logf_(c, BT_LOG_INFO, "new mappings: %s%s", bt_mapsrc_name(c->mapsrc),
 	      sys && !per_syscall ? " (raw_syscalls: tracefs has no syscall tracepoints)" : "");
 	if (sys)
 		logf_(c, BT_LOG_WARN, "learning of mappings through system call tracepoints: every system "
@@ -904,7 +886,7 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 	}
 	if ((err = choose_mapsrc(c, opts, vm_mmap_id)))
 		return fail(errbuf, errlen, err, "learning of mappings through %s",
-			    bt_mapsrc_name(opts->mapsrc, 1));
+			    bt_mapsrc_name(opts->mapsrc));
 	return 0;
 }
 
@@ -1092,7 +1074,6 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->cpus_attached = c->nperf;
 	out->ringbuf_bytes = bpf_map__max_entries(c->skel->maps.events);
 	out->mapsrc = c->mapsrc;
-	out->mapsrc_build_ids = c->mapsrc == BT_MAPSRC_SIDEBAND ? c->sb_build_ids : true;
 	out->ksym_records = c->sb != NULL;
 	out->sideband_lost = bt_sideband_lost(c->sb);
 	out->dlopen_probes = c->nldso;

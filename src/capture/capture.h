@@ -66,7 +66,6 @@ struct bt_capture_stats {
 	unsigned cpus_attached;
 	uint64_t ringbuf_bytes;           /* the ring buffer's size */
 	int mapsrc;                       /* enum bt_mapsrc in use */
-	bool mapsrc_build_ids;            /* its mmap records carry build-ids */
 	uint64_t sideband_lost;           /* kernel mmap records lost (a re-read followed) */
 	unsigned dlopen_probes;           /* ld.so files whose dlopen and dlclose are seen */
 	bool ksym_records;                /* kernel code that comes and goes is reported (BT_REC_KSYM) */

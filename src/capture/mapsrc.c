@@ -14,14 +14,13 @@
 
 #include "elf/elffile.h"
 
-const char *bt_mapsrc_name(enum bt_mapsrc s, int build_ids)
+const char *bt_mapsrc_name(enum bt_mapsrc s)
 {
 	switch (s) {
 	case BT_MAPSRC_FEXIT:
 		return "a BPF program on the mmap path (fexit/vm_mmap_pgoff)";
 	case BT_MAPSRC_SIDEBAND:
-		return build_ids ? "the kernel's mmap records with build-ids (a dummy perf event per CPU)"
-				 : "the kernel's mmap records (a dummy perf event per CPU; build-ids read by BPF)";
+		return "the kernel's mmap records (a dummy perf event per CPU; build-ids read by BPF)";
 	case BT_MAPSRC_SYSCALLS:
 		return "the mmap and munmap system call tracepoints";
 	}
@@ -77,15 +76,6 @@ int bt_mapsrc_interp(const char *exe_path, const char *root, char *buf, size_t l
 	return 0;
 }
 
-/* FNV-1a, 64 bits: the stand-in inode of a file the record names only by path and build-id. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 int bt_mapsrc_from_sideband(const struct bt_sb_rec *m, union bt_mapsrc_rec *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -117,17 +107,8 @@ int bt_mapsrc_from_sideband(const struct bt_sb_rec *m, union bt_mapsrc_rec *out)
 	memcpy(r->path, m->path, plen);
 	r->path[plen] = '\0';
 	r->path_len = (uint16_t)(plen + 1);
-	r->build_id_len = m->build_id_len;
-	r->build_id_status = m->build_id_len ? BT_BID_OK : BT_BID_PENDING;
-	memcpy(r->build_id, m->build_id, m->build_id_len);
-	if (m->has_inode) {
-		r->dev = m->dev;
-		r->ino = m->ino;
-		return BT_REC_MMAP;
-	}
-	/* With a build-id but no inode: dev 0 is no device, so these stand-ins never meet a real
-	 * file's identity. */
-	r->dev = 0;
-	r->ino = fnv(fnv(0xcbf29ce484222325ULL, r->path, plen), m->build_id, m->build_id_len);
+	r->build_id_status = BT_BID_PENDING;
+	r->dev = m->dev;
+	r->ino = m->ino;
 	return BT_REC_MMAP;
 }

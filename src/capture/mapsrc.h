@@ -16,7 +16,7 @@ enum bt_mapsrc {
 };
 
 /* A short description of the source, for -v. */
-const char *bt_mapsrc_name(enum bt_mapsrc s, int build_ids);
+const char *bt_mapsrc_name(enum bt_mapsrc s);
 
 /* Whether the kernel loads and attaches an fexit program on the kernel function of BTF id
  * btf_id (< 0: none): tried with a program that does nothing. */
@@ -29,11 +29,10 @@ int bt_mapsrc_mount_tracefs(void);
  * absolute path under root (e.g. /proc/PID/root, or "" for /), into buf. 0 or -errno. */
 int bt_mapsrc_interp(const char *exe_path, const char *root, char *buf, size_t len);
 
-/* A kernel mmap record as the ring buffer's records: a file mapping becomes BT_REC_MMAP (with
- * the kernel's build-id, or BT_BID_PENDING when it has none; the file named by its device and
- * inode where the record has them, else by its path and build-id), anonymous executable memory a
- * BT_REC_MUNMAP of its range (what was mapped there before is gone). Returns the record type
- * written into *out. */
+/* A kernel mmap record as the ring buffer's records: a file mapping becomes BT_REC_MMAP (its
+ * device, inode and path; the build-id BT_BID_PENDING, for the caller to find), anonymous
+ * executable memory a BT_REC_MUNMAP of its range (what was mapped there before is gone). Returns
+ * the record type written into *out. */
 union bt_mapsrc_rec {
 	struct bt_rec_hdr hdr;
 	struct bt_rec_mapping map;

@@ -5,7 +5,6 @@
 #include "capture/sideband.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
-#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
-#endif
 
 struct ring {
 	int fd;
@@ -42,23 +38,13 @@ struct bt_sideband {
 	size_t rec_cap;
 };
 
-/* The MMAP2 record before its file name, in either of its two forms. */
+/* The MMAP2 record before its file name, as written for listeners that did not ask for build-ids. */
 struct mmap2_head {
 	struct perf_event_header h;
 	uint32_t pid, tid;
 	uint64_t addr, len, pgoff;
-	union {
-		struct {
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-		};
-		struct {
-			uint8_t build_id_size;
-			uint8_t reserved1;
-			uint16_t reserved2;
-			uint8_t build_id[20];
-		};
-	};
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
 	uint32_t prot, flags;
 };
 
@@ -79,7 +65,6 @@ static int open_ring(int cpu, size_t pages, unsigned what, struct ring *r)
 	a.sample_id_all = 1;
 	a.mmap = !!(what & BT_SB_MMAP);
 	a.mmap2 = !!(what & BT_SB_MMAP);
-	a.build_id = !!(what & BT_SB_BUILD_IDS);
 	a.ksymbol = !!(what & BT_SB_KSYMBOL);
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;  /* the clock of bpf_ktime_get_ns, so both streams merge */
@@ -126,70 +111,6 @@ int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, unsigned what,
 	}
 	*out = sb;
 	return 0;
-}
-
-/* One mmap2 listener on this process (pid 0, any CPU), with or without build-ids. */
-static int probe_event(bool build_ids)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.mmap = 1;
-	a.mmap2 = 1;
-	a.build_id = build_ids;
-	a.exclude_kernel = 1;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-int bt_sideband_build_ids_safe(void)
-{
-	/* The listener asking for build-ids opened last, so that the kernel goes to it first (it adds
-	 * listeners at the head of its list); this program's own first page, in memory since it
-	 * runs, is what is mapped, so the kernel does read a build-id. */
-	int plain = probe_event(false);
-	int with = probe_event(true);
-	if (with < 0) {
-		int e = errno;
-		if (plain >= 0)
-			close(plain);
-		return e == EINVAL || e == E2BIG ? 1 : -e;  /* nothing can ask for them here */
-	}
-	int safe = -EIO;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	/* the kernel writes (and marks) only for listeners with a ring */
-	void *wring = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, with, 0);
-	void *ring = plain >= 0 && wring != MAP_FAILED ?
-		mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, plain, 0) : MAP_FAILED;
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	void *m = fd >= 0 && ring != MAP_FAILED ? mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0)
-						 : MAP_FAILED;
-	if (m != MAP_FAILED) {
-		struct perf_event_mmap_page *meta = ring;
-		const unsigned char *data = (const unsigned char *)ring + page;
-		uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-		for (uint64_t tail = 0; tail + sizeof(struct perf_event_header) <= head && tail < page;) {
-			struct perf_event_header h;
-			memcpy(&h, data + tail, sizeof(h));
-			if (!h.size)
-				break;
-			if (h.type == PERF_RECORD_MMAP2)
-				safe = !(h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
-			tail += h.size;
-		}
-		munmap(m, page);
-	}
-	if (fd >= 0)
-		close(fd);
-	if (ring != MAP_FAILED)
-		munmap(ring, 2 * page);
-	if (wring != MAP_FAILED)
-		munmap(wring, 2 * page);
-	if (plain >= 0)
-		close(plain);
-	close(with);
-	return safe;
 }
 
 int bt_sideband_add_to_epoll(struct bt_sideband *sb, int epfd, uint64_t data)
@@ -272,17 +193,9 @@ static int parse_mmap2(struct bt_sideband *sb, const unsigned char *rec, size_t 
 	/* Anonymous executable memory is named "//anon"; other names in brackets ([vdso], [heap])
 	 * are the kernel's own. */
 	m.anon = name[0] != '/' || !strcmp(name, "//anon");
-	/* The flag is trusted only when build-ids were asked for: another listener's request sets it
-	 * on records in the other form too (bt_sideband_build_ids_safe). */
-	if ((sb->what & BT_SB_BUILD_IDS) && (h.h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
-	    h.build_id_size <= sizeof(m.build_id)) {
-		m.build_id_len = h.build_id_size;
-		memcpy(m.build_id, h.build_id, h.build_id_size);
-	} else if (!(sb->what & BT_SB_BUILD_IDS)) {
-		m.has_inode = true;
-		m.dev = (h.maj << 20) | (h.min & 0xfffff);
-		m.ino = h.ino;
-	}
+	/* Device and inode, whatever the misc field says (see BT_SB_KSYMBOL in sideband.h). */
+	m.dev = (h.maj << 20) | (h.min & 0xfffff);
+	m.ino = h.ino;
 	return queue(sb, &m, name, plen);
 }
 

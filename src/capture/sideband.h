@@ -1,5 +1,5 @@
-/* sideband.h - the kernel's own records of new executable mappings (PERF_RECORD_MMAP2, with the
- * file's build-id where the kernel could read it) and of kernel code that comes and goes (BPF
+/* sideband.h - the kernel's own records of new executable mappings (PERF_RECORD_MMAP2: the file's
+ * device, inode and path) and of kernel code that comes and goes (BPF
  * programs and trampolines: PERF_RECORD_KSYMBOL), from one software perf event per CPU: how
  * mappings are learnt where the kernel refuses a BPF program on the mmap path, at no cost to any
  * other system call, and how BPF programs are named without reading kallsyms again. Records are
@@ -15,8 +15,12 @@ struct bt_sideband;
 
 /* What to ask the kernel for (bt_sideband_open). */
 #define BT_SB_MMAP 0x1        /* new executable mappings */
-#define BT_SB_BUILD_IDS 0x2   /* with the file's build-id (Linux 5.12+) */
 #define BT_SB_KSYMBOL 0x4     /* kernel code registered and unregistered (Linux 5.1+) */
+/* The kernel could put the file's build-id in mmap records (attr.build_id, Linux 5.12+), but once
+ * one listener asks for it, the kernel marks the mmap records of every listener it visits after
+ * that one as carrying build-ids while writing device and inode into them (the record's misc field
+ * is not restored between listeners, up to 6.18 at least), and perf aborts on what it recorded: so
+ * it is never asked for, and the flag is ignored where another listener's request set it. */
 
 enum bt_sb_kind { BT_SB_REC_MMAP = 1, BT_SB_REC_KSYMBOL };
 
@@ -29,10 +33,6 @@ struct bt_sb_rec {
 	uint64_t pgoff;         /* mmap: file offset of start */
 	uint32_t prot, flags;   /* mmap: PROT_*, MAP_* */
 	bool anon;              /* mmap: no file, anonymous executable memory (JIT code) */
-	uint8_t build_id_len;   /* mmap: 0 when the kernel could not read it (page not in memory), or
-				 * was not asked to */
-	uint8_t build_id[20];
-	bool has_inode;         /* mmap: dev and ino are known (records without build-ids) */
 	uint32_t dev;           /* mmap: the kernel's form, (major << 20) | minor */
 	uint64_t ino;
 	uint16_t ksym_type;     /* ksymbol: PERF_RECORD_KSYMBOL_TYPE_* */
@@ -48,13 +48,6 @@ typedef int (*bt_sb_fn)(void *ctx, const struct bt_sb_rec *r);
  * attributes). */
 int bt_sideband_open(const int *cpus, size_t ncpus, size_t pages, unsigned what,
 		     struct bt_sideband **out);
-
-/* Whether asking for build-ids in mmap records leaves other perf users' records alone. Kernels up
- * to at least 6.18 mark every later mmap record of the same event with the build-id flag once one
- * listener asked for build-ids, whatever those listeners asked for, and perf 6.1 then aborts on
- * the profiles it records. Tried with a listener of each kind on this process: 1 when safe, 0 not,
- * -errno when it could not be told. */
-int bt_sideband_build_ids_safe(void);
 
 /* Adds the rings to an epoll set (EPOLLIN, with data): the kernel wakes it when a ring is a quarter
  * full. 0 or -errno. */

@@ -420,7 +420,7 @@ static void capture__mapping_sources__best_chosen_and_each_reports_dlopen(void *
 		struct bt_capture *c = NULL;
 		char err[512];
 		int e = bt_capture_open(&o, &c, err, sizeof(err));
-		print_message("%s: %s\n", bt_mapsrc_name(src, 1), e ? err : "available");
+		print_message("%s: %s\n", bt_mapsrc_name(src), e ? err : "available");
 		if (e == -EOPNOTSUPP) {
 			reap(pid);
 			continue;
