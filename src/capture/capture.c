@@ -153,8 +153,14 @@ static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
 }
 
 /* A kernel mmap record of a watched process, delivered as the ring buffer's records are. */
+static bool same_file(const struct statx *sx, const struct bt_rec_mapping *r)
+{
+	return sx->stx_ino == r->ino && ((sx->stx_dev_major << 20) | sx->stx_dev_minor) == r->dev;
+}
+
 /* A mapping the kernel named by device and inode only: its file's modification time through
- * /proc/PID/map_files (the mapped file itself), then the build-id the iterator read for that
+ * /proc/PID/map_files (the mapped file itself; by its path when the process is already gone and
+ * the path still names that device and inode), then the build-id the iterator read for that
  * version of it, if it did. Whether the record has it now. */
 static bool known_build_id(struct bt_capture *c, struct bt_rec_mapping *r)
 {
@@ -162,9 +168,13 @@ static bool known_build_id(struct bt_capture *c, struct bt_rec_mapping *r)
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", r->pid, (unsigned long long)r->start,
 		 (unsigned long long)r->end);
 	struct statx sx;
-	if (statx(AT_FDCWD, path, AT_STATX_SYNC_AS_STAT, STATX_MTIME | STATX_INO, &sx) != 0 ||
-	    sx.stx_ino != r->ino)
-		return false;
+	unsigned want = STATX_MTIME | STATX_INO;
+	if (statx(AT_FDCWD, path, AT_STATX_SYNC_AS_STAT, want, &sx) != 0 || !same_file(&sx, r)) {
+		if (r->path[0] != '/' || (r->flags & BT_MAP_F_DELETED) ||
+		    statx(AT_FDCWD, r->path, AT_STATX_SYNC_AS_STAT | AT_SYMLINK_NOFOLLOW, want, &sx) != 0 ||
+		    !same_file(&sx, r))
+			return false;
+	}
 	r->mtime_ns = (uint64_t)sx.stx_mtime.tv_sec * 1000000000ULL + sx.stx_mtime.tv_nsec;
 	struct bt_file_key key = { .ino = r->ino, .mtime_ns = r->mtime_ns, .dev = r->dev };
 	struct bt_bid b;
