@@ -54,56 +54,74 @@ static __always_inline void bt_file_identity(struct file *file, struct bt_rec_ma
 #define BT_PATH_MASK (BT_PATH_MAX - 1)
 _Static_assert((BT_PATH_MAX & BT_PATH_MASK) == 0, "BT_PATH_MAX must be a power of two");
 
+/* The walk from a dentry up to the root, one component per bpf_loop round; the write position
+ * lives in map memory (*pos), not in a register, so the verifier sees an unknown bounded value
+ * each round instead of following every combination of name lengths. */
+struct bt_path_walk {
+	struct dentry *d;
+	struct mount *mnt;
+	char *tmp;
+	__u32 *pos;
+	bool complete;
+};
+
+static long bt_path_step(__u64 i, void *ctx)
+{
+	struct bt_path_walk *w = ctx;
+	volatile __u32 *vpos = w->pos;
+	struct dentry *d = w->d;
+	struct mount *mnt = w->mnt;
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct dentry *mroot = BPF_CORE_READ(mnt, mnt.mnt_root);
+	if (d == mroot || d == parent) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+		/* A filesystem root that is not its mount's root is a disconnected dentry. */
+		if (d != mroot || up == mnt || !up) {
+			w->complete = d == mroot;
+			return 1;
+		}
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	__u32 len = BPF_CORE_READ(d, d_name.len);
+	const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+	__u32 pos = *vpos;
+	if (len == 0 || len >= BT_PATH_MAX || pos > BT_PATH_MASK || len + 1 > pos)
+		return 1;
+	pos -= len;
+	bpf_probe_read_kernel(&w->tmp[pos & BT_PATH_MASK], len & BT_PATH_MASK, name);
+	pos--;
+	w->tmp[pos & BT_PATH_MASK] = '/';
+	*vpos = pos;
+	w->d = parent;
+	return 0;
+}
+
 /* Rebuilds the path of file into out (BT_PATH_MAX bytes) using tmp (2 * BT_PATH_MAX bytes) as the
  * place where components are prepended. Mount points are crossed like d_path does. When the walk
  * stops early (too deep, too long, disconnected) the result is the known suffix without a leading
- * '/', so it never looks like a complete absolute path. Returns bytes in out, NUL included, or 0.
- * The write position lives in map memory (*posp), not in a register: the verifier then sees an
- * unknown bounded value each round instead of following every combination of name lengths. */
+ * '/', so it never looks like a complete absolute path. Returns bytes in out, NUL included, or 0. */
 static __always_inline __u16 bt_file_path(struct file *file, char *tmp, __u32 *posp, char *out)
 {
-	volatile __u32 *vpos = posp;
-	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
 	struct vfsmount *vmnt = BPF_CORE_READ(file, f_path.mnt);
-	struct mount *mnt = (void *)((char *)vmnt - bpf_core_field_offset(struct mount, mnt));
-	bool complete = false;
-
-	*vpos = BT_PATH_MASK;
+	struct bt_path_walk w = {
+		.d = BPF_CORE_READ(file, f_path.dentry),
+		.mnt = (void *)((char *)vmnt - bpf_core_field_offset(struct mount, mnt)),
+		.tmp = tmp,
+		.pos = posp,
+	};
+	*posp = BT_PATH_MASK;
 	tmp[BT_PATH_MASK] = '\0';
-	for (int i = 0; i < BT_PATH_WALK; i++) {
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-		struct dentry *mroot = BPF_CORE_READ(mnt, mnt.mnt_root);
-		if (d == mroot || d == parent) {
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-			/* A filesystem root that is not its mount's root is a disconnected dentry. */
-			if (d != mroot || up == mnt || !up) {
-				complete = d == mroot;
-				break;
-			}
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			continue;
-		}
-		__u32 len = BPF_CORE_READ(d, d_name.len);
-		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-		__u32 pos = *vpos;
-		if (len == 0 || len >= BT_PATH_MAX || pos > BT_PATH_MASK || len + 1 > pos)
-			break;
-		pos -= len;
-		bpf_probe_read_kernel(&tmp[pos & BT_PATH_MASK], len & BT_PATH_MASK, name);
-		pos--;
-		tmp[pos & BT_PATH_MASK] = '/';
-		*vpos = pos;
-		d = parent;
-	}
-	__u32 pos = *vpos;
+	bpf_loop(BT_PATH_WALK, bt_path_step, &w, 0);
+	__u32 pos = *(volatile __u32 *)posp;
 	if (pos >= BT_PATH_MASK) {
 		/* Nothing gathered: the file is its mount's root, or the walk failed at once. */
-		if (!complete)
+		if (!w.complete)
 			return 0;
 		pos = BT_PATH_MASK - 1;
 		tmp[pos] = '/';
-	} else if (!complete) {
+	} else if (!w.complete) {
 		pos++;
 	}
 	long n = bpf_probe_read_kernel_str(out, BT_PATH_MAX, &tmp[pos & BT_PATH_MASK]);
