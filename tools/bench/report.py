@@ -522,7 +522,37 @@ def syscalls_goal(rows):
     return lines
 
 
-def render(info, prof_rows, sym_rows, agree, sys_rows=()):
+def long_section(rows):
+    """A minute at 999 Hz, system-wide, each profiler once."""
+    out = ['## A long session\n',
+           'One system-wide profile at 999 Hz while the workload keeps every CPU busy for about a minute, '
+           'each profiler once: its CPU seconds (perf: `perf record` plus `perf script`), peak RSS, and for '
+           'buildtrace the times it read kallsyms again.\n']
+    body = []
+    for r in rows:
+        body.append([r['tool'], '%s s' % num(r.get('prof_cpu')) if r.get('ok') else 'failed: %s' % r.get('error', ''),
+                     num(r.get('record_cpu')), num(r.get('script_cpu')),
+                     '%s MB' % num((r.get('prof_rss_kb') or 0) / 1024, 0) if r.get('prof_rss_kb') else '—',
+                     '—' if r.get('kallsyms_reloads') is None else r['kallsyms_reloads'],
+                     '%s MB' % num(r['data_mb'], 0) if r.get('data_mb') else '—'])
+    out.append(table(['profiler', 'CPU', 'record', 'script', 'peak RSS', 'kallsyms reloads', 'perf.data'], body))
+    return '\n'.join(out)
+
+
+def long_goal(rows):
+    by = {r['tool']: r for r in rows if r.get('ok')}
+    lines = []
+    for mine, theirs, share, how in (('buildtrace-fp', 'perf', 0.5, 'half'), ('buildtrace', 'perf-dwarf', 0.25, 'a quarter')):
+        if mine in by and theirs in by:
+            b, p = by[mine]['prof_cpu'], by[theirs]['prof_cpu']
+            lines.append('- a long session (%d s, 999 Hz) under %s costs at most %s of %s\'s CPU: %s (%s s vs %s s, '
+                         '%s kallsyms reloads).' % (by[mine].get('seconds', 0), mine, how, theirs,
+                                                     '**met**' if b <= share * p else '**not met**', num(b), num(p),
+                                                     by[mine].get('kallsyms_reloads')))
+    return lines
+
+
+def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=()):
     rates = info['settings']['rates']
     prof_rows = paired_slowdowns(prof_rows)
     parts = [
@@ -531,12 +561,14 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=()):
         '(profile.csv, symbolize.csv, agreement.csv, run.json). Every ratio compares tools '
         'measured in this same run, on this machine.\n',
         machine_section(info),
-        goals_section(info, prof_rows, sym_rows, agree, rates, syscalls_goal(sys_rows)),
+        goals_section(info, prof_rows, sym_rows, agree, rates, syscalls_goal(sys_rows) + long_goal(long_rows)),
     ]
     if prof_rows:
         parts.append(overhead_section(info, prof_rows, rates))
     if sys_rows:
         parts.append(syscalls_section(info, sys_rows))
+    if long_rows:
+        parts.append(long_section(long_rows))
     if sym_rows:
         parts.append(symbolize_section(info, sym_rows, agree))
     if prof_rows:
