@@ -38,6 +38,8 @@ static size_t first_ending_above(const struct bt_kdyn *t, uint64_t addr)
 
 static void drop(struct bt_kdyn *t, size_t i, size_t n)
 {
+	if (n == 0)
+		return;
 	for (size_t k = i; k < i + n; k++)
 		free(t->v[k].name);
 	memmove(&t->v[i], &t->v[i + n], (t->n - i - n) * sizeof(*t->v));
