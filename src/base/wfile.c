@@ -105,6 +105,42 @@ static int open_existing(struct bt_wfile *w, const char *path, const struct stat
 	return w->fd = fd;
 }
 
+/* Opens path's directory and points *name at its last component. dirfd or -errno. */
+static int open_parent(const char *path, const char **name)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	*name = slash ? slash + 1 : path;
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (slash && (size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else if (slash)
+		return -ENAMETOOLONG;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return dfd < 0 ? -errno : dfd;
+}
+
+int bt_wfile_create(struct bt_wfile *w, const char *path, mode_t mode)
+{
+	*w = (struct bt_wfile){ .fd = -1, .dirfd = -1 };
+	if (!path || !*path)
+		return -EINVAL;
+	const char *name;
+	int dfd = open_parent(path, &name);
+	if (dfd < 0)
+		return dfd;
+	int fd = bt_wfile_open(w, dfd, name, mode);
+	if (fd < 0) {
+		close(dfd);
+		return fd;
+	}
+	w->own_dir = true;
+	return fd;
+}
+
 int bt_wfile_open_path(struct bt_wfile *w, const char *path, mode_t mode)
 {
 	*w = (struct bt_wfile){ .fd = -1, .dirfd = -1 };
@@ -119,27 +155,7 @@ int bt_wfile_open_path(struct bt_wfile *w, const char *path, mode_t mode)
 	} else if (errno != ENOENT) {
 		return -errno;
 	}
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
-	if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else if (slash && (size_t)(slash - path) < sizeof(dir))
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	else if (slash)
-		return -ENAMETOOLONG;
-	else
-		snprintf(dir, sizeof(dir), ".");
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	int fd = bt_wfile_open(w, dfd, name, mode);
-	if (fd < 0) {
-		close(dfd);
-		return fd;
-	}
-	w->own_dir = true;
-	return fd;
+	return bt_wfile_create(w, path, mode);
 }
 
 int bt_wfile_commit(struct bt_wfile *w)

@@ -26,6 +26,10 @@ struct bt_wfile {
  * (-EINVAL for a name with '/', ".", ".."). */
 int bt_wfile_open(struct bt_wfile *w, int dirfd, const char *name, mode_t mode);
 
+/* bt_wfile_open in path's directory (links in the directory part are followed: the caller chose
+ * it), for path's last component, whatever is there now. fd or -errno. */
+int bt_wfile_create(struct bt_wfile *w, const char *path, mode_t mode);
+
 /* For a path the invoking user named (-o FILE), which may also be a device or a FIFO (/dev/null, a
  * pipe): a missing or regular file is written as by bt_wfile_open in its parent directory (the
  * final name replaced, never followed); an existing device, FIFO or symbolic link is written in

@@ -14,6 +14,7 @@
 #include "capture/capture.h"
 #include "capture/callgraph.h"
 #include "capture/caps.h"
+#include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/live.h"
@@ -25,7 +26,7 @@
 struct out_file {
 	const char *path;
 	enum bt_format fmt;
-	char *tmp;
+	struct bt_wfile w;  /* the file being written, unless f is stdout */
 	FILE *f;
 };
 
@@ -282,39 +283,22 @@ static void live_view(void *ctx, struct bt_live *l, double elapsed)
 static int out_open(struct out_file *o)
 {
 	o->f = stdout;
-	o->tmp = NULL;
+	o->w.fd = -1;
 	if (!o->path || !strcmp(o->path, "-"))
 		return 0;
 	o->f = NULL;
-	/* A device or a FIFO (-o /dev/null, a pipe) is written as it is: renaming a file over it
-	 * would replace the device node itself. */
-	struct stat st;
-	if (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode))
-			return -EISDIR;
-		int fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return -e;
-		}
-		return 0;
-	}
-	if (asprintf(&o->tmp, "%s.tmp.%d", o->path, (int)getpid()) < 0) {
-		o->tmp = NULL;
-		return -ENOMEM;
-	}
-	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-		int e = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(o->tmp);
-		}
-		free(o->tmp);
-		o->tmp = NULL;
-		return -e;
+	/* A new file 0600, as profiles hold other users' stacks; a device or a FIFO (-o /dev/null, a
+	 * pipe) is written in place, and never removed. */
+	int fd = bt_wfile_open_path(&o->w, o->path, BT_WFILE_MODE);
+	if (fd < 0)
+		return fd;
+	int dfd = dup(fd);
+	if (dfd < 0 || !(o->f = fdopen(dfd, "w"))) {
+		int e = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		bt_wfile_abort(&o->w);
+		return e;
 	}
 	return 0;
 }
@@ -328,8 +312,10 @@ static int out_commit(struct out_file *o, const struct bt_session *s, const stru
 	if (fclose(o->f) != 0 && !err)
 		err = -errno;
 	o->f = NULL;
-	if (!err && o->tmp && rename(o->tmp, o->path) != 0)
-		err = -errno;
+	if (err)
+		bt_wfile_abort(&o->w);
+	else
+		err = bt_wfile_commit(&o->w);
 	return err;
 }
 
@@ -339,11 +325,7 @@ static void out_discard(struct out_file *o)
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	o->f = NULL;
-	if (o->tmp) {
-		unlink(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
-	}
+	bt_wfile_abort(&o->w);
 }
 
 static void outs_discard(struct out_file *main_out, struct record_args *a)
@@ -368,7 +350,7 @@ static int outs_open(struct out_file *main_out, struct record_args *a)
 		return 0;
 	const char *path = bad->path;
 	outs_discard(main_out, a);
-	return bt_cli_error(1, "cannot write %s: %s", path, strerror(-err));
+	return bt_cli_error(1, "cannot write %s: %s", path, bt_cli_write_error(err));
 }
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
@@ -384,7 +366,8 @@ static int outs_commit(struct out_file *main_out, struct record_args *a, const s
 			failed = &a->also[i];
 	if (!err)
 		return 0;
-	return bt_cli_error(1, "writing %s failed: %s", failed->tmp ? failed->path : "the profile",
+	return bt_cli_error(1, "writing %s failed: %s", failed->path && strcmp(failed->path, "-") ? failed->path :
+			    "the profile",
 			    strerror(-err));
 }
 
