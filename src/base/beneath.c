@@ -89,6 +89,10 @@ int bt_beneath_mkdirs(int root, const char *rel, mode_t mode)
 		}
 		int next = openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int e = next < 0 ? -errno : 0;
+		struct stat st;
+		/* O_DIRECTORY|O_NOFOLLOW says ENOTDIR for a link: say what it is. */
+		if (e == -ENOTDIR && fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			e = -ELOOP;
 		close(cur);
 		if (next < 0)
 			return e;

@@ -190,5 +190,12 @@ void bt_wfile_abort(struct bt_wfile *w)
 int bt_wfile_open_dir(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	if (fd >= 0)
+		return fd;
+	int e = -errno;
+	struct stat st;
+	/* O_DIRECTORY|O_NOFOLLOW says ENOTDIR for a link: say what it is. */
+	if (e == -ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		e = -ELOOP;
+	return e;
 }

@@ -47,7 +47,8 @@ int bt_wfile_commit(struct bt_wfile *w);
 void bt_wfile_abort(struct bt_wfile *w);
 
 /* Opens a directory for writing into it without following a link at its last component
- * (O_DIRECTORY|O_NOFOLLOW), for fchown or as the dirfd of bt_wfile_open. fd or -errno. */
+ * (O_DIRECTORY|O_NOFOLLOW), for fchown or as the dirfd of bt_wfile_open. fd or -errno (-ELOOP: a
+ * link). */
 int bt_wfile_open_dir(const char *path);
 
 #endif
