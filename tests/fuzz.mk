@@ -21,7 +21,7 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := elf/buildid elf/elffile base/decompress elf/symtab elf/minidebuginfo capture/procmaps \
                 kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
-                base/ustar base/pathfmt
+                base/ustar base/pathfmt base/wfile base/beneath
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 

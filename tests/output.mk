@@ -14,3 +14,4 @@ $(BUILD)/tests/test_pprof.o: $(PROTO_DIR)/profile.pb-c.h
 # They read fixture programs and run ./buildtrace report.
 $(BUILD)/tests/test_pprof $(BUILD)/tests/test_jsonout: | build/fixtures/fx-sha1 build/fixtures/libfx.so buildtrace
 $(BUILD)/tests/test_browser: | buildtrace
+TEST_profdir_OBJS    = $(BUILD)/output/profdir.o $(BUILD)/base/wfile.o

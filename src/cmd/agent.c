@@ -19,6 +19,7 @@
 #include "cmd/agentconf.h"
 #include "capture/capture.h"
 #include "capture/caps.h"
+#include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/live.h"
@@ -275,6 +276,18 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 		fprintf(stderr, "buildtrace agent: cannot write %s: %s\n", a->conf.status_file, strerror(-err));
 }
 
+/* chowns a directory of the agent's to pw's user, never through a link at its last component (a
+ * user owning the parent could point it anywhere). 0 or -errno (-ELOOP: a link). */
+static int give_dir(const char *path, const struct passwd *pw)
+{
+	int fd = bt_wfile_open_dir(path);
+	if (fd < 0)
+		return fd;
+	int err = fchown(fd, pw->pw_uid, pw->pw_gid) != 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 /* After attaching: another user if configured, and only the capabilities the session still needs
  * (bt_caps_keep_after_attach). */
 static int switch_user(const struct bt_agent_conf *c)
@@ -285,9 +298,15 @@ static int switch_user(const struct bt_agent_conf *c)
 	if (!pw)
 		return bt_cli_error(1, "user '%s' does not exist", c->user);
 	/* The agent's own files must stay writable by the user it becomes. */
-	if (chown(c->output_dir, pw->pw_uid, pw->pw_gid) != 0 ||
-	    (c->push_url[0] && chown(c->spool_dir, pw->pw_uid, pw->pw_gid) != 0))
-		return bt_cli_error(1, "cannot give %s to user %s: %s", c->output_dir, c->user, strerror(errno));
+	int err = give_dir(c->output_dir, pw);
+	const char *dir = c->output_dir;
+	if (!err && c->push_url[0]) {
+		err = give_dir(c->spool_dir, pw);
+		dir = c->spool_dir;
+	}
+	if (err)
+		return bt_cli_error(1, "cannot give %s to user %s: %s", dir, c->user,
+				    err == -ELOOP ? "it is a symbolic link" : strerror(-err));
 	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) != 0 || setgroups(0, NULL) != 0 ||
 	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
 		return bt_cli_error(1, "cannot become user %s: %s", c->user, strerror(errno));

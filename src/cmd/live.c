@@ -57,7 +57,8 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->dbgd = NULL;
 	raise_nofile();
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid,
-				      .cache_dir = opts->cache_dir, .cache_store = opts->cache_store };
+				      .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
+				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
 		return err;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "output/output.h"
@@ -119,20 +120,36 @@ int cmd_report(int argc, char **argv)
 	int err = read_input(input, &f);
 	if (err)
 		return err;
+	/* A new file 0600 beside OUT, renamed over it once complete; a device or FIFO written in place.
+	 * After a failure only the temporary file is removed, never what OUT names. */
+	if (output && !strcmp(output, "-"))
+		output = NULL;
+	struct bt_wfile w = { .fd = -1 };
 	FILE *out = stdout;
-	if (output && strcmp(output, "-") && !(out = fopen(output, "we"))) {
-		bt_folded_free(&f);
-		return bt_cli_error(1, "cannot write %s: %s", output, strerror(errno));
+	if (output) {
+		int fd = bt_wfile_open_path(&w, output, BT_WFILE_MODE);
+		int dfd = fd >= 0 ? dup(fd) : -1;
+		if (fd < 0 || dfd < 0 || !(out = fdopen(dfd, "w"))) {
+			int e = fd < 0 ? fd : -errno;
+			if (dfd >= 0)
+				close(dfd);
+			bt_wfile_abort(&w);
+			bt_folded_free(&f);
+			return bt_cli_error(1, "cannot write %s: %s", output, bt_cli_write_error(e));
+		}
 	}
 	struct bt_output_opts oo = { .title = title };
 	err = bt_output_folded(&f, fmt, &oo, out);
 	bt_folded_free(&f);
 	if (out != stdout && fclose(out) != 0 && !err)
 		err = -errno;
-	if (err) {
-		if (output)
-			unlink(output);
+	else if (out == stdout && fflush(stdout) != 0 && !err)
+		err = -errno;
+	if (output && err)
+		bt_wfile_abort(&w);
+	else if (output)
+		err = bt_wfile_commit(&w);
+	if (err)
 		return bt_cli_error(1, "writing %s failed: %s", output ? output : "the output", strerror(-err));
-	}
 	return 0;
 }

@@ -240,7 +240,8 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		if (r->cache_store && d->fd >= 0) {
 			char dir[4096];
 			if (bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir)) == 0 &&
-			    bt_bidcache_add_fd(dir, &d->build_id, path, d->fd) == 0)
+			    bt_bidcache_store(dir, &r->cache_budget, BT_BIDCACHE_ELF, &d->build_id, path,
+					      d->fd) == 0)
 				r->cache_stored++;
 			else
 				r->cache_errors++;

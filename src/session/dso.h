@@ -11,6 +11,7 @@
 #include "symsrc/debuginfod_client.h"
 #include "base/htab.h"
 #include "base/strtab.h"
+#include "symsrc/bidcache.h"
 #include "symsrc/symsrc.h"
 #include "elf/symtab.h"
 
@@ -62,6 +63,7 @@ struct bt_dso_registry {
 	uint64_t mismatches;          /* candidate files refused because their build-id differed */
 	uint64_t symtabs_loaded;
 	uint64_t cache_stored, cache_errors;
+	struct bt_bidcache_budget cache_budget;  /* the stores' limits and what they refused */
 	struct bt_debuginfod *debuginfod;  /* NULL: never asked */
 	uint64_t debuginfod_adopted;
 	uint64_t epoch;               /* advanced by its user (the agent: once per interval) */
