@@ -331,13 +331,58 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
+/* 0 when path is a directory this process can create files in, else -errno. */
+static int writable_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(path, W_OK | X_OK) == 0 ? 0 : -errno;
+}
+
+/* The directories a configuration writes to, usable: the output directory created if missing and
+ * writable, the status file's directory existing and writable (it is not created: a typo there
+ * should not make a tree of directories). 0, or -errno with what is wrong in msg. */
+static int check_dirs(const struct bt_agent_conf *c, char *msg, size_t len)
+{
+	int err = mkdirs(c->output_dir);
+	if (err) {
+		snprintf(msg, len, "cannot create %s: %s", c->output_dir, strerror(-err));
+		return err;
+	}
+	if ((err = writable_dir(c->output_dir))) {
+		snprintf(msg, len, "cannot write to %s: %s", c->output_dir, strerror(-err));
+		return err;
+	}
+	char dir[BT_AGENT_STR];
+	snprintf(dir, sizeof(dir), "%s", c->status_file);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';  /* "/status.json": the root */
+	if ((err = writable_dir(dir))) {
+		snprintf(msg, len, "status-file %s: cannot write in %s: %s", c->status_file, dir,
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* SIGHUP: the config file read again; what needs no new attachment takes effect now. */
 static void reload(struct agent *a)
 {
 	struct bt_agent_conf n;
-	char err[512];
+	char err[2 * BT_AGENT_STR + 128];  /* two paths and a reason */
 	if (load_conf(a, &n, err, sizeof(err))) {
 		fprintf(stderr, "buildtrace agent: config not reloaded: %s\n", err);
+		return;
+	}
+	/* an output the agent could not write would fail every interval from now on */
+	if (check_dirs(&n, err, sizeof(err))) {
+		fprintf(stderr, "buildtrace agent: config not reloaded, the old one stays: %s\n", err);
 		return;
 	}
 	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user))
@@ -345,8 +390,6 @@ static void reload(struct agent *a)
 	n.freq_hz = a->conf.freq_hz;
 	n.ringbuf_bytes = a->conf.ringbuf_bytes;
 	memcpy(n.user, a->conf.user, sizeof(n.user));
-	if (mkdirs(n.output_dir) != 0)
-		fprintf(stderr, "buildtrace agent: cannot create %s: %s\n", n.output_dir, strerror(errno));
 	bool push_changed = strcmp(n.push_url, a->conf.push_url) || strcmp(n.spool_dir, a->conf.spool_dir) ||
 			    strcmp(n.app_name, a->conf.app_name) || n.nlabels != a->conf.nlabels ||
 			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
@@ -405,14 +448,12 @@ static int start(struct agent *a)
 
 static int run(struct agent *a)
 {
-	char msg[512];
+	char msg[2 * BT_AGENT_STR + 128];
 	struct bt_agent_conf *c = &a->conf;
 	if (bt_caps_check(msg, sizeof(msg)))
 		return bt_cli_error(1, "%s; run the agent as root (it drops what it does not need)", msg);
-	if (mkdirs(c->output_dir) != 0)
-		return bt_cli_error(1, "cannot create %s: %s", c->output_dir, strerror(errno));
-	if (access(c->output_dir, W_OK) != 0)
-		return bt_cli_error(1, "cannot write to %s: %s", c->output_dir, strerror(errno));
+	if (check_dirs(c, msg, sizeof(msg)))
+		return bt_cli_error(1, "%s", msg);
 	int rc = start(a);
 	if (rc)
 		goto out;
