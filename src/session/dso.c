@@ -1,6 +1,7 @@
 /* dso.c - file versions and build-ids. Symbols are read only from bytes proven to carry the captured
  * build-id: the mapping itself via /proc/PID/map_files, or a path whose build-id matches. */
 #include "session/dso.h"
+#include "base/safeopen.h"
 #include "elf/dwarfinfo.h"
 #include "elf/unwind.h"
 
@@ -139,17 +140,15 @@ static int open_exact(struct bt_dso_registry *r, const struct bt_file *f, const 
 	 * the process is gone its root is unknown: then our own file of that path, which the build-id
 	 * (or device and inode) check below accepts only if it is the very same file. */
 	int fd = pid > 0 ? bt_procmaps_open_in_root(r->proc_root, pid, path) : -ESRCH;
-	if (fd == -ESRCH) {
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			return -errno;
-	}
+	if (fd == -ESRCH)
+		fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
 		return fd;
 	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
+		int err = -errno;
 		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	if (want) {
 		struct bt_build_id got;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +109,13 @@ static void *worker(void *arg)
 		c->timed_out = false;
 		char *path = NULL;
 		int fd = debuginfod_find_debuginfo(c->dc, id.data, id.len, &path);
+		/* The library opens its cache entry itself; what it hands back is used only if it is a
+		 * regular file. */
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -EINVAL;
+		}
 
 		pthread_mutex_lock(&c->lock);
 		/* The table may have moved while unlocked; find the request again by index, which
