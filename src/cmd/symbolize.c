@@ -194,8 +194,8 @@ static void tell_dwarf_refused(const struct target *t)
 	bt_elf_close(e);
 	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
 	const char *name = t->path ? t->path : t->id.len ? bt_buildid_hex(&t->id, hex, sizeof(hex)) : "?";
-	bt_cli_error(0, "no line info for %s: its DWARF string section %s does not end with a NUL "
-		     "(corrupt), refused", name, bad ? bad : "(.debug_str or .debug_line_str)");
+	bt_cli_error(0, "no line info for %s: %s does not end with a NUL (corrupt DWARF strings)", name,
+		     bad ? bad : "a string section (.debug_str or .debug_line_str)");
 }
 
 static struct bt_dwarf *target_dwarf(struct symbolizer *s, struct target *t)
