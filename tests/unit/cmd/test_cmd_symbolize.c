@@ -261,6 +261,37 @@ static void symbolize__debug_line_str_without_nul__lines_refused(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "rm -f %s %s.err", copy, copy), 0);
 }
 
+/* Split DWARF: the skeleton names its .dwo by a path the binary chose (DW_AT_comp_dir and
+ * DW_AT_dwo_name). A FIFO planted there, with a writer blocked on it, is never opened; lines still
+ * come from the skeleton's line table. */
+static void symbolize__split_dwarf_dwo_fifo__not_opened(void **state)
+{
+	char dir[] = "/tmp/bt-symbolize-dwo-XXXXXX", out[1024], want[1024], cmd[512];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_test_run(out, sizeof(out), "cd %s && printf 'static int __attribute__((noinline)) "
+				     "f(int x) { return x * 3 + 1; }\\nint main(int c, char **v) { return f(c); }\\n' "
+				     "> s.c && gcc -O1 -g -gsplit-dwarf -o s s.c && test -f s.dwo && rm s.dwo && "
+				     "mkfifo s.dwo && nm s | awk '$3 == \"f\" { printf $1 }'", dir), 0);
+	uint64_t f = strtoull(out, NULL, 16);
+	assert_true(f > 0);
+	snprintf(cmd, sizeof(cmd), "exec 3> %s/s.dwo", dir);
+	pid_t writer = bt_test_spawn(cmd);
+	while (blocked_in(writer) != SYS_openat)
+		assert_int_equal(waitpid(writer, NULL, WNOHANG), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --no-debuginfod --cache-dir "
+				     "/nonexistent --elf %s/s %" PRIx64 " 2>/dev/null", dir, f), 0);
+	snprintf(want, sizeof(want), "0x%" PRIx64 "\tf+0x0\t%s/s.c:1\n", f, dir);
+	assert_string_equal(out, want);
+	assert_int_equal(blocked_in(writer), SYS_openat);
+	assert_int_equal(waitpid(writer, NULL, WNOHANG), 0);
+	snprintf(cmd, sizeof(cmd), "%s/s.dwo", dir);
+	int rfd = open(cmd, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd >= 0);
+	assert_int_equal(waitpid(writer, NULL, 0), writer);
+	close(rfd);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
 /* A fake running kernel under ROOT: the stand-in vmlinux's text symbols moved by KSLIDE in
  * proc/kallsyms (as KASLR moves them), its build-id note as sys/kernel/notes, its release, and the
  * file itself as boot/vmlinux-REL where buildtrace looks for one. */
@@ -354,6 +385,7 @@ int main(void)
 		cmocka_unit_test(symbolize__bad_input__errors),
 		cmocka_unit_test(symbolize__elf_not_elf_or_not_regular__says_what),
 		cmocka_unit_test(symbolize__debug_line_str_without_nul__lines_refused),
+		cmocka_unit_test(symbolize__split_dwarf_dwo_fifo__not_opened),
 		cmocka_unit_test(symbolize__kernel__vmlinux_lines_at_the_kaslr_offset),
 		cmocka_unit_test(symbolize__kernel__vmlinux_of_another_build__refused),
 	};
