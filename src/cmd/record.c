@@ -422,6 +422,9 @@ static void print_summary(const struct record_args *a, const struct bt_live *l)
 	if (s->stats.bid_missing)
 		fprintf(stderr, ", %llu mappings without a readable build-id",
 			(unsigned long long)s->stats.bid_missing);
+	if (s->dsos.dwarf_refused)
+		fprintf(stderr, ", %llu files without lines: their DWARF strings lack a final NUL (corrupt)",
+			(unsigned long long)s->dsos.dwarf_refused);
 	fprintf(stderr, "\n");
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);

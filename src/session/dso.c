@@ -348,7 +348,8 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
 		d->cfi_err = 0;
 		bt_dwarf_close(d->dwarf);
 		d->dwarf = NULL;
-		d->dwarf_err = 0;
+		if (d->dwarf_err != -EBADMSG)  /* a file refused as corrupt stays refused, counted once */
+			d->dwarf_err = 0;
 		n++;
 	}
 	r->symtabs_evicted += n;
@@ -383,6 +384,8 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 				       : -ENODATA;
 		if (d->dwarf_err)
 			d->dwarf = NULL;
+		if (d->dwarf_err == -EBADMSG)
+			r->dwarf_refused++;
 	}
 	return d->dwarf;
 }
