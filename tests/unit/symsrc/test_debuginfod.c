@@ -360,6 +360,33 @@ static void debuginfod__silent_server__one_timeout_per_build_id(void **state)
 	close(s);
 }
 
+/* libdebuginfod opens its own cache entries (O_RDONLY, no check of the type) and hands back any
+ * that is not empty: one planted there that is not a regular file (a symlink to a directory) is
+ * refused before anything reads it. (An empty one, like a device's, it takes for a cached miss.) */
+static void debuginfod__cache_entry_not_regular__refused(void **state)
+{
+	struct fx *f = *state;
+	char dcache[192], *saved = strdup(getenv("DEBUGINFOD_URLS"));
+	snprintf(dcache, sizeof(dcache), "%s/dcache-dir", f->dir);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/%s && ln -s /usr %s/%s/debuginfo", dcache, f->hex,
+				     dcache, f->hex), 0);
+	setenv("DEBUGINFOD_CACHE_PATH", dcache, 1);
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);  /* nothing listens: only the cache answers */
+	struct bt_debuginfod *c = NULL;
+	assert_int_equal(bt_debuginfod_new(NULL, &c), 0);
+	assert_int_equal(bt_debuginfod_request(c, &f->id), 0);
+	struct got g = { .f = f };
+	assert_int_equal(bt_debuginfod_poll(c, on_result, &g, -1), 1);
+	assert_int_equal(g.err, -EINVAL);
+	struct bt_debuginfod_stats stats;
+	bt_debuginfod_get_stats(c, &stats);
+	assert_int_equal(stats.found, 0);
+	assert_int_equal(stats.failed, 1);
+	bt_debuginfod_free(c);
+	setenv("DEBUGINFOD_URLS", saved, 1);
+	free(saved);
+}
+
 static void debuginfod__no_urls__not_configured(void **state)
 {
 	(void)state;
@@ -386,6 +413,7 @@ int main(void)
 		cmocka_unit_test(debuginfod__cli__symbolizes_through_server),
 		cmocka_unit_test(debuginfod__server_stopped__cache_alone_symbolizes),
 		cmocka_unit_test(debuginfod__silent_server__one_timeout_per_build_id),
+		cmocka_unit_test(debuginfod__cache_entry_not_regular__refused),
 		cmocka_unit_test(debuginfod__no_urls__not_configured),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
