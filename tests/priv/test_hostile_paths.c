@@ -2,7 +2,8 @@
  * for debug files and for a process's libraries: a debuglink that is a symlink to a FIFO whose
  * writer is blocked, a FIFO itself, a directory symlink leading to a device node, symlinks leading
  * out of a process's root. Nothing but a regular file in the intended place is ever opened: the
- * FIFO's writer stays blocked in its open, inotify sees no open of the FIFO or the device. */
+ * FIFO's writer stays blocked in its open, inotify sees no open of the FIFO or the device. And a
+ * profiled program whose DWARF string section lost its final NUL: no lines for it, counted. */
 #include "testutil.h"
 #include "elf/buildid.h"
 #include "session/dso.h"
@@ -230,11 +231,79 @@ static void hostile__symlinks_out_of_the_process_root__not_followed(void **state
 	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s %s", root, host), 0);
 }
 
+/* CPU seconds process pid has used (utime + stime of /proc/PID/stat). */
+static double proc_cpu_secs(pid_t pid)
+{
+	char out[64];
+	assert_int_equal(bt_test_run(out, sizeof(out), "awk '{ print $14 + $15 }' /proc/%d/stat", (int)pid), 0);
+	return atof(out) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Waits until the file at path holds needle while process pid runs: whether it came. */
+static bool wait_for_text(const char *path, const char *needle, pid_t pid)
+{
+	for (;;) {
+		char out[4096];
+		bt_test_run(out, sizeof(out), "cat %s 2>/dev/null", path);
+		if (strstr(out, needle))
+			return true;
+		if (waitpid(pid, NULL, WNOHANG) != 0)
+			return false;
+		usleep(50000);
+	}
+}
+
+/* record --lines of a program whose .debug_line_str lost its final NUL: its functions are named,
+ * it gets no lines, and the summary counts it. */
+static void hostile__dwarf_strings_without_nul__record_counts_no_lines(void **state)
+{
+	bt_test_require_priv();
+	char dir[] = "/tmp/bt-hostile-dwarf-XXXXXX", fx[256], out[4096], cmd[1024], err[128];
+	assert_non_null(mkdtemp(dir));
+	bt_test_fixture(fx, sizeof(fx), "symsrc/inl");
+	assert_int_equal(bt_test_run(out, sizeof(out), "cp %s %s/prog && readelf -SW %s/prog | awk '{ for (i = 1; "
+				     "i < NF; i++) if ($i == \".debug_line_str\") print $(i+3), $(i+4) }'", fx, dir,
+				     dir), 0);
+	unsigned long long off, size;
+	assert_int_equal(sscanf(out, "%llx %llx", &off, &size), 2);
+	assert_int_equal(bt_test_run(NULL, 0, "printf A | dd of=%s/prog bs=1 seek=%llu conv=notrunc 2>/dev/null",
+				     dir, off + size - 1), 0);
+	snprintf(cmd, sizeof(cmd), "exec %s/prog 1 3600 > /dev/null", dir);
+	pid_t w = bt_test_spawn(cmd);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v -F 199 --lines --no-cache --no-debuginfod -f json "
+		 "-o %s/out.json 2> %s", (int)w, dir, err);
+	pid_t bt = bt_test_spawn(cmd);
+	assert_true(wait_for_text(err, "sampling at", bt));
+	/* a quarter second of the program's CPU time sampled, however long that takes */
+	double until = proc_cpu_secs(w) + 0.25;
+	while (proc_cpu_secs(w) < until)
+		usleep(20000);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	int st;
+	assert_int_equal(waitpid(bt, &st, 0), bt);
+	bt_test_run(out, sizeof(out), "cat %s", err);
+	print_message("%s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(strstr(out, ", 1 files without lines: their DWARF strings lack a final NUL (corrupt)"));
+	/* named from the symbol table; no frame of prog has a line */
+	assert_int_equal(bt_test_run(out, sizeof(out), "/usr/bin/python3 -c \"import json; d = json.load(open('%s/"
+				     "out.json')); fs = [f for f in d['frames'] if f.get('name', '').startswith('fx_')]; "
+				     "print(len(fs), sum(1 for f in fs if f.get('lines')))\"", dir), 0);
+	int named, with_lines;
+	assert_int_equal(sscanf(out, "%d %d", &named, &with_lines), 2);
+	assert_true(named >= 1);
+	assert_int_equal(with_lines, 0);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile__debuglink_fifo_device_symlink__never_opened),
 		cmocka_unit_test(hostile__symlinks_out_of_the_process_root__not_followed),
+		cmocka_unit_test(hostile__dwarf_strings_without_nul__record_counts_no_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
