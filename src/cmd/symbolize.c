@@ -496,7 +496,7 @@ static void symbolizer_free(struct symbolizer *s)
 	bt_debuginfod_free(s->dbgd);
 }
 
-/* What is wrong with a file given as --elf, or with its symbols. */
+/* What is wrong with a file given as --elf. */
 static const char *elf_problem(int err)
 {
 	switch (err) {
@@ -504,8 +504,6 @@ static const char *elf_problem(int err)
 		return "not a regular file";
 	case -ENOEXEC:
 		return "not an ELF file";
-	case -ENODATA:
-		return "it has no function symbols";
 	default:
 		return strerror(-err);
 	}
@@ -531,7 +529,8 @@ static int open_elf(struct symbolizer *s, const char *path)
 		return bt_cli_error(1, "out of memory");
 	target_load(s, &s->one);
 	if (!s->one.st)
-		return bt_cli_error(1, "cannot read symbols of %s: %s", path, elf_problem(s->one.err));
+		return bt_cli_error(1, "cannot read symbols of %s: %s", path, s->one.err == -ENODATA
+				    ? "it has no function symbols" : strerror(-s->one.err));
 	return -1;
 }
 
