@@ -138,11 +138,19 @@ static void on_fetched(void *ctx, const struct bt_build_id *id, int fd, const ch
  * command line may wait for the answer, unlike the live session. */
 static void try_debuginfod(struct symbolizer *s, struct target *t)
 {
+	int err;
 	if (!s->so.debuginfod || !t->id.len || (!t->err && strcmp(t->origin, "dynsym") != 0) ||
 	    !bt_debuginfod_configured())
 		return;
-	if (!s->dbgd && bt_debuginfod_new(NULL, &s->dbgd) != 0) {
+	if (!s->dbgd && (err = bt_debuginfod_new(NULL, &s->dbgd)) != 0) {
 		s->dbgd = NULL;
+		if (err == -EPERM) {
+			char why[PATH_MAX + 64] = "";
+			bt_debuginfod_cache_check(why, sizeof(why));
+			bt_cli_error(0, "debuginfod not used: its cache is not safe, %s (set DEBUGINFOD_CACHE_PATH "
+				     "to a directory only you can change)", why);
+		}
+		s->so.debuginfod = false;  /* said once */
 		return;
 	}
 	if (bt_debuginfod_request(s->dbgd, &t->id) != 0)

@@ -231,6 +231,33 @@ static void hostile__symlinks_out_of_the_process_root__not_followed(void **state
 	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s %s", root, host), 0);
 }
 
+/* Root whose HOME is another user's (sudo -E, an agent's environment): libdebuginfod would open,
+ * create and delete files in that user's ~/.cache by path. It is not used, a message says why, and
+ * nothing is created there. */
+static void hostile__debuginfod_cache_in_another_users_home__not_used(void **state)
+{
+	bt_test_require_priv();  /* chown */
+	char home[] = "/tmp/bt-hostile-home-XXXXXX", bin[] = "/tmp/bt-hostile-bin-XXXXXX";
+	char fx[256], addr[64], out[4096], want[256];
+	nobody_dir(home);
+	assert_non_null(mkdtemp(bin));
+	bt_test_fixture(fx, sizeof(fx), "symsrc/inl");
+	assert_int_equal(bt_test_run(addr, sizeof(addr), "nm %s | awk '$3 == \"fx_caller\" { printf $1 }'", fx), 0);
+	bt_test_fixture(fx, sizeof(fx), "symsrc/inl.stripped");
+	/* a stripped file whose debug file is nowhere: only debuginfod could name its functions */
+	assert_int_equal(bt_test_run(NULL, 0, "cp %s %s/prog", fx, bin), 0);
+	int rc = bt_test_run(out, sizeof(out), "env -u DEBUGINFOD_CACHE_PATH -u XDG_CACHE_HOME HOME=%s "
+			     "DEBUGINFOD_URLS=http://127.0.0.1:1 ./buildtrace symbolize --cache-dir /nonexistent "
+			     "--elf %s/prog %s 2>&1 >/dev/null", home, bin, addr);
+	assert_int_equal(rc, 1);  /* no function symbols without a debug file */
+	snprintf(want, sizeof(want), "buildtrace: debuginfod not used: its cache is not safe, %s belongs to uid "
+		 "65534 (set DEBUGINFOD_CACHE_PATH to a directory only you can change)\n", home);
+	assert_non_null(strstr(out, want));
+	assert_int_equal(bt_test_run(out, sizeof(out), "find %s -mindepth 1", home), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s %s", home, bin), 0);
+}
+
 /* CPU seconds process pid has used (utime + stime of /proc/PID/stat). */
 static double proc_cpu_secs(pid_t pid)
 {
@@ -303,6 +330,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile__debuglink_fifo_device_symlink__never_opened),
 		cmocka_unit_test(hostile__symlinks_out_of_the_process_root__not_followed),
+		cmocka_unit_test(hostile__debuginfod_cache_in_another_users_home__not_used),
 		cmocka_unit_test(hostile__dwarf_strings_without_nul__record_counts_no_lines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -387,6 +388,53 @@ static void debuginfod__cache_entry_not_regular__refused(void **state)
 	free(saved);
 }
 
+/* The cache directory, picked as libdebuginfod picks it; restores the environment it changes. */
+static void debuginfod__cache_dir__as_the_library_picks_it(void **state)
+{
+	struct fx *f = *state;
+	static const char *const vars[] = { "DEBUGINFOD_CACHE_PATH", "HOME", "XDG_CACHE_HOME" };
+	char *saved[3], dir[PATH_MAX], want[PATH_MAX], home[192];
+	for (int i = 0; i < 3; i++)
+		saved[i] = getenv(vars[i]) ? strdup(getenv(vars[i])) : NULL;
+	snprintf(home, sizeof(home), "%s/home", f->dir);
+	assert_int_equal(mkdir(home, 0700), 0);
+	setenv("HOME", home, 1);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	unsetenv("XDG_CACHE_HOME");
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	snprintf(want, sizeof(want), "%s/.cache/debuginfod_client", home);
+	assert_string_equal(dir, want);
+	setenv("XDG_CACHE_HOME", "/xdg", 1);
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/xdg/debuginfod_client");
+	snprintf(want, sizeof(want), "%s/.debuginfod_client_cache", home);
+	assert_int_equal(mkdir(want, 0700), 0);  /* the old place wins while it exists */
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	assert_string_equal(dir, want);
+	setenv("DEBUGINFOD_CACHE_PATH", "/explicit", 1);
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/explicit");
+	/* a home others may write: neither its cache nor the client is used */
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	assert_int_equal(chmod(home, 0777), 0);
+	char why[PATH_MAX + 64];
+	assert_int_equal(bt_debuginfod_cache_check(why, sizeof(why)), -EPERM);
+	snprintf(want, sizeof(want), "%s may be written by others (mode 0777)", home);
+	assert_string_equal(why, want);
+	struct bt_debuginfod *c = NULL;
+	assert_int_equal(bt_debuginfod_new(NULL, &c), -EPERM);
+	assert_null(c);
+	assert_int_equal(chmod(home, 0700), 0);
+	assert_int_equal(bt_debuginfod_cache_check(NULL, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(vars[i], saved[i], 1);
+		else
+			unsetenv(vars[i]);
+		free(saved[i]);
+	}
+}
+
 static void debuginfod__no_urls__not_configured(void **state)
 {
 	(void)state;
@@ -414,6 +462,7 @@ int main(void)
 		cmocka_unit_test(debuginfod__server_stopped__cache_alone_symbolizes),
 		cmocka_unit_test(debuginfod__silent_server__one_timeout_per_build_id),
 		cmocka_unit_test(debuginfod__cache_entry_not_regular__refused),
+		cmocka_unit_test(debuginfod__cache_dir__as_the_library_picks_it),
 		cmocka_unit_test(debuginfod__no_urls__not_configured),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
