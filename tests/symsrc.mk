@@ -5,7 +5,7 @@ SYMSRC_OBJS           = $(BUILD)/symsrc/symsrc.o $(BUILD)/symsrc/bidcache.o $(BU
                         $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)
 TEST_bidcache_OBJS    = $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
 TEST_symsrc_OBJS      = $(SYMSRC_OBJS)
-TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(SYMSRC_OBJS)
+TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(BUILD)/base/trustdir.o $(SYMSRC_OBJS)
 
 # Fixtures: a program with inlined code (full, debug-only, stripped with a debuglink), and a
 # library carrying MiniDebugInfo made by the usual recipe (static functions only in .gnu_debugdata).

@@ -174,6 +174,7 @@ static int write_status(void *ctx, FILE *f)
 	json_str(f, a->last_write);
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);
+	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
 	if (a->push) {
 		struct bt_push_stats ps;
 		bt_push_get_stats(a->push, &ps);

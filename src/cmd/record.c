@@ -419,6 +419,9 @@ static void print_summary(const struct record_args *a, const struct bt_live *l)
 	if (s->stats.bid_missing)
 		fprintf(stderr, ", %llu mappings without a readable build-id",
 			(unsigned long long)s->stats.bid_missing);
+	if (s->dsos.dwarf_refused)
+		fprintf(stderr, ", %llu files without lines: their DWARF strings lack a final NUL (corrupt)",
+			(unsigned long long)s->dsos.dwarf_refused);
 	fprintf(stderr, "\n");
 	const struct bt_bidcache_budget *b = &s->dsos.cache_budget;
 	if (b->too_large)

@@ -68,6 +68,7 @@ struct bt_dso_registry {
 	uint64_t debuginfod_adopted;
 	uint64_t epoch;               /* advanced by its user (the agent: once per interval) */
 	uint64_t symtabs_evicted;
+	uint64_t dwarf_refused;       /* build-ids whose DWARF was refused as corrupt: no lines for them */
 };
 
 /* symsrc may be NULL (defaults); cache_store: keep each build-id's binary that gets samples in the
