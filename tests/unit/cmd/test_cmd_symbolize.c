@@ -304,7 +304,7 @@ static void make_kernel_root(char *root, const char *vmlinux)
 	assert_non_null(mkdtemp(root));
 	assert_int_equal(bt_test_run(NULL, 0,
 		"mkdir -p %s/proc/sys/kernel %s/sys/kernel %s/boot && "
-		"nm '%s' | python3 -c 'import sys\n"
+		"nm '%s' | /usr/bin/python3 -c 'import sys\n"
 		"for l in sys.stdin:\n a, t, n = l.split()\n"
 		" if t in \"Tt\": print(\"%%x T %%s\" %% (int(a, 16) + %llu, n))' > %s/proc/kallsyms && "
 		"objcopy -O binary --only-section=.note.gnu.build-id '%s' %s/sys/kernel/notes && "
@@ -322,11 +322,11 @@ static void symbolize__kernel__vmlinux_lines_at_the_kaslr_offset(void **state)
 	assert_non_null(realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/vmlinux"), vml));
 	make_kernel_root(root, vml);
 	int rc = bt_test_run(out, sizeof(out),
-		"nm -S '%s' | python3 -c 'import sys\n"
+		"nm -S '%s' | /usr/bin/python3 -c 'import sys\n"
 		"for l in sys.stdin:\n f = l.split()\n"
 		" if len(f) == 4 and f[2] in \"Tt\":\n"
 		"  for i in range(int(f[1], 16)): print(\"%%x\" %% (int(f[0], 16) + i))' > %s/addrs && "
-		"python3 -c 'import sys\nfor l in sys.stdin: print(\"%%x\" %% (int(l, 16) + %llu))' "
+		"/usr/bin/python3 -c 'import sys\nfor l in sys.stdin: print(\"%%x\" %% (int(l, 16) + %llu))' "
 		"< %s/addrs > %s/kaddrs && "
 		"./buildtrace symbolize --kernel --root %s -v < %s/kaddrs > %s/bt.out 2> %s/bt.err && "
 		"sed 's/^/0x/' %s/addrs | eu-addr2line -a -i -e '%s' > %s/eu.out && "

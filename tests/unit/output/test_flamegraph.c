@@ -86,7 +86,7 @@ static void flamegraph__output__well_formed_xml_with_escapes(void **state)
 	fputs(svg, o);
 	fclose(o);
 	char out[512];
-	int rc = bt_test_run(out, sizeof(out), "python3 -c 'import xml.etree.ElementTree as E; "
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 -c 'import xml.etree.ElementTree as E; "
 			     "r=E.parse(\"build/tests/flame-test.svg\").getroot(); print(r.tag)' 2>&1");
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "svg"));
