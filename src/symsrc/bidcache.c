@@ -473,16 +473,22 @@ int bt_bidcache_open(const char *cache_dir, const struct bt_build_id *id, enum b
 	return fd;
 }
 
-/* Sums the regular files of an entry's directory and notes which kinds it holds. */
-static void scan_entry_dir(int root, const char *rel, struct bt_bidcache_entry *e)
+/* The directory rel below root as a stream, no link followed on the way; NULL when it cannot be. */
+static DIR *open_dir_beneath(int root, const char *rel)
 {
 	int dfd = bt_beneath_open(root, rel, O_RDONLY | O_DIRECTORY);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	if (!d && dfd >= 0)
+		close(dfd);
+	return d;
+}
+
+/* Sums the regular files of an entry's directory and notes which kinds it holds. */
+static void scan_entry_dir(int root, const char *rel, struct bt_bidcache_entry *e)
+{
+	DIR *d = open_dir_beneath(root, rel);
+	if (!d)
 		return;
-	}
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
@@ -622,13 +628,9 @@ static void rmdir_up(int root, const char *rel)
  * parents while empty. */
 static void remove_entry_dir(int root, const char *rel)
 {
-	int dfd = bt_beneath_open(root, rel, O_RDONLY | O_DIRECTORY);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	DIR *d = open_dir_beneath(root, rel);
+	if (!d)
 		return;
-	}
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		struct stat fs;
