@@ -5,3 +5,11 @@ TEST_agentconf_OBJS := $(BUILD)/cmd/agentconf.o $(BUILD)/capture/callgraph.o
 TEST_cmd_cache_OBJS     := $(BUILD)/tests/testutil.o
 TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o
 $(BUILD)/tests/test_cmd_cache $(BUILD)/tests/test_cmd_symbolize: | buildtrace
+TEST_launch_OBJS := $(BUILD)/cmd/launch.o
+
+# The command `buildtrace -- COMMAND` tests start (tests/priv/test_launch.c): built like the capture
+# tests' programs (frame pointers, build-id), see tests/capture.mk.
+$(BUILD)/tests/progs/exitwith: tests/progs/exitwith.c
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_CFLAGS) -o $@ $<
+fixtures:: $(BUILD)/tests/progs/exitwith

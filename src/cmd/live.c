@@ -175,6 +175,11 @@ int bt_live_run(struct bt_live *l)
 		}
 		if (o->on_turn)
 			o->on_turn(o->ctx, l, t - l->t0);
+		const char *why = o->done ? o->done(o->ctx, l) : NULL;
+		if (why) {
+			l->why = why;
+			return 0;
+		}
 	}
 }
 

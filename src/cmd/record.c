@@ -1,6 +1,6 @@
-/* record.c - the live session: `buildtrace [-p PID[,PID...] | -a] ...`. Parses the command line,
- * checks privileges, runs the live driver (live.h), shows the live view and writes the profile when
- * the session ends. */
+/* record.c - the live session: `buildtrace [-p PID[,PID...] | -a] ...` or `buildtrace [OPTIONS] --
+ * COMMAND [ARGS...]`. Parses the command line, checks privileges, starts the command (launch.h),
+ * runs the live driver (live.h), shows the live view and writes the profile when the session ends. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -16,6 +16,7 @@
 #include "capture/caps.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/launch.h"
 #include "cmd/live.h"
 #include "output/output.h"
 #include "session/session.h"
@@ -52,12 +53,18 @@ struct record_args {
 	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
 	unsigned ustack_bytes; /* --call-graph dwarf,SIZE; 0: the default */
 	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
+	char **cmd;          /* COMMAND [ARGS...] to start and profile; NULL: none */
+	bool keep_root;      /* --keep-root: run the command as root even under sudo */
 };
 
 static void record_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: buildtrace [-p PID[,PID...] | -a] [options]\n"
+		"       buildtrace [-a] [options] -- COMMAND [ARGS...]\n"
+		"  COMMAND                 start it, profile it and its children until it exits and exit\n"
+		"                          with its status; under sudo it runs as the calling user\n"
+		"      --keep-root         run COMMAND as root even when started through sudo\n"
 		"  -p, --pid PID[,PID...]  profile these processes (and the children they start)\n"
 		"  -a, --all-cpus          profile every process on the machine\n"
 		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
@@ -90,7 +97,7 @@ static void record_usage(FILE *f)
 
 enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
        OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
-       OPT_LINES };
+       OPT_LINES, OPT_KEEP_ROOT };
 
 /* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
 static int add_also_write(struct record_args *a, char *arg)
@@ -123,6 +130,7 @@ static const struct option record_opts[] = {
 	{ "per-pid", no_argument, NULL, OPT_PER_PID },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
@@ -143,8 +151,11 @@ static int check_args(struct record_args *a, bool user_only, bool kernel_only)
 		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
 	if (a->all && a->npids)
 		return bt_cli_error(2, "-a and -p exclude each other");
-	if (!a->all && !a->npids)
-		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
+	if (a->cmd && a->npids)
+		return bt_cli_error(2, "-p and a command exclude each other: profile one or the other");
+	if (!a->all && !a->npids && !a->cmd)
+		return bt_cli_error(2, "say what to profile: -p PID, -a or -- COMMAND [ARGS...] "
+				    "(see buildtrace --help)");
 	if (bt_format_parse(a->format, &a->fmt))
 		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
 				    bt_format_names());
@@ -165,7 +176,8 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 	a->dwarf = true;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", record_opts, NULL)) != -1) {
+	/* "+": options end at the command's name, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+:p:aF:d:o:f:vh", record_opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if ((err = bt_cli_parse_pids(optarg, &a->pids, &a->npids)))
@@ -210,6 +222,7 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		case OPT_LIVE: a->live = true; a->live_set = true; break;
 		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
 		case OPT_LINES: a->lines = true; break;
+		case OPT_KEEP_ROOT: a->keep_root = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': record_usage(stdout); return 1;
 		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;
@@ -218,26 +231,38 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 		}
 	}
 	if (optind < argc)
-		return bt_cli_error(2, "unexpected argument '%s' (see buildtrace --help)", argv[optind]);
+		a->cmd = argv + optind;
 	return check_args(a, user_only, kernel_only);
 }
 
-/* Set by the handler, read by the loop (through bt_live_opts.stop). */
+/* Set by the handler, read by the loop (through bt_live_opts.stop) and, for a command, by what passes
+ * the signal on: whether the terminal sent it, and so to the command as well. */
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_from_tty;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	if (stop_signal == SIGINT && sig == SIGINT)
 		_exit(130);  /* a second Ctrl-C: leave at once */
+	stop_from_tty = si && si->si_code == SI_KERNEL;
 	stop_signal = sig;
 }
 
-/* The context of the driver's callbacks: the live session, how talkative to be, and the sample
- * count at the last live view (for its rate). */
+static void catch_stop(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The context of the driver's callbacks: the live session, how talkative to be, the sample count at
+ * the last live view (for its rate) and the command started for the session, if any. */
 struct record_ctx {
 	struct bt_live live;
 	int verbose;
 	uint64_t last_samples;
+	struct bt_launch *launch;
 };
 
 static void record_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -441,17 +466,44 @@ static void warn_kernel_symbols(const struct bt_session *s)
 		"kernel.kptr_restrict=0 or run as root" : "");
 }
 
-/* Opens, attaches and drops privileges, then samples until the session ends. 0, or the exit code
- * after saying what failed. */
+/* A launched command ends the session when it exits, whatever its children do (as with perf). */
+static const char *command_done(void *ctx, struct bt_live *l)
+{
+	struct record_ctx *rc = ctx;
+	return bt_launch_reap(rc->launch, false) == 1 ? "the command exited" : NULL;
+}
+
+/* Keeps what the session needs; a command running as another user also keeps the right to pass
+ * signals on to it. */
+static int drop_privileges(const struct record_ctx *rc)
+{
+	if (!rc->launch)
+		return bt_live_drop_privileges();
+	const char *keep = bt_caps_keep_after_attach();
+	char buf[512];
+	if (!keep)
+		keep = "";
+	snprintf(buf, sizeof(buf), "%s%scap_kill", keep, *keep ? "," : "");
+	return bt_caps_drop(buf);
+}
+
+/* Opens, attaches and drops privileges, lets the command run, then samples until the session ends.
+ * 0, or the exit code after saying what failed. */
 static int start_and_loop(struct record_ctx *rc, const struct record_args *a, bool live)
 {
+	int child = rc->launch ? rc->launch->pid : 0;
 	struct bt_live_opts lo = {
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
 		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .debuginfod = !a->no_debuginfod, .duration = a->duration,
 		.stop = &stop_signal, .log = record_log, .on_tick = live ? live_view : NULL, .ctx = rc,
+		.done = rc->launch ? command_done : NULL,
 	};
+	if (rc->launch && !a->all) {
+		lo.pids = &child;
+		lo.npids = 1;
+	}
 	struct bt_live *l = &rc->live;
 	char msg[512];
 	int err = bt_live_init(l, &lo);
@@ -461,12 +513,44 @@ static int start_and_loop(struct record_ctx *rc, const struct record_args *a, bo
 		warn_kernel_symbols(&l->session);
 	if (bt_live_attach(l, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
-	if ((err = bt_live_drop_privileges()) && a->verbose)
+	if ((err = drop_privileges(rc)) && a->verbose)
 		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
-	bt_live_catch_stop(on_signal);
+	catch_stop();
+	if (rc->launch && (err = bt_launch_release(rc->launch)))
+		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
 	if ((err = bt_live_run(l)))
 		return bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
 	return 0;
+}
+
+/* The command before the session starts: found (else 127, or 126 when not executable, as a shell
+ * says), the user it runs as, and forked to wait for the session. 0 or the exit code. */
+static int launch_command(const struct record_args *a, struct bt_launch *ln)
+{
+	int err = bt_launch_find(a->cmd[0], getenv("PATH"));
+	if (err == -ENOENT)
+		return bt_cli_error(127, "%s: command not found", a->cmd[0]);
+	if (err)
+		return bt_cli_error(126, "%s: %s", a->cmd[0], strerror(-err));
+	struct bt_launch_user u;
+	if (bt_launch_user_for(getenv("SUDO_UID"), getenv("SUDO_GID"), geteuid(), a->keep_root, &u))
+		return bt_cli_error(2, "SUDO_UID and SUDO_GID must both be numeric user and group ids to run "
+				    "the command as the user who called sudo (or use --keep-root)");
+	if ((err = bt_launch_start(ln, a->cmd, &u)))
+		return bt_cli_error(1, "cannot start %s: %s", a->cmd[0], strerror(-err));
+	return 0;
+}
+
+/* Once the session has ended while the command still runs: the signal that ended it is passed on
+ * (unless the terminal already sent it to the command), and the end of -d is SIGTERM, as perf
+ * does. */
+static void stop_command(struct bt_launch *ln)
+{
+	if (bt_launch_reap(ln, false) != 0)
+		return;
+	int sig = stop_signal ? (stop_from_tty ? 0 : stop_signal) : SIGTERM;
+	if (sig)
+		bt_launch_signal(ln, sig);
 }
 
 static int run(struct record_args *a)
@@ -481,14 +565,26 @@ static int run(struct record_args *a)
 	if (rcode)
 		return rcode;
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
+	struct bt_launch ln = { .pid = 0, .go_fd = -1, .err_fd = -1 };
 	if (!rc) {
 		outs_discard(&main_out, a);
 		return bt_cli_error(1, "out of memory");
 	}
 	rc->verbose = a->verbose;
-	bool live = a->live_set ? a->live : isatty(STDERR_FILENO);
+	/* A command's own output shares the terminal: the live view only when asked for. */
+	bool live = a->live_set ? a->live : isatty(STDERR_FILENO) && !a->cmd;
+	if (a->cmd) {
+		if ((rcode = launch_command(a, &ln))) {
+			free(rc);
+			outs_discard(&main_out, a);
+			return rcode;
+		}
+		rc->launch = &ln;
+	}
 	if ((rcode = start_and_loop(rc, a, live)))
 		goto out;
+	if (rc->launch)
+		stop_command(rc->launch);
 	int err = bt_live_collect(&rc->live, a->lines);
 	if (err)
 		bt_cli_error(0, "source lines: %s", strerror(-err));
@@ -497,8 +593,11 @@ static int run(struct record_args *a)
 	if (live)
 		fprintf(stderr, "\n");
 	print_summary(a, &rc->live);
+	if (rc->launch && bt_launch_reap(rc->launch, true) == 1)
+		rcode = bt_launch_exit_code(rc->launch->status);
 out:
 	bt_live_close(&rc->live);
+	bt_launch_close(&ln);
 	free(rc);
 	outs_discard(&main_out, a);
 	return rcode;
