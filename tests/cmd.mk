@@ -11,5 +11,7 @@ TEST_launch_OBJS := $(BUILD)/cmd/launch.o
 # tests' programs (frame pointers, build-id), see tests/capture.mk.
 $(BUILD)/tests/progs/exitwith: tests/progs/exitwith.c
 	@mkdir -p $(@D)
-	$(CC) $(PROGS_CFLAGS) -o $@ $<
+	$(CC) $(PROGS_CFLAGS) -o $@ $< -pthread
 fixtures:: $(BUILD)/tests/progs/exitwith
+# The session's command line checks formats and call graph modes with their own parsers.
+TEST_recordopts_OBJS = $(LIB_OBJS) $(PROTO_OBJ)

@@ -23,6 +23,10 @@ struct bt_live_opts {
 	const int *pids;          /* processes to profile (and the children they start) */
 	size_t npids;
 	bool all;                 /* every process instead; else the loop ends when they have all exited */
+	const int *tids;          /* keep only the samples of these threads; NULL: of every thread */
+	size_t ntids;
+	const bool *cpus;         /* sample only these CPUs (bt_capture_opts.cpus); NULL: every one */
+	size_t ncpus;
 	bool user, kernel;        /* which stacks */
 	bool per_pid;             /* keep the stacks of different processes apart */
 	unsigned freq_hz;

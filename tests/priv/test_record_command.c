@@ -1,11 +1,14 @@
 /* test_record_command.c - `buildtrace [OPTIONS] -- COMMAND [ARGS...]` end to end: the command is
  * profiled from its start to its exit, buildtrace exits with its status, a command that cannot run
- * is said so, and under sudo the command runs as the user who called it. */
+ * is said so, and under sudo the command runs as the user who called it. Also perf's narrower
+ * targets: -t (threads) and -C (CPUs). */
 #include "testutil.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #define TMP "build/tests/tmp-record-command"
 #define EXITWITH "build/tests/progs/exitwith"
@@ -121,6 +124,66 @@ static void command__sigterm_to_buildtrace__passed_on(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "test -s " TMP "/t.folded"), 0);
 }
 
+/* Starts exitwith with its second thread; its pid, and the second thread's id in *tid once the
+ * thread has named itself. */
+static int start_two_threads(int *tid)
+{
+	char out[256];
+	int pid = bt_test_spawn("exec " EXITWITH " 600 0 thread");
+	assert_true(pid > 0);
+	int rc = bt_test_run(out, sizeof(out), "for i in $(seq 200); do for t in /proc/%d/task/*; do "
+			     "[ \"$(cat $t/comm 2>/dev/null)\" = bt-other ] && { basename $t; exit 0; }; done; "
+			     "sleep 0.05; done; exit 1", pid);
+	assert_int_equal(rc, 0);
+	*tid = atoi(out);
+	assert_true(*tid > 0 && *tid != pid);
+	return pid;
+}
+
+static void stop(int pid)
+{
+	bt_test_run(NULL, 0, "kill -9 %d; wait %d 2>/dev/null; true", pid, pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void threads__one_tid__only_its_samples(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	int tid, pid = start_two_threads(&tid);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -t %d -F 499 -d 1 -o " TMP "/tid.folded 2>&1", tid);
+	int rc_all = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 499 -d 1 -o " TMP "/pid.folded 2>&1",
+				 pid);
+	stop(pid);
+	assert_int_equal(rc, 0);
+	assert_int_equal(rc_all, 0);
+	assert_true(count("exitwith_other ", TMP "/tid.folded") > 0);
+	assert_int_equal(count("exitwith_work", TMP "/tid.folded"), 0);
+	/* the whole process has both */
+	assert_true(count("exitwith_other ", TMP "/pid.folded") > 0);
+	assert_true(count("exitwith_work ", TMP "/pid.folded") > 0);
+}
+
+static void cpus__cpu_list__only_samples_taken_there(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	if (bt_test_run(out, sizeof(out), "nproc") != 0 || atoi(out) < 2)
+		skip();
+	/* pinned to CPU 1: sampled there, never on CPU 0 */
+	int pid = bt_test_spawn("exec taskset -c 1 " EXITWITH " 600 0");
+	int rc0 = bt_test_run(out, sizeof(out), "./buildtrace -p %d -C 0 -F 499 -d 1 -o " TMP "/cpu0.folded "
+			      "2>&1", pid);
+	int rc1 = bt_test_run(out, sizeof(out), "./buildtrace -p %d --cpu 1 -F 499 -d 1 -o " TMP
+			      "/cpu1.folded 2>&1", pid);
+	stop(pid);
+	assert_int_equal(rc0, 0);
+	assert_int_equal(rc1, 0);
+	assert_int_equal(count("exitwith_work", TMP "/cpu0.folded"), 0);
+	assert_true(count("exitwith_work ", TMP "/cpu1.folded") > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +193,8 @@ int main(void)
 		cmocka_unit_test(command__sudo__runs_as_the_caller_unless_keep_root),
 		cmocka_unit_test(command__duration__ends_it_with_sigterm),
 		cmocka_unit_test(command__sigterm_to_buildtrace__passed_on),
+		cmocka_unit_test(threads__one_tid__only_its_samples),
+		cmocka_unit_test(cpus__cpu_list__only_samples_taken_there),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
