@@ -113,7 +113,7 @@ static void command__sigterm_to_buildtrace__passed_on(void **state)
 	char out[4096];
 	/* buildtrace -v says when it samples; only then is it sent SIGTERM, which the command gets too */
 	int rc = bt_test_run(out, sizeof(out),
-			     "./buildtrace -v -o " TMP "/t.folded -- " EXITWITH " 60 0 2> " TMP "/t.log & bt=$!; "
+			     "rm -f " TMP "/t.folded; ./buildtrace -v -o " TMP "/t.folded -- " EXITWITH " 60 0 2> " TMP "/t.log & bt=$!; "
 			     "while ! grep -q 'sampling at' " TMP "/t.log; do "
 			     "  kill -0 $bt 2>/dev/null || break; sleep 0.05; done; "
 			     "kill -TERM $bt; wait $bt");
@@ -121,7 +121,8 @@ static void command__sigterm_to_buildtrace__passed_on(void **state)
 	print_message("%s", out);
 	assert_int_equal(rc, 128 + 15);
 	assert_non_null(strstr(out, "terminated"));
-	assert_int_equal(bt_test_run(NULL, 0, "test -s " TMP "/t.folded"), 0);
+	/* the profile is written (however few samples it holds by then) */
+	assert_int_equal(bt_test_run(NULL, 0, "test -f " TMP "/t.folded"), 0);
 }
 
 /* Starts exitwith with its second thread; its pid, and the second thread's id in *tid once the
