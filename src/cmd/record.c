@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "cmd/launch.h"
 #include "cmd/live.h"
+#include "cmd/liveview.h"
 #include "cmd/recordopts.h"
 #include "output/output.h"
 #include "session/session.h"
@@ -42,13 +43,14 @@ static void catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* The context of the driver's callbacks: the live session, how talkative to be, the sample count at
- * the last live view (for its rate) and the command started for the session, if any. */
+/* The context of the driver's callbacks: the live session, how talkative to be, the command started
+ * for the session, if any, and the live view. */
 struct record_ctx {
 	struct bt_live live;
 	int verbose;
-	uint64_t last_samples;
 	struct bt_launch *launch;
+	bool view_on;           /* the live view is on */
+	struct bt_liveview view;
 };
 
 static void record_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -58,36 +60,17 @@ static void record_log(void *ctx, enum bt_log_level level, const char *msg)
 		fprintf(stderr, "buildtrace: %s\n", msg);
 }
 
-/* Once a second, when the live view is on: the top functions so far, redrawn on stderr. */
-static void live_view(void *ctx, struct bt_live *l, double elapsed)
+/* The live view's hooks: once a second, and after every poll (keys, resizes). */
+static void view_tick(void *ctx, struct bt_live *l, double elapsed)
 {
 	struct record_ctx *rc = ctx;
-	struct bt_session *s = &l->session;
-	uint64_t rate = s->stats.samples - rc->last_samples;
-	rc->last_samples = s->stats.samples;
-	struct bt_top_entry top[20];
-	struct bt_capture_stats st = { 0 };
-	bt_capture_stats(l->cap, &st);
-	bt_session_resolve(s);
-	size_t n = bt_profile_top(&s->prof, top, 20);
-	uint64_t total = s->prof.total ? s->prof.total : 1;
-	fprintf(stderr, "\033[H\033[2J");
-	fprintf(stderr, "buildtrace  %.0fs  %llu samples (%llu/s)  lost %llu  unresolved frames %llu  "
-		"processes %zu  build-ids %zu\n\n",
-		elapsed, (unsigned long long)s->stats.samples, (unsigned long long)rate,
-		(unsigned long long)bt_live_lost_samples(&st),
-		(unsigned long long)bt_profile_unresolved_frames(&s->prof), s->procs.nprocs,
-		bt_session_build_ids(s));
-	fprintf(stderr, "  %6s %6s  %s\n", "self%", "total%", "function");
-	for (size_t i = 0; i < n; i++) {
-		/* kernel functions marked as in folded stacks */
-		char fn[128];
-		snprintf(fn, sizeof(fn), "%s%s", bt_strtab_get(&s->prof.names, top[i].name_id),
-			 top[i].kernel ? BT_FOLDED_KERNEL_SUFFIX : "");
-		fprintf(stderr, "  %6.1f %6.1f  %.100s\n", 100.0 * top[i].self / total,
-			100.0 * top[i].total / total, fn);
-	}
-	fflush(stderr);
+	bt_liveview_tick(&rc->view, l, elapsed);
+}
+
+static void view_turn(void *ctx, struct bt_live *l, double elapsed)
+{
+	struct record_ctx *rc = ctx;
+	bt_liveview_turn(&rc->view, l);
 }
 
 static int out_open(struct bt_record_out *o)
@@ -252,11 +235,16 @@ static void warn_kernel_symbols(const struct bt_session *s)
 		"kernel.kptr_restrict=0 or run as root" : "");
 }
 
-/* A launched command ends the session when it exits, whatever its children do (as with perf). */
-static const char *command_done(void *ctx, struct bt_live *l)
+/* 'q' in the live view ends the session; so does a launched command's exit, whatever its children
+ * do (as with perf). */
+static const char *session_done(void *ctx, struct bt_live *l)
 {
 	struct record_ctx *rc = ctx;
-	return bt_launch_reap(rc->launch, false) == 1 ? "the command exited" : NULL;
+	if (rc->view_on && rc->view.quit)
+		return "quit";
+	if (rc->launch && bt_launch_reap(rc->launch, false) == 1)
+		return "the command exited";
+	return NULL;
 }
 
 /* Keeps what the session needs; a command running as another user also keeps the right to pass
@@ -275,7 +263,7 @@ static int drop_privileges(const struct record_ctx *rc)
 
 /* Opens, attaches and drops privileges, lets the command run, then samples until the session ends.
  * 0, or the exit code after saying what failed. */
-static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a, bool live)
+static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 {
 	int child = rc->launch ? rc->launch->pid : 0;
 	struct bt_live_opts lo = {
@@ -283,8 +271,9 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a,
 		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .debuginfod = !a->no_debuginfod, .duration = a->duration,
-		.stop = &stop_signal, .log = record_log, .on_tick = live ? live_view : NULL, .ctx = rc,
-		.done = rc->launch ? command_done : NULL, .tids = a->tids, .ntids = a->ntids,
+		.stop = &stop_signal, .log = record_log, .ctx = rc, .done = session_done,
+		.on_tick = rc->view_on ? view_tick : NULL, .on_turn = rc->view_on ? view_turn : NULL,
+		.tids = a->tids, .ntids = a->ntids,
 		.cpus = a->cpu_list ? a->cpus : NULL, .ncpus = a->cpu_list ? BT_RECORD_MAX_CPUS : 0,
 	};
 	if (rc->launch && !a->all) {
@@ -305,7 +294,13 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a,
 	catch_stop();
 	if (rc->launch && (err = bt_launch_release(rc->launch)))
 		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
-	if ((err = bt_live_run(l)))
+	/* The command owns the keyboard when there is one. */
+	if (rc->view_on)
+		bt_liveview_start(&rc->view, STDERR_FILENO, rc->launch ? -1 : STDIN_FILENO);
+	err = bt_live_run(l);
+	if (rc->view_on)
+		bt_liveview_stop(&rc->view);
+	if (err)
 		return bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
 	return 0;
 }
@@ -359,7 +354,7 @@ static int run(struct bt_record_args *a)
 	}
 	rc->verbose = a->verbose;
 	/* A command's own output shares the terminal: the live view only when asked for. */
-	bool live = a->live_set ? a->live : isatty(STDERR_FILENO) && !a->cmd;
+	rc->view_on = a->live_set ? a->live : isatty(STDERR_FILENO) && !a->cmd;
 	if (a->cmd) {
 		if ((rcode = launch_command(a, &ln))) {
 			free(rc);
@@ -368,7 +363,7 @@ static int run(struct bt_record_args *a)
 		}
 		rc->launch = &ln;
 	}
-	if ((rcode = start_and_loop(rc, a, live)))
+	if ((rcode = start_and_loop(rc, a)))
 		goto out;
 	if (rc->launch)
 		stop_command(rc->launch);
@@ -377,8 +372,6 @@ static int run(struct bt_record_args *a)
 		bt_cli_error(0, "source lines: %s", strerror(-err));
 	if ((rcode = outs_commit(&main_out, a, &rc->live)))
 		goto out;
-	if (live)
-		fprintf(stderr, "\n");
 	print_summary(a, &rc->live);
 	if (rc->launch && bt_launch_reap(rc->launch, true) == 1)
 		rcode = bt_launch_exit_code(rc->launch->status);
