@@ -15,3 +15,6 @@ $(BUILD)/tests/progs/exitwith: tests/progs/exitwith.c
 fixtures:: $(BUILD)/tests/progs/exitwith
 # The session's command line checks formats and call graph modes with their own parsers.
 TEST_recordopts_OBJS = $(LIB_OBJS) $(PROTO_OBJ)
+# The live view's table and keys read a session: they link the modules a session is made of.
+TEST_topview_OBJS = $(LIB_OBJS) $(PROTO_OBJ)
+TEST_liveview_OBJS = $(LIB_OBJS) $(PROTO_OBJ)

@@ -16,8 +16,11 @@ struct row_key {
 	bool process;
 };
 
+/* A process's heading is found by its process alone. */
 static uint32_t key_hash(const struct row_key *k)
 {
+	if (k->process)
+		return bt_hash_u64(k->proc);
 	uint64_t h = (uint64_t)k->name_id << 32 | k->proc;
 	h ^= (uint64_t)(uintptr_t)k->lib_name * 0x9e3779b97f4a7c15ULL;
 	h ^= (uint64_t)k->lib_kind << 8 | (uint64_t)k->kernel << 1 | k->process;
@@ -28,6 +31,8 @@ static bool key_eq(void *ctx, uint64_t val, const void *key)
 {
 	const struct bt_top_row *r = &((const struct bt_top_table *)ctx)->rows[val];
 	const struct row_key *k = key;
+	if (k->process || r->process)
+		return k->process && r->process && r->proc == k->proc;
 	return r->name_id == k->name_id && r->kernel == k->kernel && r->lib_kind == k->lib_kind &&
 	       r->lib_name == k->lib_name && r->proc == k->proc && r->process == k->process;
 }
@@ -110,10 +115,11 @@ static int count_stack(const struct bt_session *s, const struct bt_top_opts *o, 
 	const struct bt_stack *st = &p->stacks[i];
 	uint32_t proc = o->per_process ? (p->per_pid ? st->pid : st->comm_id) : 0;
 	if (o->per_process) {
-		struct row_key pk = { .name_id = st->comm_id, .proc = proc, .process = true };
+		struct row_key pk = { .proc = proc, .process = true };
 		struct bt_top_row *r = row_for(t, &pk);
 		if (!r)
 			return -ENOMEM;
+		r->name_id = st->comm_id;
 		r->pid = p->per_pid ? st->pid : 0;
 		r->total += st->count;
 	}
