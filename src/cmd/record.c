@@ -365,8 +365,12 @@ static int run(struct bt_record_args *a)
 	}
 	if ((rcode = start_and_loop(rc, a)))
 		goto out;
-	if (rc->launch)
+	if (rc->launch) {
+		/* The command and what it started are gone: the loop may have seen that first. */
+		if (bt_launch_reap(rc->launch, false) == 1 && !strcmp(rc->live.why, "every watched process exited"))
+			rc->live.why = "the command exited";
 		stop_command(rc->launch);
+	}
 	int err = bt_live_collect(&rc->live, a->lines);
 	if (err)
 		bt_cli_error(0, "source lines: %s", strerror(-err));

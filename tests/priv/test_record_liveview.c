@@ -1,7 +1,7 @@
-/* test_record_liveview.c - the live view in a real terminal: buildtrace runs in a tmux pane (its own tmux
- * server), the test reads the screen with capture-pane and types keys with send-keys: the library
- * column, sorting, a filter, one side only, a resize, and q writing the profile. Also the plain
- * summary when stderr is not a terminal. */
+/* test_record_liveview.c - the live view in a real terminal: buildtrace runs in a tmux pane (its
+ * own tmux server), the test reads the screen with capture-pane and types keys with send-keys: the
+ * library column, sorting, one side only, a filter, a resize (and the plain summary on a screen too
+ * small), and q writing the profile. Also the plain summary when stderr is not a terminal. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -147,6 +147,18 @@ static void liveview__tmux__library_sort_filter_side_resize_quit(void **state)
 	}
 	assert_true(strlen(line) <= 90);
 	assert_non_null(strstr(line, "library"));
+	/* too small for the table: the plain summary (no status line, the busy function listed) */
+	assert_int_equal(bt_test_run(NULL, 0, "tmux -L %s resize-window -t lv -x 45 -y 6", sock), 0);
+	bool plain = false;
+	for (int i = 0; i < 600 && !plain; i++) {
+		screen(scr, sizeof(scr));
+		plain = !strstr(scr, "sort: ") && strstr(scr, "exitwith_w") && strstr(scr, "samples");
+		if (!plain)
+			usleep(100000);
+	}
+	if (!plain)
+		print_message("screen:\n%s\n", scr);
+	assert_true(plain);
 	/* q: the session ends and the profile is written */
 	keys("q");
 	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "test -s " TMP "/lv.rc") != 0; i++)
