@@ -125,12 +125,14 @@ static void command__sigterm_to_buildtrace__passed_on(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "test -f " TMP "/t.folded"), 0);
 }
 
+static int spawned;  /* a workload to kill however the test ends */
+
 /* Starts exitwith with its second thread; its pid, and the second thread's id in *tid once the
  * thread has named itself. */
 static int start_two_threads(int *tid)
 {
 	char out[256];
-	int pid = bt_test_spawn("exec " EXITWITH " 600 0 thread");
+	int pid = spawned = bt_test_spawn("exec " EXITWITH " 600 0 thread");
 	assert_true(pid > 0);
 	int rc = bt_test_run(out, sizeof(out), "for i in $(seq 200); do for t in /proc/%d/task/*; do "
 			     "[ \"$(cat $t/comm 2>/dev/null)\" = bt-other ] && { basename $t; exit 0; }; done; "
@@ -143,9 +145,17 @@ static int start_two_threads(int *tid)
 
 static void stop(int pid)
 {
-	bt_test_run(NULL, 0, "kill -9 %d; wait %d 2>/dev/null; true", pid, pid);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	spawned = 0;
+}
+
+/* Whatever a failed assertion left running. */
+static int kill_spawned(void **state)
+{
+	if (spawned > 0)
+		stop(spawned);
+	return 0;
 }
 
 static void threads__one_tid__only_its_samples(void **state)
@@ -173,7 +183,7 @@ static void cpus__cpu_list__only_samples_taken_there(void **state)
 	if (bt_test_run(out, sizeof(out), "nproc") != 0 || atoi(out) < 2)
 		skip();
 	/* pinned to CPU 1: sampled there, never on CPU 0 */
-	int pid = bt_test_spawn("exec taskset -c 1 " EXITWITH " 600 0");
+	int pid = spawned = bt_test_spawn("exec taskset -c 1 " EXITWITH " 600 0");
 	int rc0 = bt_test_run(out, sizeof(out), "./buildtrace -p %d -C 0 -F 499 -d 1 -o " TMP "/cpu0.folded "
 			      "2>&1", pid);
 	int rc1 = bt_test_run(out, sizeof(out), "./buildtrace -p %d --cpu 1 -F 499 -d 1 -o " TMP
@@ -194,8 +204,8 @@ int main(void)
 		cmocka_unit_test(command__sudo__runs_as_the_caller_unless_keep_root),
 		cmocka_unit_test(command__duration__ends_it_with_sigterm),
 		cmocka_unit_test(command__sigterm_to_buildtrace__passed_on),
-		cmocka_unit_test(threads__one_tid__only_its_samples),
-		cmocka_unit_test(cpus__cpu_list__only_samples_taken_there),
+		cmocka_unit_test_teardown(threads__one_tid__only_its_samples, kill_spawned),
+		cmocka_unit_test_teardown(cpus__cpu_list__only_samples_taken_there, kill_spawned),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

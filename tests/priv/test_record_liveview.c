@@ -1,7 +1,8 @@
 /* test_record_liveview.c - the live view in a real terminal: buildtrace runs in a tmux pane (its
  * own tmux server), the test reads the screen with capture-pane and types keys with send-keys: the
  * library column, sorting, one side only, a filter, a resize (and the plain summary on a screen too
- * small), and q writing the profile. Also the plain summary when stderr is not a terminal. */
+ * small), and q writing the profile. Also the plain summary when stderr is not a terminal (for a
+ * command too), and Ctrl-C typed in the terminal while a command runs. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -16,6 +17,7 @@
 #define EXITWITH "build/tests/progs/exitwith"
 
 static char sock[64];
+static int spawned;  /* a workload to kill however the test ends */
 
 static int setup(void **state)
 {
@@ -26,6 +28,17 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	bt_test_run(NULL, 0, "tmux -L %s kill-server 2>/dev/null; true", sock);
+	return 0;
+}
+
+static int kill_spawned(void **state)
+{
+	if (spawned > 0) {
+		kill(spawned, SIGKILL);
+		waitpid(spawned, NULL, 0);
+	}
+	spawned = 0;
+	bt_test_run(NULL, 0, "tmux -L %s kill-session -t lv 2>/dev/null; true", sock);
 	return 0;
 }
 
@@ -89,7 +102,7 @@ static void liveview__tmux__library_sort_filter_side_resize_quit(void **state)
 {
 	bt_test_require_priv();
 	char scr[16384], line[512], word[128];
-	int w = bt_test_spawn("exec " EXITWITH " 600 0");
+	int w = spawned = bt_test_spawn("exec " EXITWITH " 600 0");
 	assert_int_equal(bt_test_run(NULL, 0, "rm -f " TMP "/lv.folded " TMP "/lv.rc; tmux -L %s new-session -d "
 				     "-s lv -x 150 -y 40 -c $PWD 'TERM=xterm ./buildtrace -p %d -F 499 -o " TMP
 				     "/lv.folded; echo rc=$? > " TMP "/lv.rc'", sock, w), 0);
@@ -165,6 +178,7 @@ static void liveview__tmux__library_sort_filter_side_resize_quit(void **state)
 		usleep(100000);
 	kill(w, SIGKILL);
 	waitpid(w, NULL, 0);
+	spawned = 0;
 	char out[256];
 	bt_test_run(out, sizeof(out), "cat " TMP "/lv.rc");
 	assert_string_equal(out, "rc=0\n");
@@ -176,10 +190,11 @@ static void liveview__not_a_terminal__plain_summary(void **state)
 {
 	bt_test_require_priv();
 	char out[8192];
-	int w = bt_test_spawn("exec " EXITWITH " 600 0");
+	int w = spawned = bt_test_spawn("exec " EXITWITH " 600 0");
 	int rc = bt_test_run(out, sizeof(out), "./buildtrace --live -p %d -F 499 -d 3 -o /dev/null 2>&1", w);
 	kill(w, SIGKILL);
 	waitpid(w, NULL, 0);
+	spawned = 0;
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "buildtrace  0:0"));
@@ -188,11 +203,45 @@ static void liveview__not_a_terminal__plain_summary(void **state)
 	assert_null(strchr(out, '\033'));
 }
 
+/* Ctrl-C in the terminal reaches buildtrace and the command it started, as with perf: the profile
+ * is written and buildtrace exits with the command's status, killed by SIGINT. */
+static void terminal__ctrl_c__reaches_the_command(void **state)
+{
+	bt_test_require_priv();
+	char scr[16384], out[256];
+	assert_int_equal(bt_test_run(NULL, 0, "rm -f " TMP "/cc.folded " TMP "/cc.rc; tmux -L %s new-session -d "
+				     "-s lv -x 120 -y 30 -c $PWD './buildtrace -v -o " TMP "/cc.folded -- " EXITWITH
+				     " 599 0; echo rc=$? > " TMP "/cc.rc'", sock), 0);
+	assert_true(wait_for("sampling at", scr, sizeof(scr)));
+	keys("C-c");
+	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "test -s " TMP "/cc.rc") != 0; i++)
+		usleep(100000);
+	bt_test_run(out, sizeof(out), "cat " TMP "/cc.rc");
+	assert_string_equal(out, "rc=130\n");
+	assert_int_equal(bt_test_run(NULL, 0, "test -f " TMP "/cc.folded"), 0);
+	/* no exitwith is left running */
+	assert_int_not_equal(bt_test_run(NULL, 0, "pgrep -f '^" EXITWITH " 599 0$' >/dev/null"), 0);
+}
+
+static void command__live_view__plain_summary_of_the_command(void **state)
+{
+	bt_test_require_priv();
+	char out[8192];
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace --live -F 499 -o /dev/null -- " EXITWITH
+			     " 1.5 4 2>&1");
+	print_message("%s", out);
+	assert_int_equal(rc, 4);
+	assert_non_null(strstr(out, "buildtrace  0:0"));
+	assert_non_null(strstr(out, "exitwith_work"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(liveview__tmux__library_sort_filter_side_resize_quit),
-		cmocka_unit_test(liveview__not_a_terminal__plain_summary),
+		cmocka_unit_test_teardown(liveview__tmux__library_sort_filter_side_resize_quit, kill_spawned),
+		cmocka_unit_test_teardown(liveview__not_a_terminal__plain_summary, kill_spawned),
+		cmocka_unit_test_teardown(terminal__ctrl_c__reaches_the_command, kill_spawned),
+		cmocka_unit_test(command__live_view__plain_summary_of_the_command),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
