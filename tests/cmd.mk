@@ -7,3 +7,16 @@ TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o
 $(BUILD)/tests/test_cmd_cache $(BUILD)/tests/test_cmd_symbolize: | buildtrace
 TEST_cmd_report_OBJS    := $(BUILD)/tests/testutil.o
 $(BUILD)/tests/test_cmd_report: | buildtrace
+TEST_launch_OBJS := $(BUILD)/cmd/launch.o
+
+# The command `buildtrace -- COMMAND` tests start (tests/priv/test_launch.c): built like the capture
+# tests' programs (frame pointers, build-id), see tests/capture.mk.
+$(BUILD)/tests/progs/exitwith: tests/progs/exitwith.c
+	@mkdir -p $(@D)
+	$(CC) $(PROGS_CFLAGS) -o $@ $< -pthread
+fixtures:: $(BUILD)/tests/progs/exitwith
+# The session's command line checks formats and call graph modes with their own parsers.
+TEST_recordopts_OBJS = $(LIB_OBJS) $(PROTO_OBJ)
+# The live view's table and keys read a session: they link the modules a session is made of.
+TEST_topview_OBJS = $(LIB_OBJS) $(PROTO_OBJ)
+TEST_liveview_OBJS = $(LIB_OBJS) $(PROTO_OBJ)

@@ -21,6 +21,10 @@ struct bt_wfile {
 	ino_t ino;
 };
 
+/* A writer that holds nothing yet: bt_wfile_abort on it does nothing. */
+#define BT_WFILE_INIT { .fd = -1, .dirfd = -1 }
+
+
 /* Creates a temporary file in dirfd (borrowed, kept open by the caller until commit) that
  * bt_wfile_commit renames to name, a plain name without '/'. Returns the fd or -errno
  * (-EINVAL for a name with '/', ".", ".."). */

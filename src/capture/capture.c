@@ -600,12 +600,16 @@ struct perf_attach_ctx {
 	unsigned freq;
 	int first_err;
 	unsigned cap;
+	const bool *cpus;  /* bt_capture_opts.cpus */
+	size_t ncpus;
 };
 
 static int attach_cpu(void *ctx, int cpu)
 {
 	struct perf_attach_ctx *pa = ctx;
 	struct bt_capture *c = pa->c;
+	if (pa->cpus && ((size_t)cpu >= pa->ncpus || !pa->cpus[cpu]))
+		return 0;
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -980,12 +984,15 @@ static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char
 	if ((err = attach_tracepoints(c, errbuf, errlen)))
 		return err;
 	if (opts->samples) {
-		struct perf_attach_ctx pa = { .c = c, .freq = opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ };
+		struct perf_attach_ctx pa = { .c = c, .freq = opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ,
+					      .cpus = opts->cpus, .ncpus = opts->ncpus };
 		err = for_each_online_cpu(attach_cpu, &pa);
 		if (err) {
 			fail(errbuf, errlen, err, "attaching the cpu-clock sampler");
 			return err;
 		}
+		if (!c->nperf && opts->cpus && !pa.first_err)
+			return fail(errbuf, errlen, -ENODEV, "none of the CPUs asked for is online");
 		if (!c->nperf)
 			return fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
 				    "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);

@@ -38,6 +38,9 @@ struct bt_capture_opts {
 				 * of 8 in BT_USTACK_MIN..BT_USTACK_MAX (-EINVAL otherwise) */
 	int mapsrc;             /* enum bt_mapsrc: how new mappings are learnt; 0: the best the
 				 * kernel allows (another that it refuses: -EOPNOTSUPP) */
+	const bool *cpus;       /* sample only the online CPUs c with c < ncpus and cpus[c];
+				 * NULL: every online CPU */
+	size_t ncpus;
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'

@@ -88,6 +88,101 @@ int bt_cli_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int bt_cli_parse_duration(const char *s, double *out)
+{
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (errno || end == s || !isfinite(x))
+		return -EINVAL;
+	static const struct { const char *unit; double seconds; } units[] = {
+		{ "", 1 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		x *= units[i].seconds;
+		if (x <= 0 || x > 10.0 * 365 * 86400)
+			return -EINVAL;
+		*out = x;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* One decimal number at *p, advancing it; -1 when there is none or it is too long. */
+static long cpu_number(const char **p)
+{
+	if (**p < '0' || **p > '9')
+		return -1;
+	char *end;
+	errno = 0;
+	long v = strtol(*p, &end, 10);
+	if (errno || v > INT_MAX)
+		return -1;
+	*p = end;
+	return v;
+}
+
+int bt_cli_parse_cpus(const char *s, bool *set, size_t max)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	/* Checked whole before anything is set. */
+	for (int pass = 0; pass < 2; pass++) {
+		int n = 0;
+		const char *p = s;
+		for (;;) {
+			long a = cpu_number(&p), b = a;
+			if (a < 0)
+				return -EINVAL;
+			if (*p == '-') {
+				p++;
+				b = cpu_number(&p);
+				if (b < a)
+					return -EINVAL;
+			}
+			if ((size_t)b >= max)
+				return -ERANGE;
+			for (long c = a; c <= b; c++) {
+				n += pass == 0 || !set[c];
+				if (pass)
+					set[c] = true;
+			}
+			if (*p == '\0')
+				break;
+			if (*p++ != ',' || !*p)
+				return -EINVAL;
+		}
+		if (pass)
+			return n;
+	}
+	return -EINVAL;
+}
+
+int bt_cli_tid_tgid(const char *proc_root, int tid)
+{
+	char path[4096], line[256];
+	if (tid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "%s/proc/%d/status", proc_root ? proc_root : "", tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	int tgid = -EINVAL;
+	while (fgets(line, sizeof(line), f)) {
+		int v;
+		if (sscanf(line, "Tgid: %d", &v) == 1 && v > 0) {
+			tgid = v;
+			break;
+		}
+	}
+	fclose(f);
+	return tgid;
+}
+
 int bt_cli_parse_size(const char *s, size_t *out)
 {
 	if (!s || *s < '0' || *s > '9')

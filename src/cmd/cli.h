@@ -15,6 +15,16 @@ int bt_cli_parse_pids(const char *s, int **pids, size_t *n);
 int bt_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out);
 /* Seconds, possibly fractional, > 0 and at most ten years. 0 or -EINVAL. */
 int bt_cli_parse_seconds(const char *s, double *out);
+/* A duration: a number (fractions allowed) with a unit, ms, s, m or h, seconds without one; more
+ * than 0 and at most ten years. In seconds. 0 or -EINVAL. */
+int bt_cli_parse_duration(const char *s, double *out);
+/* A CPU list as the kernel prints them, "0-3,6": set[cpu] = true for each, which must be below
+ * max; everything else is left as it was. How many were not set before, or -EINVAL (-ERANGE: a
+ * CPU too high), and then nothing is set. */
+int bt_cli_parse_cpus(const char *s, bool *set, size_t max);
+/* The process (thread group) a thread belongs to, from PROC_ROOT/proc/TID/status ("" is the real
+ * /proc). The tgid, or -ESRCH when there is no such thread, -errno otherwise. */
+int bt_cli_tid_tgid(const char *proc_root, int tid);
 /* Bytes with an optional K, M or G suffix. 0 or -EINVAL. */
 int bt_cli_parse_size(const char *s, size_t *out);
 /* kernel.perf_event_max_sample_rate, or 100000 when unreadable. */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -42,10 +43,27 @@ static void say_untrusted_cache(const struct bt_live *l)
 	say(l, BT_LOG_WARN, msg);
 }
 
-/* The capture has one context for its two callbacks: the driver, which passes each on. */
+static bool tid_wanted(const struct bt_live_opts *o, uint32_t tid)
+{
+	for (size_t i = 0; i < o->ntids; i++)
+		if ((uint32_t)o->tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* The capture has one context for its two callbacks: the driver, which passes each on. The samples
+ * (and user stacks) of threads not asked for stop here; the rest of a process's records are its
+ * threads' common ground. */
 static int on_record(void *ctx, const struct bt_rec_hdr *rec)
 {
-	return bt_session_record(&((struct bt_live *)ctx)->session, rec);
+	struct bt_live *l = ctx;
+	if (l->opts.tids && rec->type == BT_REC_SAMPLE && rec->size >= offsetof(struct bt_rec_sample, ips) &&
+	    !tid_wanted(&l->opts, ((const struct bt_rec_sample *)rec)->tid))
+		return 0;
+	if (l->opts.tids && rec->type == BT_REC_USTACK && rec->size >= sizeof(struct bt_rec_ustack) &&
+	    !tid_wanted(&l->opts, ((const struct bt_rec_ustack *)rec)->tid))
+		return 0;
+	return bt_session_record(&l->session, rec);
 }
 
 static void on_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -96,7 +114,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.user_stacks = o->user, .kernel_stacks = o->kernel, .follow_forks = true,
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf,
-		.ustack_bytes = o->ustack_bytes,
+		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
@@ -191,6 +209,11 @@ int bt_live_run(struct bt_live *l)
 		}
 		if (o->on_turn)
 			o->on_turn(o->ctx, l, t - l->t0);
+		const char *why = o->done ? o->done(o->ctx, l) : NULL;
+		if (why) {
+			l->why = why;
+			return 0;
+		}
 	}
 }
 

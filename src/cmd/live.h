@@ -16,11 +16,17 @@ struct bt_debuginfod;
 
 /* A command's hook into the loop; elapsed: seconds since the loop began. */
 typedef void (*bt_live_hook_fn)(void *ctx, struct bt_live *l, double elapsed);
+/* Whether the loop should end now: NULL to go on, else why (it becomes l->why). */
+typedef const char *(*bt_live_done_fn)(void *ctx, struct bt_live *l);
 
 struct bt_live_opts {
 	const int *pids;          /* processes to profile (and the children they start) */
 	size_t npids;
 	bool all;                 /* every process instead; else the loop ends when they have all exited */
+	const int *tids;          /* keep only the samples of these threads; NULL: of every thread */
+	size_t ntids;
+	const bool *cpus;         /* sample only these CPUs (bt_capture_opts.cpus); NULL: every one */
+	size_t ncpus;
 	bool user, kernel;        /* which stacks */
 	bool per_pid;             /* keep the stacks of different processes apart */
 	unsigned freq_hz;
@@ -39,7 +45,8 @@ struct bt_live_opts {
 	bt_log_fn log;            /* the capture's messages and the driver's own; may be NULL */
 	bt_live_hook_fn on_tick;  /* once a second, after the frames sampled so far are named; may be NULL */
 	bt_live_hook_fn on_turn;  /* after every poll of the ring buffer; may be NULL */
-	void *ctx;                /* passed to log, on_tick and on_turn */
+	bt_live_done_fn done;     /* asked after every poll; may be NULL */
+	void *ctx;                /* passed to log, on_tick, on_turn and done */
 };
 
 struct bt_live {
@@ -79,8 +86,8 @@ void bt_live_catch_stop(void (*handler)(int));
 /* The loop: polls the ring buffer and, once a second, forgets processes gone for a while, reads the
  * kernel's symbols again when kernel frames went unnamed (BT_LIVE_KALLSYMS_GAP_S apart), takes in
  * what debuginfod delivered and
- * names the new frames. Ends on *opts.stop, after opts.duration, or when every watched process has
- * exited, with l->why saying which. 0, or -errno when reading the ring buffer failed. */
+ * names the new frames. Ends on *opts.stop, after opts.duration, when every watched process has
+ * exited, or when opts.done says so, with l->why saying which. 0, or -errno when reading the ring buffer failed. */
 int bt_live_run(struct bt_live *l);
 
 /* Everything sampled so far into the profile and named: the records still in the ring buffer, the

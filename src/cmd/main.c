@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
+#include "cmd/recordopts.h"
 
 struct command {
 	const char *name;
@@ -22,11 +23,8 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: buildtrace [-p PID[,PID...] | -a] [-F HZ] [-d SECONDS] [-o FILE] [-f FORMAT]\n"
-		"                  [--user-only | --kernel-only] [--cache-dir DIR] [--no-debuginfod] [-v]\n"
-		"       buildtrace COMMAND [ARGS]   (buildtrace COMMAND --help for its options)\n\n"
-		"commands:\n");
+	bt_record_usage(f);
+	fprintf(f, "\nSubcommands: buildtrace SUBCOMMAND [ARGS] (buildtrace SUBCOMMAND --help for its options)\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
 }
@@ -45,8 +43,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 			if (!strcmp(argv[1], commands[i].name))
 				return commands[i].run(argc - 1, argv + 1);
-		fprintf(stderr, "buildtrace: unknown command '%s'\n", argv[1]);
-		usage(stderr);
+		fprintf(stderr, "buildtrace: unknown subcommand '%s' (to profile a program: buildtrace [OPTIONS] "
+			"-- %s ...; see buildtrace --help)\n", argv[1], argv[1]);
 		return 2;
 	}
 	return cmd_record(argc, argv);

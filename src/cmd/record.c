@@ -1,9 +1,8 @@
-/* record.c - the live session: `buildtrace [-p PID[,PID...] | -a] ...`. Parses the command line,
- * checks privileges, runs the live driver (live.h), shows the live view and writes the profile when
- * the session ends. */
+/* record.c - the live session: `buildtrace [-p PID[,PID...] | -a] ...` or `buildtrace [OPTIONS] --
+ * COMMAND [ARGS...]`. Parses the command line, checks privileges, starts the command (launch.h),
+ * runs the live driver (live.h), shows the live view and writes the profile when the session ends. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,242 +16,42 @@
 #include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/launch.h"
 #include "cmd/live.h"
+#include "cmd/liveview.h"
+#include "cmd/recordopts.h"
 #include "output/output.h"
 #include "session/session.h"
 
-/* A profile file: written under a temporary name and renamed once complete, so no reader ever sees
- * half a profile. A NULL path or "-" is standard output. */
-struct out_file {
-	const char *path;
-	enum bt_format fmt;
-	struct bt_wfile w;  /* the file being written, unless f is stdout */
-	FILE *f;
-};
-
-struct record_args {
-	int *pids;
-	size_t npids;
-	bool all;
-	unsigned freq;
-	double duration;     /* seconds; 0: until stopped */
-	const char *output;  /* NULL: stdout */
-	const char *format;
-	enum bt_format fmt;
-	struct out_file *also;   /* --also-write FMT:FILE: more formats of the same profile */
-	size_t nalso;
-	bool user, kernel;
-	const char *cache_dir;
-	bool no_debuginfod;
-	bool no_cache;
-	size_t cache_max_size, cache_max_file;  /* 0: the defaults */
-	int verbose;
-	size_t ringbuf_bytes;
-	bool per_pid;
-	bool live;           /* force the live view on or off; default: when stderr is a terminal */
-	bool live_set;
-	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
-	unsigned ustack_bytes; /* --call-graph dwarf,SIZE; 0: the default */
-	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
-};
-
-static void record_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: buildtrace [-p PID[,PID...] | -a] [options]\n"
-		"  -p, --pid PID[,PID...]  profile these processes (and the children they start)\n"
-		"  -a, --all-cpus          profile every process on the machine\n"
-		"  -F, --freq HZ           samples per second per CPU (default 99)\n"
-		"  -d, --duration SECONDS  stop after this long (default: until Ctrl-C or the processes exit)\n"
-		"  -o, --output FILE       write the profile here (default: standard output)\n"
-		"  -f, --format FORMAT     folded (default), svg (an interactive flame graph), pprof\n"
-		"                          (gzip-compressed profile.proto with build-ids) or json\n"
-		"      --also-write FMT:FILE  write the same profile in format FMT to FILE as well\n"
-		"                          (repeatable)\n"
-		"      --user-only         user stacks only\n"
-		"      --kernel-only       kernel stacks only\n"
-		"      --per-pid           keep the stacks of different processes apart\n"
-		"      --call-graph MODE   user stacks by dwarf (the default: call frame information,\n"
-		"                          complete stacks for code built without frame pointers; 8 KiB\n"
-		"                          of stack copied per sample, dwarf,SIZE for another size up to\n"
-		"                          65536 bytes) or fp (frame pointers only)\n"
-		"      --lines             give pprof and json frames their source file and line, and\n"
-		"                          the functions inlined there, from the DWARF of each build-id\n"
-		"                          (the file's own, a debug file, the cache or debuginfod)\n"
-		"      --cache-dir DIR     build-id cache (default ~/.debug)\n"
-		"      --no-cache          do not store sampled binaries in the build-id cache\n"
-		"      --cache-max-size SIZE  stop storing when the cache holds SIZE (default 8G)\n"
-		"      --cache-max-file SIZE  do not store files larger than SIZE (default 512M)\n"
-		"      --no-debuginfod     never ask a debuginfod server for symbols\n"
-		"      --ringbuf-size SIZE ring buffer size, e.g. 16M (default: a quarter second of samples\n"
-		"                          on every CPU, 256K to 64M)\n"
-		"      --live / --no-live  force the live view on stderr on or off\n"
-		"  -v, --verbose           say more on stderr (repeat for debug)\n"
-		"  -h, --help              this text\n"
-		"      --version           print the version\n");
-}
-
-enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
-       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
-       OPT_LINES, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE };
-
-/* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
-static int add_also_write(struct record_args *a, char *arg)
-{
-	char *colon = strchr(arg, ':');
-	if (!colon || colon == arg || !colon[1] || !strcmp(colon + 1, "-"))
-		return bt_cli_error(2, "invalid --also-write '%s': expected FORMAT:FILE", arg);
-	*colon = '\0';
-	enum bt_format fmt;
-	if (bt_format_parse(arg, &fmt))
-		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", arg, bt_format_names());
-	struct out_file *n = realloc(a->also, (a->nalso + 1) * sizeof(*n));
-	if (!n)
-		return bt_cli_error(1, "out of memory");
-	a->also = n;
-	a->also[a->nalso++] = (struct out_file){ .path = colon + 1, .fmt = fmt };
-	return 0;
-}
-
-static const struct option record_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
-	{ "user-only", no_argument, NULL, OPT_USER_ONLY },
-	{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
-	{ "per-pid", no_argument, NULL, OPT_PER_PID },
-	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-	{ "lines", no_argument, NULL, OPT_LINES },
-	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
-	{ "cache-max-file", required_argument, NULL, OPT_CACHE_MAX_FILE },
-	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "live", no_argument, NULL, OPT_LIVE },
-	{ "no-live", no_argument, NULL, OPT_NO_LIVE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ 0 },
-};
-
-/* What no single option shows: options that exclude each other, a missing target, the format's
- * name, pids that do not exist. 0, or the exit code after saying what is wrong. */
-static int check_args(struct record_args *a, bool user_only, bool kernel_only)
-{
-	if (user_only && kernel_only)
-		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
-	if (a->all && a->npids)
-		return bt_cli_error(2, "-a and -p exclude each other");
-	if (!a->all && !a->npids)
-		return bt_cli_error(2, "say which processes to profile: -p PID or -a (see buildtrace --help)");
-	if (bt_format_parse(a->format, &a->fmt))
-		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", a->format,
-				    bt_format_names());
-	a->user = !kernel_only;
-	a->kernel = !user_only;
-	for (size_t i = 0; i < a->npids; i++)
-		if (!bt_cli_pid_exists(a->pids[i]))
-			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct record_args *a)
-{
-	bool user_only = false, kernel_only = false;
-	int c, err;
-	a->freq = 99;
-	a->format = "folded";
-	a->dwarf = true;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:aF:d:o:f:vh", record_opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if ((err = bt_cli_parse_pids(optarg, &a->pids, &a->npids)))
-				return bt_cli_error(2, "invalid pid list '%s': %s", optarg,
-						    err == -ERANGE ? "pid out of range" : "expected PID[,PID...]");
-			break;
-		case 'a': a->all = true; break;
-		case 'F': {
-			unsigned long max = bt_cli_max_sample_rate();
-			if (bt_cli_parse_uint(optarg, 1, max, &a->freq))
-				return bt_cli_error(2, "invalid frequency '%s': expected 1..%lu Hz "
-						    "(kernel.perf_event_max_sample_rate)", optarg, max);
-			break;
-		}
-		case 'd':
-			if (bt_cli_parse_seconds(optarg, &a->duration))
-				return bt_cli_error(2, "invalid duration '%s': expected seconds > 0", optarg);
-			break;
-		case 'o': a->output = optarg; break;
-		case 'f': a->format = optarg; break;
-		case OPT_ALSO_WRITE:
-			if ((err = add_also_write(a, optarg)))
-				return err;
-			break;
-		case OPT_USER_ONLY: user_only = true; break;
-		case OPT_KERNEL_ONLY: kernel_only = true; break;
-		case OPT_PER_PID: a->per_pid = true; break;
-		case OPT_CALL_GRAPH:
-			if (bt_call_graph_parse(optarg, &a->dwarf, &a->ustack_bytes))
-				return bt_cli_error(2, "invalid --call-graph '%s': expected dwarf, dwarf,SIZE (bytes "
-						    "of stack per sample, a multiple of 8 from %d to %d) or fp", optarg,
-						    BT_USTACK_MIN, BT_USTACK_MAX);
-			break;
-		case OPT_CACHE_DIR: a->cache_dir = optarg; break;
-		case OPT_NO_CACHE: a->no_cache = true; break;
-		case OPT_CACHE_MAX_SIZE:
-		case OPT_CACHE_MAX_FILE: {
-			size_t *v = c == OPT_CACHE_MAX_SIZE ? &a->cache_max_size : &a->cache_max_file;
-			if (bt_cli_parse_size(optarg, v) || *v == 0)
-				return bt_cli_error(2, "invalid size '%s' for %s: expected bytes > 0, or with K, "
-						    "M or G", optarg,
-						    c == OPT_CACHE_MAX_SIZE ? "--cache-max-size" : "--cache-max-file");
-			break;
-		}
-		case OPT_NO_DEBUGINFOD: a->no_debuginfod = true; break;
-		case OPT_RINGBUF:
-			if (bt_cli_parse_size(optarg, &a->ringbuf_bytes) || a->ringbuf_bytes < 4096 ||
-			    a->ringbuf_bytes > (1ULL << 30))
-				return bt_cli_error(2, "invalid ring buffer size '%s': expected 4K..1G", optarg);
-			break;
-		case OPT_LIVE: a->live = true; a->live_set = true; break;
-		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
-		case OPT_LINES: a->lines = true; break;
-		case 'v': a->verbose++; break;
-		case 'h': record_usage(stdout); return 1;
-		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;
-		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
-		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace --help)", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return bt_cli_error(2, "unexpected argument '%s' (see buildtrace --help)", argv[optind]);
-	return check_args(a, user_only, kernel_only);
-}
-
-/* Set by the handler, read by the loop (through bt_live_opts.stop). */
+/* Set by the handler, read by the loop (through bt_live_opts.stop) and, for a command, by what passes
+ * the signal on: whether the terminal sent it, and so to the command as well. */
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_from_tty;
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	if (stop_signal == SIGINT && sig == SIGINT)
 		_exit(130);  /* a second Ctrl-C: leave at once */
+	stop_from_tty = si && si->si_code == SI_KERNEL;
 	stop_signal = sig;
 }
 
-/* The context of the driver's callbacks: the live session, how talkative to be, and the sample
- * count at the last live view (for its rate). */
+static void catch_stop(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* The context of the driver's callbacks: the live session, how talkative to be, the command started
+ * for the session, if any, and the live view. */
 struct record_ctx {
 	struct bt_live live;
 	int verbose;
-	uint64_t last_samples;
+	struct bt_launch *launch;
+	bool view_on;           /* the live view is on */
+	struct bt_liveview view;
 };
 
 static void record_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -262,39 +61,20 @@ static void record_log(void *ctx, enum bt_log_level level, const char *msg)
 		fprintf(stderr, "buildtrace: %s\n", msg);
 }
 
-/* Once a second, when the live view is on: the top functions so far, redrawn on stderr. */
-static void live_view(void *ctx, struct bt_live *l, double elapsed)
+/* The live view's hooks: once a second, and after every poll (keys, resizes). */
+static void view_tick(void *ctx, struct bt_live *l, double elapsed)
 {
 	struct record_ctx *rc = ctx;
-	struct bt_session *s = &l->session;
-	uint64_t rate = s->stats.samples - rc->last_samples;
-	rc->last_samples = s->stats.samples;
-	struct bt_top_entry top[20];
-	struct bt_capture_stats st = { 0 };
-	bt_capture_stats(l->cap, &st);
-	bt_session_resolve(s);
-	size_t n = bt_profile_top(&s->prof, top, 20);
-	uint64_t total = s->prof.total ? s->prof.total : 1;
-	fprintf(stderr, "\033[H\033[2J");
-	fprintf(stderr, "buildtrace  %.0fs  %llu samples (%llu/s)  lost %llu  unresolved frames %llu  "
-		"processes %zu  build-ids %zu\n\n",
-		elapsed, (unsigned long long)s->stats.samples, (unsigned long long)rate,
-		(unsigned long long)bt_live_lost_samples(&st),
-		(unsigned long long)bt_profile_unresolved_frames(&s->prof), s->procs.nprocs,
-		bt_session_build_ids(s));
-	fprintf(stderr, "  %6s %6s  %s\n", "self%", "total%", "function");
-	for (size_t i = 0; i < n; i++) {
-		/* kernel functions marked as in folded stacks */
-		char fn[128];
-		snprintf(fn, sizeof(fn), "%s%s", bt_strtab_get(&s->prof.names, top[i].name_id),
-			 top[i].kernel ? BT_FOLDED_KERNEL_SUFFIX : "");
-		fprintf(stderr, "  %6.1f %6.1f  %.100s\n", 100.0 * top[i].self / total,
-			100.0 * top[i].total / total, fn);
-	}
-	fflush(stderr);
+	bt_liveview_tick(&rc->view, l, elapsed);
 }
 
-static int out_open(struct out_file *o)
+static void view_turn(void *ctx, struct bt_live *l, double elapsed)
+{
+	struct record_ctx *rc = ctx;
+	bt_liveview_turn(&rc->view, l);
+}
+
+static int out_open(struct bt_record_out *o)
 {
 	o->f = stdout;
 	o->w.fd = -1;
@@ -317,8 +97,7 @@ static int out_open(struct out_file *o)
 	return 0;
 }
 
-/* Writes the profile and puts the file in place. 0 or -errno. */
-static int out_commit(struct out_file *o, const struct bt_session *s, const struct bt_output_opts *oo)
+static int out_commit(struct bt_record_out *o, const struct bt_session *s, const struct bt_output_opts *oo)
 {
 	int err = bt_output_session(s, o->fmt, oo, o->f);
 	if (o->f == stdout)
@@ -334,7 +113,7 @@ static int out_commit(struct out_file *o, const struct bt_session *s, const stru
 }
 
 /* Closes what is still open and removes the temporary file (a no-op after a successful commit). */
-static void out_discard(struct out_file *o)
+static void out_discard(struct bt_record_out *o)
 {
 	if (o->f && o->f != stdout)
 		fclose(o->f);
@@ -342,7 +121,7 @@ static void out_discard(struct out_file *o)
 	bt_wfile_abort(&o->w);
 }
 
-static void outs_discard(struct out_file *main_out, struct record_args *a)
+static void outs_discard(struct bt_record_out *main_out, struct bt_record_args *a)
 {
 	out_discard(main_out);
 	for (size_t i = 0; i < a->nalso; i++)
@@ -351,9 +130,9 @@ static void outs_discard(struct out_file *main_out, struct record_args *a)
 
 /* Every output is created before profiling starts: a path that cannot be written fails now.
  * 0, or the exit code after saying which path and why (nothing is left open then). */
-static int outs_open(struct out_file *main_out, struct record_args *a)
+static int outs_open(struct bt_record_out *main_out, struct bt_record_args *a)
 {
-	const struct out_file *bad = NULL;
+	const struct bt_record_out *bad = NULL;
 	int err = out_open(main_out);
 	if (err)
 		bad = main_out;
@@ -369,11 +148,11 @@ static int outs_open(struct out_file *main_out, struct record_args *a)
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
  * after saying which file failed. */
-static int outs_commit(struct out_file *main_out, struct record_args *a, const struct bt_live *l)
+static int outs_commit(struct bt_record_out *main_out, struct bt_record_args *a, const struct bt_live *l)
 {
 	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
 				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9) };
-	const struct out_file *failed = main_out;
+	const struct bt_record_out *failed = main_out;
 	int err = out_commit(main_out, &l->session, &oo);
 	for (size_t i = 0; !err && i < a->nalso; i++)
 		if ((err = out_commit(&a->also[i], &l->session, &oo)))
@@ -385,7 +164,7 @@ static int outs_commit(struct out_file *main_out, struct record_args *a, const s
 			    strerror(-err));
 }
 
-static void print_dwarf_summary(const struct record_args *a, const struct bt_session_stats *ss)
+static void print_dwarf_summary(const struct bt_record_args *a, const struct bt_session_stats *ss)
 {
 	const uint64_t *w = ss->dwarf_stops;
 	fprintf(stderr, "buildtrace: call graph dwarf: %llu user stacks unwound, %.1f frames and %.1f us "
@@ -401,7 +180,7 @@ static void print_dwarf_summary(const struct record_args *a, const struct bt_ses
 }
 
 /* The summary on stderr: why the session ended and how complete its profile is. */
-static void print_summary(const struct record_args *a, const struct bt_live *l)
+static void print_summary(const struct bt_record_args *a, const struct bt_live *l)
 {
 	const struct bt_session *s = &l->session;
 	const struct bt_capture_stats *st = &l->stats;
@@ -450,18 +229,52 @@ static void warn_kernel_symbols(const struct bt_session *s)
 		"kernel.kptr_restrict=0 or run as root" : "");
 }
 
-/* Opens, attaches and drops privileges, then samples until the session ends. 0, or the exit code
- * after saying what failed. */
-static int start_and_loop(struct record_ctx *rc, const struct record_args *a, bool live)
+/* 'q' in the live view ends the session; so does a launched command's exit, whatever its children
+ * do (as with perf). */
+static const char *session_done(void *ctx, struct bt_live *l)
 {
+	struct record_ctx *rc = ctx;
+	if (rc->view_on && rc->view.quit)
+		return "quit";
+	if (rc->launch && bt_launch_reap(rc->launch, false) == 1)
+		return "the command exited";
+	return NULL;
+}
+
+/* Keeps what the session needs; a command running as another user also keeps the right to pass
+ * signals on to it. */
+static int drop_privileges(const struct record_ctx *rc)
+{
+	if (!rc->launch)
+		return bt_live_drop_privileges();
+	const char *keep = bt_caps_keep_after_attach();
+	char buf[512];
+	if (!keep)
+		keep = "";
+	snprintf(buf, sizeof(buf), "%s%scap_kill", keep, *keep ? "," : "");
+	return bt_caps_drop(buf);
+}
+
+/* Opens, attaches and drops privileges, lets the command run, then samples until the session ends.
+ * 0, or the exit code after saying what failed. */
+static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
+{
+	int child = rc->launch ? rc->launch->pid : 0;
 	struct bt_live_opts lo = {
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
 		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
 		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
-		.stop = &stop_signal, .log = record_log, .on_tick = live ? live_view : NULL, .ctx = rc,
+		.stop = &stop_signal, .log = record_log, .ctx = rc, .done = session_done,
+		.on_tick = rc->view_on ? view_tick : NULL, .on_turn = rc->view_on ? view_turn : NULL,
+		.tids = a->tids, .ntids = a->ntids,
+		.cpus = a->cpu_list ? a->cpus : NULL, .ncpus = a->cpu_list ? BT_RECORD_MAX_CPUS : 0,
 	};
+	if (rc->launch && !a->all) {
+		lo.pids = &child;
+		lo.npids = 1;
+	}
 	struct bt_live *l = &rc->live;
 	char msg[512];
 	int err = bt_live_init(l, &lo);
@@ -471,44 +284,99 @@ static int start_and_loop(struct record_ctx *rc, const struct record_args *a, bo
 		warn_kernel_symbols(&l->session);
 	if (bt_live_attach(l, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
-	if ((err = bt_live_drop_privileges()) && a->verbose)
+	if ((err = drop_privileges(rc)) && a->verbose)
 		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
-	bt_live_catch_stop(on_signal);
-	if ((err = bt_live_run(l)))
+	catch_stop();
+	if (rc->launch && (err = bt_launch_release(rc->launch)))
+		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
+	/* The command owns the keyboard when there is one. */
+	if (rc->view_on)
+		bt_liveview_start(&rc->view, STDERR_FILENO, rc->launch ? -1 : STDIN_FILENO);
+	err = bt_live_run(l);
+	if (rc->view_on)
+		bt_liveview_stop(&rc->view);
+	if (err)
 		return bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
 	return 0;
 }
 
-static int run(struct record_args *a)
+/* The command before the session starts: found (else 127, or 126 when not executable, as a shell
+ * says), the user it runs as, and forked to wait for the session. 0 or the exit code. */
+static int launch_command(const struct bt_record_args *a, struct bt_launch *ln)
+{
+	int err = bt_launch_find(a->cmd[0], getenv("PATH"));
+	if (err == -ENOENT)
+		return bt_cli_error(127, "%s: command not found", a->cmd[0]);
+	if (err)
+		return bt_cli_error(126, "%s: %s", a->cmd[0], strerror(-err));
+	struct bt_launch_user u;
+	if (bt_launch_user_for(getenv("SUDO_UID"), getenv("SUDO_GID"), geteuid(), a->keep_root, &u))
+		return bt_cli_error(2, "SUDO_UID and SUDO_GID must both be numeric user and group ids to run "
+				    "the command as the user who called sudo (or use --keep-root)");
+	if ((err = bt_launch_start(ln, a->cmd, &u)))
+		return bt_cli_error(1, "cannot start %s: %s", a->cmd[0], strerror(-err));
+	return 0;
+}
+
+/* Once the session has ended while the command still runs: the signal that ended it is passed on
+ * (unless the terminal already sent it to the command), and the end of -d is SIGTERM, as perf
+ * does. */
+static void stop_command(struct bt_launch *ln)
+{
+	if (bt_launch_reap(ln, false) != 0)
+		return;
+	int sig = stop_signal ? (stop_from_tty ? 0 : stop_signal) : SIGTERM;
+	if (sig)
+		bt_launch_signal(ln, sig);
+}
+
+static int run(struct bt_record_args *a)
 {
 	char msg[512];
 	if (bt_caps_check(msg, sizeof(msg)))
 		return bt_cli_error(1, "%s; run as root (sudo buildtrace ...) or grant them with "
 				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
 				    "cap_checkpoint_restore+ep", msg);
-	struct out_file main_out = { .path = a->output, .fmt = a->fmt };
+	struct bt_record_out main_out = { .path = a->output, .fmt = a->fmt, .w = BT_WFILE_INIT };
 	int rcode = outs_open(&main_out, a);
 	if (rcode)
 		return rcode;
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
+	struct bt_launch ln = { .pid = 0, .go_fd = -1, .err_fd = -1 };
 	if (!rc) {
 		outs_discard(&main_out, a);
 		return bt_cli_error(1, "out of memory");
 	}
 	rc->verbose = a->verbose;
-	bool live = a->live_set ? a->live : isatty(STDERR_FILENO);
-	if ((rcode = start_and_loop(rc, a, live)))
+	/* A command's own output shares the terminal: the live view only when asked for. */
+	rc->view_on = a->live_set ? a->live : isatty(STDERR_FILENO) && !a->cmd;
+	if (a->cmd) {
+		if ((rcode = launch_command(a, &ln))) {
+			free(rc);
+			outs_discard(&main_out, a);
+			return rcode;
+		}
+		rc->launch = &ln;
+	}
+	if ((rcode = start_and_loop(rc, a)))
 		goto out;
+	if (rc->launch) {
+		/* The command and what it started are gone: the loop may have seen that first. */
+		if (bt_launch_reap(rc->launch, false) == 1 && !strcmp(rc->live.why, "every watched process exited"))
+			rc->live.why = "the command exited";
+		stop_command(rc->launch);
+	}
 	int err = bt_live_collect(&rc->live, a->lines);
 	if (err)
 		bt_cli_error(0, "source lines: %s", strerror(-err));
 	if ((rcode = outs_commit(&main_out, a, &rc->live)))
 		goto out;
-	if (live)
-		fprintf(stderr, "\n");
 	print_summary(a, &rc->live);
+	if (rc->launch && bt_launch_reap(rc->launch, true) == 1)
+		rcode = bt_launch_exit_code(rc->launch->status);
 out:
 	bt_live_close(&rc->live);
+	bt_launch_close(&ln);
 	free(rc);
 	outs_discard(&main_out, a);
 	return rcode;
@@ -516,15 +384,12 @@ out:
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_args a = { 0 };
-	int r = parse_args(argc, argv, &a);
-	if (r) {
-		free(a.pids);
-		free(a.also);
-		return r == 1 ? 0 : r;
-	}
-	r = run(&a);
-	free(a.pids);
-	free(a.also);
+	struct bt_record_args a = { 0 };
+	int r = bt_record_parse(argc, argv, &a);
+	if (r == 0)
+		r = run(&a);
+	else if (r == 1)
+		r = 0;
+	bt_record_args_free(&a);
 	return r;
 }

@@ -161,16 +161,18 @@ static void record__bad_command_lines__clear_message_nonzero_exit(void **state)
 		const char *args, *expect;
 	} cases[] = {
 		{ "-p 999999999", "pid" },
-		{ "-p abc", "invalid pid" },
-		{ "-p 1 -F 0", "invalid frequency" },
-		{ "-p 1 -F 100000000", "invalid frequency" },
-		{ "-p 1 -f nosuch", "unknown output format" },
+		{ "-p abc", "invalid -p 'abc': expected a process id list" },
+		{ "-p 1 -F 0", "invalid -F '0': expected a frequency" },
+		{ "-p 1 -F 100000000", "kernel.perf_event_max_sample_rate" },
+		{ "-p 1 -f nosuch", "invalid -f 'nosuch': expected a format" },
 		{ "-a -p 1", "exclude" },
 		{ "--user-only --kernel-only -a", "exclude" },
-		{ "", "-p PID or -a" },
-		{ "-p 1 -d -3", "invalid duration" },
+		{ "", "say what to profile: -p PID, -t TID, -a or -- COMMAND" },
+		{ "-p 1 -d -3", "-d needs a duration" },
+		{ "-p 1 -d 3x", "invalid -d '3x'" },
+		{ "-f -p 1", "-f needs a format" },
 		{ "-p 1 --bogus", "unknown option" },
-		{ "nosuchcommand", "unknown command" },
+		{ "nosuchcommand", "unknown subcommand" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char out[2048];

@@ -3,6 +3,7 @@
 #include "cmd/cli.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -71,6 +72,67 @@ static void cli__pid_exists__self_and_nonexistent(void **state)
 	assert_false(bt_cli_pid_exists(4194305 + 1));
 }
 
+static void cli__durations__units_and_plain_seconds(void **state)
+{
+	double d;
+	assert_int_equal(bt_cli_parse_duration("500ms", &d), 0);
+	assert_true(d > 0.499 && d < 0.501);
+	assert_int_equal(bt_cli_parse_duration("10s", &d), 0);
+	assert_true(d > 9.99 && d < 10.01);
+	assert_int_equal(bt_cli_parse_duration("2m", &d), 0);
+	assert_true(d > 119.9 && d < 120.1);
+	assert_int_equal(bt_cli_parse_duration("1h", &d), 0);
+	assert_true(d > 3599 && d < 3601);
+	assert_int_equal(bt_cli_parse_duration("3", &d), 0);
+	assert_true(d > 2.99 && d < 3.01);
+	assert_int_equal(bt_cli_parse_duration("1.5s", &d), 0);
+	assert_true(d > 1.49 && d < 1.51);
+	assert_int_equal(bt_cli_parse_duration(".5", &d), 0);
+	assert_true(d > 0.49 && d < 0.51);
+	const char *bad[] = { "", "s", "0", "0ms", "-1", "-1s", "3x", "3 s", "3sec", "10S", "nan", "inf",
+			      "1e30h", "ms", " 3", "3ms5" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		d = -7;
+		assert_int_equal(bt_cli_parse_duration(bad[i], &d), -EINVAL);
+		assert_true(d == -7);
+	}
+}
+
+static void cli__cpu_lists__parsed(void **state)
+{
+	bool set[16] = { false };
+	assert_int_equal(bt_cli_parse_cpus("0-3,6", set, 16), 5);
+	for (int c = 0; c < 16; c++)
+		assert_int_equal(set[c], c <= 3 || c == 6);
+	/* added to what is set: only the new ones count */
+	assert_int_equal(bt_cli_parse_cpus("6,15", set, 16), 1);
+	assert_true(set[15]);
+	assert_int_equal(bt_cli_parse_cpus("16", set, 16), -ERANGE);
+	assert_int_equal(bt_cli_parse_cpus("1-16", set, 16), -ERANGE);
+	const char *bad[] = { "", "a", "1-", "-1", "3-1", "1,", ",1", "1,,2", "1 2", "0x1", "1-2-3" };
+	bool none[16] = { false };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(bt_cli_parse_cpus(bad[i], none, 16), -EINVAL);
+		for (int c = 0; c < 16; c++)
+			assert_false(none[c]);
+	}
+}
+
+static void cli__tid__its_process(void **state)
+{
+	assert_int_equal(bt_cli_tid_tgid("", getpid()), getpid());
+	assert_int_equal(bt_cli_tid_tgid("", 4194305 + 1), -ESRCH);
+	assert_int_equal(bt_cli_tid_tgid("", 0), -ESRCH);
+	/* a /proc of its own: a thread 77 of process 42 */
+	char root[] = "/tmp/bt-cli-XXXXXX", cmd[256], out[64];
+	assert_non_null(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/proc/77 && printf 'Name:\\tx\\nTgid:\\t42\\nPid:\\t77\\n' "
+		 "> %s/proc/77/status", root, root);
+	assert_int_equal(bt_test_run(out, sizeof(out), "%s", cmd), 0);
+	assert_int_equal(bt_cli_tid_tgid(root, 77), 42);
+	bt_test_run(out, sizeof(out), "rm -rf %s", root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -79,6 +141,9 @@ int main(void)
 		cmocka_unit_test(cli__uint_range__enforced),
 		cmocka_unit_test(cli__seconds_and_sizes),
 		cmocka_unit_test(cli__pid_exists__self_and_nonexistent),
+		cmocka_unit_test(cli__durations__units_and_plain_seconds),
+		cmocka_unit_test(cli__cpu_lists__parsed),
+		cmocka_unit_test(cli__tid__its_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
