@@ -34,22 +34,27 @@ static void agent_usage(FILE *f)
 	fprintf(f,
 		"usage: buildtrace agent [--config FILE] [--output-dir DIR] [--interval SECONDS]\n"
 		"                        [-F HZ] [--format pprof,folded] [--max-files N] [--push URL]\n"
+		"                        [--push-format pprof|folded] [--header 'NAME: VALUE']...\n"
 		"                        [--app-name NAME] [--label KEY=VALUE]... [-v]\n"
 		"  Samples every process all the time; every interval writes one profile per format into\n"
 		"  the output directory (timestamped names, the oldest removed beyond --max-files) and,\n"
 		"  with --push, sends it to a Pyroscope-compatible server (POST /ingest) through a bounded\n"
-		"  spool that survives restarts. SIGTERM or SIGINT: a last profile, then exit 0; SIGHUP:\n"
-		"  read the config file again.\n"
+		"  spool that survives restarts: one request per interval with samples, windows that tile\n"
+		"  time. SIGTERM or SIGINT: a last profile, the spool sent for up to push-drain seconds,\n"
+		"  then exit 0; SIGHUP: read the config file (and the credential files) again.\n"
 		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
 		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
-		"                      evict-after, ringbuf-size, call-graph, lines); options given here\n"
-		"                      win over the file\n"
+		"                      evict-after, ringbuf-size, call-graph, lines, push-empty,\n"
+		"                      push-drain, basic-auth-file, bearer-token-file, ca-file,\n"
+		"                      tls-verify); options given here win over the file\n"
 		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
 		"  --interval SECONDS  one profile per this long (default 60)\n"
 		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
 		"  --format LIST       pprof, folded or both (default pprof,folded)\n"
 		"  --max-files N       profiles kept per format (default 60)\n"
 		"  --push URL          Pyroscope server, e.g. http://pyroscope:4040\n"
+		"  --push-format FMT   what is pushed: pprof (default) or folded\n"
+		"  --header 'N: V'     an HTTP header for the server, e.g. 'X-Scope-OrgID: team' (repeatable)\n"
 		"  --app-name NAME     application name for the server (default buildtrace)\n"
 		"  --label KEY=VALUE   a label for the server (repeatable)\n"
 		"  -v, --verbose       say what is written and sent\n"
@@ -88,6 +93,7 @@ struct agent {
 	uint64_t last_unresolved;
 	uint64_t lost_before;          /* capture drops before this interval */
 	int64_t from_ns;               /* wall clock when this interval began */
+	int64_t push_from_s;           /* the next pushed window's start: the last one's end */
 	double interval_start;         /* the same, in the loop's seconds */
 };
 
@@ -207,18 +213,36 @@ struct agent_format {
 static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof" };
 static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded" };
 
-/* The interval's profile in one format: into memory, then the output directory and the spool. The
- * interval is oo's, from time_ns for duration_ns. */
-static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo)
+/* The server's window for an interval ending at until_ns: whole seconds (as Pyroscope reads them),
+ * each starting where the one before ended so that windows tile time, none counted twice. The
+ * seconds are the intervals' ends rounded down: an interval of at least 1 s (when pushing) moves
+ * them on by one at least. Only the last interval, cut short by the stop, can end within the
+ * second its window starts: its window is that second, which holds the whole interval. */
+static void push_window(struct agent *a, int64_t until_ns, int64_t *from_s, int64_t *until_s)
+{
+	*from_s = a->push_from_s;
+	*until_s = until_ns / 1000000000;
+	if (*until_s <= *from_s)
+		*until_s = *from_s + 1;
+	a->push_from_s = *until_s;
+}
+
+/* The interval's profile in one format: into memory, then the output directory (when the format is
+ * one of the files') and the spool (when it is the one pushed and the interval has samples, or empty
+ * intervals are pushed too). The interval is oo's, from time_ns for duration_ns. */
+static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo,
+			 bool to_file, bool to_push, int64_t from_s, int64_t until_s)
 {
 	const char *ext = f->ext;
-	int64_t from_ns = oo->time_ns, until_ns = oo->time_ns + oo->duration_ns;
+	int64_t until_ns = oo->time_ns + oo->duration_ns;
 	struct membuf m = { 0 };
 	FILE *mf = open_memstream(&m.buf, &m.len);
 	int err = mf ? bt_output_session(&a->live.session, f->fmt, oo, mf) : -ENOMEM;
 	if (mf && fclose(mf) != 0 && !err)
 		err = -ENOMEM;
 	char path[BT_AGENT_STR + 128];
+	if (!err && !to_file)
+		goto push;
 	if (!err)
 		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, "buildtrace", until_ns, ext);
 	if (!err)
@@ -235,8 +259,8 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
 	}
-	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_ns / 1000000000,
-					       (until_ns + 999999999) / 1000000000) != 0)
+push:
+	if (!err && to_push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_s, until_s) != 0)
 		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
 	free(m.buf);
 }
@@ -249,10 +273,16 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	bt_live_collect(&a->live, a->conf.lines);
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
 				     .duration_ns = until_ns - from_ns };
-	if (a->conf.fmt_pprof)
-		write_format(a, &pprof_format, &oo);
-	if (a->conf.fmt_folded)
-		write_format(a, &folded_format, &oo);
+	/* One request per interval, in one format; an interval without samples only when asked. */
+	int64_t from_s = 0, until_s = 0;
+	bool push = a->push && (s->prof.total || a->conf.push_empty);
+	if (a->push)
+		push_window(a, until_ns, &from_s, &until_s);
+	bool pp = a->conf.fmt_pprof, fo = a->conf.fmt_folded;
+	if (pp || (push && !a->conf.push_folded))
+		write_format(a, &pprof_format, &oo, pp, push && !a->conf.push_folded, from_s, until_s);
+	if (fo || (push && a->conf.push_folded))
+		write_format(a, &folded_format, &oo, fo, push && a->conf.push_folded, from_s, until_s);
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
@@ -328,17 +358,15 @@ static void reload(struct agent *a)
 	memcpy(n.user, a->conf.user, sizeof(n.user));
 	if (mkdirs(n.output_dir) != 0)
 		fprintf(stderr, "buildtrace agent: cannot create %s: %s\n", n.output_dir, strerror(errno));
-	bool push_changed = strcmp(n.push_url, a->conf.push_url) || strcmp(n.spool_dir, a->conf.spool_dir) ||
-			    strcmp(n.app_name, a->conf.app_name) || n.nlabels != a->conf.nlabels ||
-			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
-			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes;
+	/* A reload reads the credential files again, so a rotated token is taken up too. */
+	bool had_push = a->push != NULL;
 	a->conf = n;
-	if (push_changed) {
-		bt_push_stop(a->push);
-		a->push = NULL;
-		if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push) != 0)
-			fprintf(stderr, "buildtrace agent: cannot start pushing: spool %s unusable\n", a->conf.spool_dir);
-	}
+	bt_push_stop(a->push);
+	a->push = NULL;
+	if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push, err, sizeof(err)) != 0)
+		fprintf(stderr, "buildtrace agent: cannot start pushing: %s\n", err);
+	if (a->push && !had_push)
+		a->push_from_s = a->from_ns / 1000000000;
 	fprintf(stderr, "buildtrace agent: config reloaded\n");
 }
 
@@ -374,8 +402,8 @@ static int start(struct agent *a)
 		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
 	if (bt_live_attach(&a->live, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
-	if (c->push_url[0] && (err = bt_push_start(c, &a->push)))
-		return bt_cli_error(1, "cannot use the spool %s: %s", c->spool_dir, strerror(-err));
+	if (c->push_url[0] && (err = bt_push_start(c, &a->push, msg, sizeof(msg))))
+		return bt_cli_error(1, "%s", msg);
 	if ((err = switch_user(c)))
 		return err;
 	if ((err = bt_live_drop_privileges()))
@@ -406,14 +434,21 @@ static int run(struct agent *a)
 	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz, a profile every %g s into %s%s%s\n",
 		c->freq_hz, c->interval_s, c->output_dir, c->push_url[0] ? ", pushed to " : "", c->push_url);
 	a->from_ns = wall_ns();
+	a->push_from_s = a->from_ns / 1000000000;
 	a->interval_start = 0;
 	int err = bt_live_run(&a->live);
 	if (err) {
 		rc = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
 		goto out;
 	}
-	/* The last, partial interval is a profile too. */
+	/* The last, partial interval is a profile too; what the spool holds then gets push-drain seconds
+	 * to reach the server, and status.json says what it acknowledged. */
 	end_interval(a, a->from_ns, wall_ns());
+	if (a->push) {
+		bt_push_drain(a->push, a->conf.drain_s);
+		struct status_ctx sc = { a };
+		bt_atomic_write(a->conf.status_file, write_status, &sc);
+	}
 	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n", a->live.why,
 		(unsigned long long)a->intervals, (unsigned long long)a->live.session.stats.samples);
 out:
@@ -424,7 +459,8 @@ out:
 
 int cmd_agent(int argc, char **argv)
 {
-	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL };
+	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL,
+	       O_PUSHFMT, O_HEADER };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "output-dir", required_argument, NULL, O_OUTDIR },
@@ -435,6 +471,8 @@ int cmd_agent(int argc, char **argv)
 		{ "push", required_argument, NULL, O_PUSH },
 		{ "app-name", required_argument, NULL, O_APP },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "push-format", required_argument, NULL, O_PUSHFMT },
+		{ "header", required_argument, NULL, O_HEADER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -462,6 +500,8 @@ int cmd_agent(int argc, char **argv)
 		case O_PUSH: key = "push"; break;
 		case O_APP: key = "app-name"; break;
 		case O_LABEL: key = "label"; break;
+		case O_PUSHFMT: key = "push-format"; break;
+		case O_HEADER: key = "header"; break;
 		case 'v': a->verbose++; break;
 		case 'h': agent_usage(stdout); goto done;
 		case ':': rc = bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]); goto done;

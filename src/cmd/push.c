@@ -1,6 +1,7 @@
 /* push.c - the push worker: sends the spool's profiles oldest first with libcurl, removes each once
  * the server took it, and backs off (1 s doubling up to 60 s) while the server fails. Spool files are
- * named FROM-UNTIL.FORMAT, so their names sort by time and carry what the request needs. */
+ * named FROM-UNTIL.FORMAT, so their names sort by time and carry what the request needs. Credentials
+ * are read from their files once, when the worker starts. */
 #include "cmd/push.h"
 
 #include <curl/curl.h>
@@ -21,9 +22,21 @@
 
 #define BACKOFF_MAX_S 60
 #define REQUEST_TIMEOUT_S 20
+#define BT_SECRET_MAX 4096
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 struct bt_push {
 	char url[BT_AGENT_STR];
+	char userpwd[BT_SECRET_MAX];  /* basic auth USER:PASSWORD; "" none */
+	struct curl_slist *headers;   /* the configured ones and a bearer token's Authorization */
+	char ca_file[BT_AGENT_STR];
+	bool tls_verify;
 	char name[1024];             /* app{k=v,...}, URL-encoded */
 	unsigned rate;
 	char spool[BT_AGENT_STR];
@@ -33,6 +46,8 @@ struct bt_push {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop, started;
+	_Atomic bool draining;             /* stopping: send what is spooled until drain_until, then end */
+	_Atomic double drain_until;  /* CLOCK_MONOTONIC seconds */
 	_Atomic bool quit;           /* read by curl's progress callback without the lock */
 	struct bt_push_stats st;
 };
@@ -126,7 +141,8 @@ static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *ud)
 /* Ends a transfer in flight once the agent is stopping. */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-	return ((struct bt_push *)ud)->quit ? 1 : 0;
+	struct bt_push *p = ud;
+	return p->quit || (p->draining && mono_s() >= p->drain_until) ? 1 : 0;
 }
 
 /* One POST /ingest; 0 when the server answered 2xx, else -EIO with the reason in why. */
@@ -138,11 +154,21 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	char url[BT_AGENT_STR + 1400];
 	const char *slash = p->url[0] && p->url[strlen(p->url) - 1] == '/' ? "" : "/";
 	snprintf(url, sizeof(url), "%s%singest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=%s"
-		 "&sampleRate=%u&spyName=buildtrace&units=samples&aggregationType=sum",
-		 p->url, slash, p->name, from, until, fmt, p->rate);
+		 "&sampleRate=%u&spyName=ebpfspy%s",
+		 p->url, slash, p->name, from, until, fmt, p->rate,
+		 strcmp(fmt, "folded") ? "" : "&units=samples&aggregationType=sum");
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, p->tls_verify ? 1L : 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, p->tls_verify ? 2L : 0L);
+	if (p->ca_file[0])
+		curl_easy_setopt(h, CURLOPT_CAINFO, p->ca_file);
+	if (p->userpwd[0]) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERPWD, p->userpwd);
+	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)REQUEST_TIMEOUT_S);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body);
@@ -150,7 +176,10 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "buildtrace");
+	/* The configured headers, then the body's own. */
 	struct curl_slist *hdrs = NULL;
+	for (const struct curl_slist *l = p->headers; l; l = l->next)
+		hdrs = curl_slist_append(hdrs, l->data);
 	curl_mime *mime = NULL;
 	if (!strcmp(fmt, "pprof")) {
 		/* Pyroscope reads a pprof profile from the multipart field "profile". */
@@ -163,9 +192,15 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 		curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
 	} else {
 		hdrs = curl_slist_append(hdrs, "Content-Type: text/plain");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, buf);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	if (p->draining) {
+		/* at stop, no attempt outlives the drain */
+		double left = p->drain_until - mono_s();
+		long ms = left <= 0 ? 1 : (long)(left * 1000) + 1;
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms < REQUEST_TIMEOUT_S * 1000L ? ms : REQUEST_TIMEOUT_S * 1000L);
 	}
 	CURLcode rc = curl_easy_perform(h);
 	long status = 0;
@@ -173,7 +208,10 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	curl_slist_free_all(hdrs);
 	curl_mime_free(mime);
 	if (rc != CURLE_OK) {
-		snprintf(why, wl, "%s", curl_easy_strerror(rc));
+		if (p->draining && (rc == CURLE_ABORTED_BY_CALLBACK || rc == CURLE_OPERATION_TIMEDOUT))
+			snprintf(why, wl, "no answer before the end of push-drain");
+		else
+			snprintf(why, wl, "%s", curl_easy_strerror(rc));
 		return -EIO;
 	}
 	if (status < 200 || status > 299) {
@@ -204,14 +242,37 @@ static void *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-/* Waits up to s seconds, or until stopped or woken; the caller holds mu. */
-static void wait_s(struct bt_push *p, unsigned s)
+/* Waits up to s seconds (when draining, no later than its end), or until stopped or woken; the
+ * caller holds mu. */
+static void wait_s(struct bt_push *p, double s)
 {
+	if (p->draining && p->drain_until - mono_s() < s)
+		s = p->drain_until - mono_s();
+	if (s <= 0 || p->stop)
+		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += s;
-	if (!p->stop)
-		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+	int64_t ns = ts.tv_nsec + (int64_t)((s - (int64_t)s) * 1e9);
+	ts.tv_sec += (time_t)s + ns / 1000000000;
+	ts.tv_nsec = ns % 1000000000;
+	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+/* The pause after a failure: new profiles do not cut it short (the server would be asked again at
+ * every interval), a stop does, and so does the start of the drain (one more try before the end). */
+static void backoff_wait(struct bt_push *p, double s)
+{
+	bool was_draining = p->draining;
+	double until = mono_s() + s;
+	while (!p->stop && p->draining == was_draining && mono_s() < until &&
+	       !(p->draining && mono_s() >= p->drain_until))
+		wait_s(p, until - mono_s());
+}
+
+/* Stopping: the worker ends once the spool is empty or the drain's time is up. */
+static bool drain_over(const struct bt_push *p, int spooled)
+{
+	return p->draining && (spooled == 0 || mono_s() >= p->drain_until);
 }
 
 static void *worker(void *arg)
@@ -220,10 +281,10 @@ static void *worker(void *arg)
 	CURL *h = curl_easy_init();
 	unsigned backoff = 0;
 	pthread_mutex_lock(&p->mu);
-	while (!p->stop) {
+	while (!p->stop && !drain_over(p, -1)) {
 		if (backoff) {
-			wait_s(p, backoff);
-			if (p->stop)
+			backoff_wait(p, backoff);
+			if (p->stop || drain_over(p, -1))
 				break;
 		}
 		struct spooled *v;
@@ -234,6 +295,8 @@ static void *worker(void *arg)
 			p->st.spool_files = 0;
 			p->st.spool_bytes = 0;
 			backoff = 0;
+			if (drain_over(p, 0))
+				break;
 			wait_s(p, 5);
 			continue;
 		}
@@ -292,11 +355,93 @@ static void encode_name(char *out, size_t len, const struct bt_agent_conf *c)
 	out[o] = '\0';
 }
 
-int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
+/* A credential file's content without its final line end: a regular file (not followed through a
+ * link, never a FIFO or device) of at most BT_SECRET_MAX - 1 bytes, one line. 0 or -errno. */
+static int read_secret(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int err = 0;
+	if (fstat(fd, &st) != 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if ((size_t)st.st_size >= len)
+		err = -EFBIG;
+	size_t got = 0;
+	while (!err && got < len - 1) {
+		ssize_t n = read(fd, out + got, len - 1 - got);
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (err)
+		return err;
+	out[got] = '\0';
+	while (got && (out[got - 1] == '\n' || out[got - 1] == '\r'))
+		out[--got] = '\0';
+	for (size_t i = 0; i < got; i++)
+		if ((unsigned char)out[i] < 0x20)
+			return -EINVAL;  /* more than one line, or control characters */
+	return got ? 0 : -ENODATA;
+}
+
+/* The credentials and headers of c into p: 0, or -errno with the file named in err. */
+static int load_auth(struct bt_push *p, const struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	char secret[BT_SECRET_MAX];
+	const char *file = c->basic_auth_file[0] ? c->basic_auth_file : c->bearer_token_file;
+	if (file[0]) {
+		int e = read_secret(file, secret, sizeof(secret));
+		if (e) {
+			snprintf(err, errlen, "cannot read the credentials in %s: %s", file,
+				 e == -EINVAL ? "not a regular file of one line" : e == -ENODATA ? "empty" : strerror(-e));
+			return e;
+		}
+		if (c->basic_auth_file[0] && !strchr(secret, ':')) {
+			snprintf(err, errlen, "%s: expected USER:PASSWORD", file);
+			explicit_bzero(secret, sizeof(secret));
+			return -EINVAL;
+		}
+	}
+	if (c->basic_auth_file[0])
+		memcpy(p->userpwd, secret, sizeof(p->userpwd));
+	for (size_t i = 0; i < c->nheaders; i++)
+		p->headers = curl_slist_append(p->headers, c->headers[i]);
+	if (c->bearer_token_file[0]) {
+		char h[BT_SECRET_MAX + 32];
+		snprintf(h, sizeof(h), "Authorization: Bearer %s", secret);
+		p->headers = curl_slist_append(p->headers, h);
+		explicit_bzero(h, sizeof(h));
+	}
+	explicit_bzero(secret, sizeof(secret));
+	return 0;
+}
+
+static void free_push(struct bt_push *p)
+{
+	curl_slist_free_all(p->headers);
+	explicit_bzero(p->userpwd, sizeof(p->userpwd));
+	free(p);
+}
+
+int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen)
 {
 	struct bt_push *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	int e = load_auth(p, c, err, errlen);
+	if (e) {
+		free_push(p);
+		return e;
+	}
+	snprintf(p->ca_file, sizeof(p->ca_file), "%s", c->ca_file);
+	p->tls_verify = c->tls_verify;
 	snprintf(p->url, sizeof(p->url), "%s", c->push_url);
 	snprintf(p->spool, sizeof(p->spool), "%s", c->spool_dir);
 	encode_name(p->name, sizeof(p->name), c);
@@ -304,8 +449,9 @@ int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
 	p->max_files = c->spool_max_files;
 	p->max_bytes = c->spool_max_bytes;
 	if (mkdir(p->spool, 0700) != 0 && errno != EEXIST) {
-		int e = -errno;
-		free(p);
+		e = -errno;
+		snprintf(err, errlen, "cannot use the spool %s: %s", p->spool, strerror(-e));
+		free_push(p);
 		return e;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -314,12 +460,13 @@ int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
 	pthread_mutex_lock(&p->mu);
 	spool_bound(p);
 	pthread_mutex_unlock(&p->mu);
-	int err = pthread_create(&p->thread, NULL, worker, p);
-	if (err) {
+	e = pthread_create(&p->thread, NULL, worker, p);
+	if (e) {
+		snprintf(err, errlen, "cannot start the push worker: %s", strerror(e));
 		pthread_mutex_destroy(&p->mu);
 		pthread_cond_destroy(&p->cv);
-		free(p);
-		return -err;
+		free_push(p);
+		return -e;
 	}
 	p->started = true;
 	*out = p;
@@ -358,6 +505,22 @@ void bt_push_get_stats(struct bt_push *p, struct bt_push_stats *out)
 	pthread_mutex_unlock(&p->mu);
 }
 
+void bt_push_drain(struct bt_push *p, double secs)
+{
+	if (!p || !p->started)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->drain_until = mono_s() + secs;
+	p->draining = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	p->started = false;
+	pthread_mutex_lock(&p->mu);
+	spool_bound(p);  /* the counts status.json shows: what is left */
+	pthread_mutex_unlock(&p->mu);
+}
+
 void bt_push_stop(struct bt_push *p)
 {
 	if (!p)
@@ -371,6 +534,6 @@ void bt_push_stop(struct bt_push *p)
 		pthread_join(p->thread, NULL);  /* a transfer in flight ends at its next progress call */
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
-	free(p);
+	free_push(p);
 	curl_global_cleanup();
 }
