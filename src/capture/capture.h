@@ -38,6 +38,8 @@ struct bt_capture_opts {
 				 * of 8 in BT_USTACK_MIN..BT_USTACK_MAX (-EINVAL otherwise) */
 	int mapsrc;             /* enum bt_mapsrc: how new mappings are learnt; 0: the best the
 				 * kernel allows (another that it refuses: -EOPNOTSUPP) */
+	bool idle;              /* with all: samples of the idle tasks too (pid 0, swapper/N), so
+				 * that the shares of every CPU's time add up */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'

@@ -286,10 +286,11 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
-	bool per_pid = s->prof.per_pid;
+	bool per_pid = s->prof.per_pid, labels = s->prof.labels;
 	bt_profile_free(&s->prof);
 	bt_profile_init(&s->prof);
 	s->prof.per_pid = per_pid;
+	s->prof.labels = labels;
 	/* Symbol tables no interval asked for during evict-after are dropped. */
 	s->dsos.epoch++;
 	uint64_t keep = (uint64_t)(a->conf.evict_s / a->conf.interval_s) + 1;
@@ -394,6 +395,7 @@ static int start(struct agent *a)
 	struct bt_agent_conf *c = &a->conf;
 	struct bt_live_opts lo = {
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
+		.labels = c->sample_labels, .idle = c->idle,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .ustack_bytes = c->ustack_bytes,
 		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
 	};

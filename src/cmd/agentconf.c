@@ -30,6 +30,7 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->dwarf = true;
 	c->tls_verify = true;
 	c->drain_s = 10;
+	c->sample_labels = true;
 }
 
 static int say(char *err, size_t len, int code, const char *fmt, ...)
@@ -268,6 +269,16 @@ static int set_tls_verify(struct bt_agent_conf *c, const char *key, const char *
 	return parse_bool(key, v, &c->tls_verify, err, errlen);
 }
 
+static int set_sample_labels(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->sample_labels, err, errlen);
+}
+
+static int set_idle(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->idle, err, errlen);
+}
+
 static int set_push_drain(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	if (parse_double(v, 0, 3600, &c->drain_s))
@@ -353,6 +364,8 @@ static const struct setting {
 	{ "ca-file", "ca_file", set_ca_file },
 	{ "tls-verify", "tls_verify", set_tls_verify },
 	{ "push-drain", "push_drain", set_push_drain },
+	{ "sample-labels", "sample_labels", set_sample_labels },
+	{ "idle", NULL, set_idle },
 };
 
 int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)

@@ -45,6 +45,8 @@ struct bt_agent_conf {
 	char ca_file[BT_AGENT_STR];      /* ca-file: certificates to verify the server with; "" the system's */
 	bool tls_verify;                 /* tls-verify: default yes */
 	double drain_s;                  /* push-drain: at stop, how long to go on sending (default 10) */
+	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
+	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
 };
 
 /* The defaults. */

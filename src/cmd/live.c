@@ -56,7 +56,7 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->cap = NULL;
 	l->dbgd = NULL;
 	raise_nofile();
-	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid,
+	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid, .labels = opts->labels,
 				      .cache_dir = opts->cache_dir, .cache_store = opts->cache_store };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
@@ -80,7 +80,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.user_stacks = o->user, .kernel_stacks = o->kernel, .follow_forks = true,
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf,
-		.ustack_bytes = o->ustack_bytes,
+		.ustack_bytes = o->ustack_bytes, .idle = o->idle,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)

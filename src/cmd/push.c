@@ -331,19 +331,50 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* name{k=v,...} with every byte outside [A-Za-z0-9._-] percent-encoded. */
+static bool has_label(const struct bt_agent_conf *c, const char *key)
+{
+	for (size_t i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].key, key))
+			return true;
+	return false;
+}
+
+/* The machine's name as a label value: bytes a label may not hold become '_'. */
+static void host_label(char *out, size_t len)
+{
+	if (gethostname(out, len) != 0 || !out[0])
+		snprintf(out, len, "unknown");
+	out[len - 1] = '\0';
+	for (char *s = out; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '.' || *s == '_' || *s == '-'))
+			*s = '_';
+}
+
+/* name{host=H,service_name=APP,k=v,...} with every byte outside [A-Za-z0-9._-] percent-encoded: the
+ * series a server keeps apart, so only the machine, the application and the configured labels
+ * (per-process labels are in the pprof samples). host and service_name give way to configured
+ * labels of the same keys. */
 static void encode_name(char *out, size_t len, const struct bt_agent_conf *c)
 {
-	char raw[1024];
-	size_t w = (size_t)snprintf(raw, sizeof(raw), "%s.cpu", c->app_name);
-	if (c->nlabels && w < sizeof(raw)) {
-		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "{");
-		for (size_t i = 0; i < c->nlabels && w < sizeof(raw); i++)
-			w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%s%s=%s", i ? "," : "", c->labels[i].key,
-					      c->labels[i].value);
-		if (w < sizeof(raw))
-			snprintf(raw + w, sizeof(raw) - w, "}");
+	char raw[1024], host[256];
+	host_label(host, sizeof(host));
+	size_t w = (size_t)snprintf(raw, sizeof(raw), "%s.cpu{", c->app_name);
+	const char *sep = "";
+	if (!has_label(c, "host")) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "host=%s", host);
+		sep = ",";
 	}
+	if (!has_label(c, "service_name") && w < sizeof(raw)) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%sservice_name=%s", sep, c->app_name);
+		sep = ",";
+	}
+	for (size_t i = 0; i < c->nlabels && w < sizeof(raw); i++) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%s%s=%s", sep, c->labels[i].key, c->labels[i].value);
+		sep = ",";
+	}
+	if (w < sizeof(raw))
+		snprintf(raw + w, sizeof(raw) - w, "}");
 	size_t o = 0;
 	for (const unsigned char *s = (const unsigned char *)raw; *s && o + 4 < len; s++) {
 		if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||

@@ -55,13 +55,9 @@ int bt_cgroup_mount(const char *root, char *buf, size_t len)
 	return err;
 }
 
-int bt_cgroup_path(const char *root, uint64_t id, char *buf, size_t len)
+int bt_cgroup_path(const char *mount, uint64_t id, char *buf, size_t len)
 {
-	char mnt[4096];
-	int e = bt_cgroup_mount(root, mnt, sizeof(mnt));
-	if (e)
-		return e;
-	int mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	int mfd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (mfd < 0)
 		return -errno;
 	struct {

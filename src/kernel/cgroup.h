@@ -11,11 +11,11 @@
  * /sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems), into buf. 0, -ENOENT or -errno. */
 int bt_cgroup_mount(const char *root, char *buf, size_t len);
 
-/* The path of cgroup id, relative to the cgroup2 mount ("/" for the root,
- * "/system.slice/cron.service" ...), into buf. Opens the cgroup by its id (a kernfs file handle),
+/* The path of cgroup id, relative to the cgroup2 mount at mount (from bt_cgroup_mount): "/" for
+ * the root, "/system.slice/cron.service" ..., into buf. Opens the cgroup by its id (a kernfs file handle),
  * which needs CAP_DAC_READ_SEARCH, and never follows a path given by anyone else. 0, -ENOENT (no such
  * cgroup: it went away), -ENAMETOOLONG or -errno. */
-int bt_cgroup_path(const char *root, uint64_t id, char *buf, size_t len);
+int bt_cgroup_path(const char *mount, uint64_t id, char *buf, size_t len);
 
 #define BT_CONTAINER_ID_LEN 64
 

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,10 +149,15 @@ static void show_err(const char *name)
 	print_message("agent %s:\n%s", name, out);
 }
 
+/* A cgroup named as docker's systemd driver names a container's, in the cgroup2 hierarchy. */
+#define CONTAINER "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 /* Five intervals and a SIGTERM: one pprof request per interval with samples, windows tiling, the
  * bearer token (from a file) and the tenant header on every request, each body the interval's own
  * profile; the last interval's profile sent before the agent exits, status.json counting exactly
- * what the server acknowledged. */
+ * what the server acknowledged. The series name holds host, service_name and the configured labels;
+ * the samples of a program run in a container's cgroup are labelled with its pid, tid, comm, path,
+ * build-id (readelf's), cgroup and container id. */
 static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state)
 {
 	bt_test_require_priv();
@@ -161,6 +167,18 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	write_text(TMP "/a.conf", "interval = 1\nbearer-token-file = " TMP "/token\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a", "", false);
 	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
+	char mnt[512], out[4096], labels[1024], exe[4096];
+	assert_int_equal(bt_test_run(mnt, sizeof(mnt), "awk '$9 == \"cgroup2\" { print $5; exit }' "
+				     "/proc/self/mountinfo | tr -d '\\n'"), 0);
+	assert_true(mnt[0] == '/');
+	assert_int_equal(bt_test_run(out, sizeof(out), "rmdir %s/docker-" CONTAINER ".scope 2>/dev/null; "
+				     "mkdir %s/docker-" CONTAINER ".scope && echo %d > %s/docker-" CONTAINER
+				     ".scope/cgroup.procs", mnt, mnt, (int)spin, mnt), 0);
+	char bid[128];
+	assert_int_equal(bt_test_run(bid, sizeof(bid), "readelf -n " SPIN " | awk '/Build ID/ { printf \"%%s\", $3 }'"), 0);
+	assert_non_null(realpath(SPIN, exe));
+	snprintf(labels, sizeof(labels), "--labels 'pid=%d,tid=%d,comm=spin,exe=%s,build_id=%s,cgroup=/docker-"
+		 CONTAINER ".scope,container_id=" CONTAINER "'", (int)spin, (int)spin, exe, bid);
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d --header 'X-Scope-OrgID: team-a' "
 		 "--app-name testapp --label env=ci", port);
 	pid_t ag = start_agent("a", TMP "/a.conf", opts);
@@ -168,16 +186,23 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	kill(ag, SIGTERM);
 	int rc = wait_for(ag, 30);
 	stop_group(spin);
+	bt_test_run(NULL, 0, "rmdir %s/docker-" CONTAINER ".scope", mnt);
 	show_err("a");
 	assert_int_equal(rc, 0);
-	/* the series name carries the configured labels only */
-	char out[4096];
+	/* the series: the machine, the application, the configured labels; nothing per process */
+	char host[256], want[512];
+	assert_int_equal(bt_test_run(host, sizeof(host), "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _"), 0);
+	snprintf(want, sizeof(want), "name=testapp.cpu%%7Bhost%%3D%s%%2Cservice_name%%3Dtestapp%%2Cenv%%3Dci%%7D&from=",
+		 host);
 	assert_int_equal(bt_test_run(out, sizeof(out), "sed -n 3p " TMP "/recv-a/0001.meta"), 0);
-	assert_non_null(strstr(out, "name=testapp.cpu%7Benv%3Dci%7D&from="));
+	if (!strstr(out, want))
+		fail_msg("query %s lacks %s", out, want);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
-	check_ingest(TMP "/recv-a", TMP "/a", "--auth 'Bearer tok-123' --tenant team-a --status " TMP
-		     "/a/status.json --min-acked 5");
+	char copts[8192];
+	snprintf(copts, sizeof(copts), "--auth 'Bearer tok-123' --tenant team-a --status " TMP
+		 "/a/status.json --min-acked 5 %s", labels);
+	check_ingest(TMP "/recv-a", TMP "/a", copts);
 	assert_int_equal(count_files(TMP "/a/spool", ".pprof"), 0);
 }
 

@@ -4,13 +4,14 @@ profiles the agent wrote into its output directory (the same intervals, kept wit
 --max-files). Prints what it found; exits 1 with a reason at the first thing that is wrong.
 
 Usage: check_ingest.py RECV_DIR OUTPUT_DIR [--auth VALUE] [--tenant VALUE] [--status FILE]
-                       [--min-acked N] [--min-failed N]
+                       [--min-acked N] [--min-failed N] [--labels KEY=VALUE,...]
 
 Checked: every request is POST /ingest in pprof; windows (from, until, whole seconds) never overlap
 and tile, a gap only where an interval had no samples; each acknowledged body is exactly one
 non-empty interval profile the agent wrote (byte for byte), each of those was acknowledged once,
 and its own start and duration lie in its window; headers; status.json's push counters equal what
-the server acknowledged, and the spool is empty."""
+the server acknowledged, and the spool is empty; with --labels, samples of the process those labels
+name (by pid) all carry exactly them, and there are some."""
 import gzip
 import hashlib
 import json
@@ -78,12 +79,57 @@ def pprof_summary(data):
     return total, t, d
 
 
+def sample_labels(data):
+    """Each sample's labels of a gzip pprof, as dicts of key to string or number."""
+    b = gzip.decompress(data)
+    strings, samples = [], []
+    for num, wt, v in fields(b):
+        if num == 6:
+            strings.append(v.decode("utf-8", "replace"))
+        elif num == 2:
+            labels = []
+            for sn, swt, sv in fields(v):
+                if sn == 3:
+                    lab = dict((ln, lv) for ln, lwt, lv in fields(sv))
+                    labels.append(lab)
+            samples.append(labels)
+    out = []
+    for labels in samples:
+        d = {}
+        for lab in labels:
+            k = strings[lab.get(1, 0)]
+            d[k] = strings[lab[2]] if lab.get(2) else lab.get(3, 0)
+        out.append(d)
+    return out
+
+
+def check_labels(acked, want):
+    """Some sample of the acknowledged bodies has exactly the labels wanted (key=value,...), and
+    every sample of that pid has them, but for exe and build_id, which may be missing."""
+    want = dict(kv.split("=", 1) for kv in want.split(","))
+    seen = 0
+    for r in acked:
+        for d in sample_labels(r[4]):
+            if all(str(d.get(k, "")) == v for k, v in want.items()):
+                seen += 1
+            elif str(d.get("pid")) == want.get("pid") and any(
+                    str(d.get(k, "")) != v for k, v in want.items() if k in d or k not in ("exe", "build_id")):
+                # (the executable is unknown for a sample taken before its process's mappings were
+                # read: those lack exe and build_id, and nothing else may differ)
+                print("a sample of pid %s labelled %s" % (want["pid"], d))
+                die("labels differ from %s" % want)
+    if not seen:
+        die("no sample labelled %s" % want)
+    print("%d samples labelled %s" % (seen, want))
+
+
 def main():
     recv, outdir = sys.argv[1], sys.argv[2]
     opts = sys.argv[3:]
     want = {}
     while opts:
-        want[opts.pop(0)] = opts.pop(0)
+        key = opts.pop(0)
+        want[key] = opts.pop(0)
     files = {}
     empty_files = 0
     for name in sorted(os.listdir(outdir)):
@@ -148,6 +194,8 @@ def main():
         die("only %d acknowledged" % len(acked))
     if len(reqs) - len(acked) < int(want.get("--min-failed", "0")):
         die("only %d failed attempts" % (len(reqs) - len(acked)))
+    if "--labels" in want:
+        check_labels(acked, want["--labels"])
     if "--status" in want:
         st = json.load(open(want["--status"]))["push"]
         if st["sent"] != len(acked) or st["spool_files"] != 0:

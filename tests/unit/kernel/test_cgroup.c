@@ -96,14 +96,14 @@ static void cgroup__own_id__path_read_back(void **state)
 	uint64_t id;
 	memcpy(&id, h.fh.f_handle, 8);
 	char got[4096];
-	int rc = bt_cgroup_path("", id, got, sizeof(got));
+	int rc = bt_cgroup_path(mnt, id, got, sizeof(got));
 	if (geteuid() != 0) {
 		assert_int_equal(rc, -EPERM);
 	} else {
 		assert_int_equal(rc, 0);
 		assert_string_equal(got, p);
 		/* an id no cgroup has */
-		assert_int_equal(bt_cgroup_path("", 0x7fffffffffffULL, got, sizeof(got)), -ENOENT);
+		assert_int_equal(bt_cgroup_path(mnt, 0x7fffffffffffULL, got, sizeof(got)), -ENOENT);
 	}
 	free(s);
 }
