@@ -26,6 +26,7 @@
 #include "output/output.h"
 #include "output/profdir.h"
 #include "cmd/push.h"
+#include "cmd/serve.h"
 #include "base/selfmem.h"
 #include "session/session.h"
 
@@ -35,7 +36,7 @@ static void agent_usage(FILE *f)
 		"usage: buildtrace agent [--config FILE] [--output-dir DIR] [--interval SECONDS]\n"
 		"                        [-F HZ] [--format pprof,folded] [--max-files N] [--push URL]\n"
 		"                        [--push-format pprof|folded] [--header 'NAME: VALUE']...\n"
-		"                        [--app-name NAME] [--label KEY=VALUE]... [-v]\n"
+		"                        [--app-name NAME] [--label KEY=VALUE]... [--listen ADDR:PORT] [-v]\n"
 		"  Samples every process all the time; every interval writes one profile per format into\n"
 		"  the output directory (timestamped names, the oldest removed beyond --max-files) and,\n"
 		"  with --push, sends it to a Pyroscope-compatible server (POST /ingest) through a bounded\n"
@@ -55,6 +56,8 @@ static void agent_usage(FILE *f)
 		"  --push URL          Pyroscope server, e.g. http://pyroscope:4040\n"
 		"  --push-format FMT   what is pushed: pprof (default) or folded\n"
 		"  --header 'N: V'     an HTTP header for the server, e.g. 'X-Scope-OrgID: team' (repeatable)\n"
+		"  --listen ADDR:PORT  serve /debug/pprof/profile?seconds=N, /debug/pprof/latest, /metrics\n"
+		"                      and /healthz over HTTP (PORT alone: on 127.0.0.1)\n"
 		"  --app-name NAME     application name for the server (default buildtrace)\n"
 		"  --label KEY=VALUE   a label for the server (repeatable)\n"
 		"  -v, --verbose       say what is written and sent\n"
@@ -94,6 +97,11 @@ struct agent {
 	uint64_t lost_before;          /* capture drops before this interval */
 	int64_t from_ns;               /* wall clock when this interval began */
 	int64_t push_from_s;           /* the next pushed window's start: the last one's end */
+	struct bt_serve *serve;        /* the pull endpoint, when listening */
+	struct bt_profile *pull;       /* the profile a pull request is being answered with */
+	double pull_until;             /* in the loop's seconds */
+	int64_t pull_from_ns;
+	double metrics_at;             /* when /metrics was last refreshed, in the loop's seconds */
 	double interval_start;         /* the same, in the loop's seconds */
 };
 
@@ -260,6 +268,8 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
 	}
 push:
+	if (!err && a->serve && f->fmt == BT_FMT_PPROF)
+		bt_serve_set_latest(a->serve, m.buf, m.len);
 	if (!err && to_push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_s, until_s) != 0)
 		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
 	free(m.buf);
@@ -279,7 +289,7 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	if (a->push)
 		push_window(a, until_ns, &from_s, &until_s);
 	bool pp = a->conf.fmt_pprof, fo = a->conf.fmt_folded;
-	if (pp || (push && !a->conf.push_folded))
+	if (pp || (push && !a->conf.push_folded) || a->serve)
 		write_format(a, &pprof_format, &oo, pp, push && !a->conf.push_folded, from_s, until_s);
 	if (fo || (push && a->conf.push_folded))
 		write_format(a, &folded_format, &oo, fo, push && a->conf.push_folded, from_s, until_s);
@@ -352,11 +362,16 @@ static void reload(struct agent *a)
 		fprintf(stderr, "buildtrace agent: config not reloaded: %s\n", err);
 		return;
 	}
-	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user))
-		fprintf(stderr, "buildtrace agent: frequency, ring buffer size and user change at the next start\n");
+	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user) ||
+	    strcmp(n.listen, a->conf.listen) || n.idle != a->conf.idle || n.sample_labels != a->conf.sample_labels)
+		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen, idle and "
+			"sample-labels change at the next start\n");
 	n.freq_hz = a->conf.freq_hz;
 	n.ringbuf_bytes = a->conf.ringbuf_bytes;
 	memcpy(n.user, a->conf.user, sizeof(n.user));
+	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
+	n.idle = a->conf.idle;
+	n.sample_labels = a->conf.sample_labels;
 	if (mkdirs(n.output_dir) != 0)
 		fprintf(stderr, "buildtrace agent: cannot create %s: %s\n", n.output_dir, strerror(errno));
 	/* A reload reads the credential files again, so a rotated token is taken up too. */
@@ -369,6 +384,99 @@ static void reload(struct agent *a)
 	if (a->push && !had_push)
 		a->push_from_s = a->from_ns / 1000000000;
 	fprintf(stderr, "buildtrace agent: config reloaded\n");
+}
+
+/* The Prometheus text of the agent's counters. */
+static void metrics_text(struct agent *a, char *buf, size_t len)
+{
+	struct bt_session *s = &a->live.session;
+	struct bt_capture_stats cs = { 0 };
+	bt_capture_stats(a->live.cap, &cs);
+	struct bt_push_stats ps = { 0 };
+	if (a->push)
+		bt_push_get_stats(a->push, &ps);
+	long rss = status_kb("VmRSS");
+	snprintf(buf, len,
+		 "# HELP buildtrace_samples_total Samples taken.\n# TYPE buildtrace_samples_total counter\n"
+		 "buildtrace_samples_total %llu\n"
+		 "# HELP buildtrace_lost_samples_total Samples the ring buffer had no room for.\n"
+		 "# TYPE buildtrace_lost_samples_total counter\nbuildtrace_lost_samples_total %llu\n"
+		 "# HELP buildtrace_unresolved_frames Frames of the last interval that could not be named.\n"
+		 "# TYPE buildtrace_unresolved_frames gauge\nbuildtrace_unresolved_frames %llu\n"
+		 "# HELP buildtrace_processes Processes known.\n# TYPE buildtrace_processes gauge\n"
+		 "buildtrace_processes %zu\n"
+		 "# HELP buildtrace_build_ids Distinct build-ids seen.\n# TYPE buildtrace_build_ids gauge\n"
+		 "buildtrace_build_ids %zu\n"
+		 "# HELP buildtrace_resident_memory_bytes Resident memory of the agent.\n"
+		 "# TYPE buildtrace_resident_memory_bytes gauge\nbuildtrace_resident_memory_bytes %lld\n"
+		 "# HELP buildtrace_intervals_total Interval profiles written.\n"
+		 "# TYPE buildtrace_intervals_total counter\nbuildtrace_intervals_total %llu\n"
+		 "# HELP buildtrace_push_sent_total Profiles the push server acknowledged.\n"
+		 "# TYPE buildtrace_push_sent_total counter\nbuildtrace_push_sent_total %llu\n"
+		 "# HELP buildtrace_push_errors_total Push attempts that failed.\n"
+		 "# TYPE buildtrace_push_errors_total counter\nbuildtrace_push_errors_total %llu\n"
+		 "# HELP buildtrace_push_dropped_total Spooled profiles dropped to keep the spool bounded.\n"
+		 "# TYPE buildtrace_push_dropped_total counter\nbuildtrace_push_dropped_total %llu\n"
+		 "# HELP buildtrace_push_spool_files Profiles waiting in the spool.\n"
+		 "# TYPE buildtrace_push_spool_files gauge\nbuildtrace_push_spool_files %llu\n",
+		 (unsigned long long)s->stats.samples, (unsigned long long)bt_live_lost_samples(&cs),
+		 (unsigned long long)a->last_unresolved, s->procs.nprocs, bt_session_build_ids(s),
+		 rss < 0 ? 0LL : (long long)rss * 1024, (unsigned long long)a->intervals,
+		 (unsigned long long)ps.sent, (unsigned long long)ps.errors, (unsigned long long)ps.dropped,
+		 (unsigned long long)ps.spool_files);
+}
+
+/* The profile of a pull request ends: named, encoded, handed to the request. Samples stop going to
+ * it first; the session's profile is the interval's again afterwards. */
+static void finish_pull(struct agent *a)
+{
+	struct bt_session *s = &a->live.session;
+	while (bt_capture_poll(a->live.cap, 0) > 0)
+		;
+	s->also = NULL;
+	struct bt_profile interval = s->prof;
+	s->prof = *a->pull;
+	bt_session_resolve(s);
+	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = a->pull_from_ns,
+				     .duration_ns = wall_ns() - a->pull_from_ns };
+	struct membuf m = { 0 };
+	FILE *mf = open_memstream(&m.buf, &m.len);
+	int err = mf ? bt_output_session(s, BT_FMT_PPROF, &oo, mf) : -ENOMEM;
+	if (mf && fclose(mf) != 0)
+		err = -ENOMEM;
+	*a->pull = s->prof;
+	s->prof = interval;
+	bt_serve_job_done(a->serve, err ? NULL : m.buf, m.len);
+	free(m.buf);
+	bt_profile_free(a->pull);
+	free(a->pull);
+	a->pull = NULL;
+}
+
+/* The pull endpoint's part of each turn: a profile request taken up or finished, and the metrics
+ * refreshed once a second. */
+static void pull_turn(struct agent *a, double elapsed)
+{
+	struct bt_session *s = &a->live.session;
+	if (a->pull && elapsed >= a->pull_until)
+		finish_pull(a);
+	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve);
+	if (secs && (a->pull = calloc(1, sizeof(*a->pull))) != NULL) {
+		bt_profile_init(a->pull);
+		a->pull->per_pid = s->prof.per_pid;
+		a->pull->labels = s->prof.labels;
+		s->also = a->pull;
+		a->pull_until = elapsed + secs;
+		a->pull_from_ns = wall_ns();
+	} else if (secs) {
+		bt_serve_job_done(a->serve, NULL, 0);
+	}
+	if (elapsed - a->metrics_at >= 1 || a->metrics_at == 0) {
+		char text[4096];
+		metrics_text(a, text, sizeof(text));
+		bt_serve_set_metrics(a->serve, text);
+		a->metrics_at = elapsed;
+	}
 }
 
 /* After every poll: a config reload asked for by SIGHUP, and the end of the interval when it is due. */
@@ -385,6 +493,8 @@ static void on_turn(void *ctx, struct bt_live *l, double elapsed)
 		a->from_ns = until;
 		a->interval_start = elapsed;
 	}
+	if (a->serve)
+		pull_turn(a, elapsed);
 }
 
 /* Attached and running as the configured user with only the capabilities it still needs: 0, or the
@@ -405,6 +515,8 @@ static int start(struct agent *a)
 	if (bt_live_attach(&a->live, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
 	if (c->push_url[0] && (err = bt_push_start(c, &a->push, msg, sizeof(msg))))
+		return bt_cli_error(1, "%s", msg);
+	if (c->listen[0] && (err = bt_serve_start(c->listen, &a->serve, msg, sizeof(msg))))
 		return bt_cli_error(1, "%s", msg);
 	if ((err = switch_user(c)))
 		return err;
@@ -454,6 +566,12 @@ static int run(struct agent *a)
 	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n", a->live.why,
 		(unsigned long long)a->intervals, (unsigned long long)a->live.session.stats.samples);
 out:
+	if (a->pull) {
+		a->live.session.also = NULL;
+		bt_profile_free(a->pull);
+		free(a->pull);
+	}
+	bt_serve_stop(a->serve);
 	bt_push_stop(a->push);
 	bt_live_close(&a->live);
 	return rc;
@@ -462,7 +580,7 @@ out:
 int cmd_agent(int argc, char **argv)
 {
 	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL,
-	       O_PUSHFMT, O_HEADER };
+	       O_PUSHFMT, O_HEADER, O_LISTEN };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "output-dir", required_argument, NULL, O_OUTDIR },
@@ -475,6 +593,7 @@ int cmd_agent(int argc, char **argv)
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "push-format", required_argument, NULL, O_PUSHFMT },
 		{ "header", required_argument, NULL, O_HEADER },
+		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -504,6 +623,7 @@ int cmd_agent(int argc, char **argv)
 		case O_LABEL: key = "label"; break;
 		case O_PUSHFMT: key = "push-format"; break;
 		case O_HEADER: key = "header"; break;
+		case O_LISTEN: key = "listen"; break;
 		case 'v': a->verbose++; break;
 		case 'h': agent_usage(stdout); goto done;
 		case ':': rc = bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]); goto done;

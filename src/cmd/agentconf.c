@@ -1,6 +1,7 @@
 /* agentconf.c - the agent's settings: one table of keys, used by the config file and the command
  * line alike, each value checked where it is read. */
 #include "cmd/agentconf.h"
+#include "cmd/serve.h"
 #include "capture/callgraph.h"
 
 #include <ctype.h>
@@ -279,6 +280,15 @@ static int set_idle(struct bt_agent_conf *c, const char *key, const char *v, cha
 	return parse_bool(key, v, &c->idle, err, errlen);
 }
 
+static int set_listen(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint32_t a;
+	uint16_t port;
+	if (*v && bt_serve_parse_addr(v, &a, &port))
+		return say(err, errlen, -EINVAL, "listen: '%s' is not ADDR:PORT (an IPv4 address) or PORT", v);
+	return copy(c->listen, sizeof(c->listen), key, v, err, errlen);
+}
+
 static int set_push_drain(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	if (parse_double(v, 0, 3600, &c->drain_s))
@@ -366,6 +376,7 @@ static const struct setting {
 	{ "push-drain", "push_drain", set_push_drain },
 	{ "sample-labels", "sample_labels", set_sample_labels },
 	{ "idle", NULL, set_idle },
+	{ "listen", NULL, set_listen },
 };
 
 int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)

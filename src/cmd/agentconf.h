@@ -47,6 +47,7 @@ struct bt_agent_conf {
 	double drain_s;                  /* push-drain: at stop, how long to go on sending (default 10) */
 	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
 	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
+	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
 };
 
 /* The defaults. */

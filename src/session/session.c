@@ -108,6 +108,32 @@ static const char *cgroup_path(struct bt_session *s, uint64_t id)
 	return bt_strtab_get(&s->cgroups.paths, (uint32_t)pid);
 }
 
+/* The sample in s->scratch[0..n) (locations of s->prof) into s->also, its strings and locations
+ * interned there. 0 or -ENOMEM. */
+static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n)
+{
+	struct bt_profile *a = s->also;
+	for (size_t i = 0; i < n; i++) {
+		const struct bt_loc *l = &s->prof.locs[s->scratch[i]];
+		int64_t id = bt_profile_loc(a, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
+		if (id < 0)
+			return (int)id;
+		s->also_scratch[i] = (uint32_t)id;
+	}
+	struct bt_sample_key ak = *k;
+	int64_t comm = bt_strtab_add(&a->names, bt_strtab_get(&s->prof.names, k->comm_id));
+	if (comm < 0)
+		return (int)comm;
+	ak.comm_id = (uint32_t)comm;
+	if (k->cgroup_id != BT_NAME_UNSET) {
+		int64_t cg = bt_strtab_add(&a->names, bt_strtab_get(&s->prof.names, k->cgroup_id));
+		if (cg < 0)
+			return (int)cg;
+		ak.cgroup_id = (uint32_t)cg;
+	}
+	return bt_profile_add_key(a, &ak, s->also_scratch, n, 1);
+}
+
 /* What a sample is labelled with besides its frames: its thread, its process's executable (the
  * lowest-mapped executable file: the program, below its libraries) and its cgroup's path. */
 static int sample_key(struct bt_session *s, const struct bt_rec_sample *r, const struct bt_process *p,
@@ -374,6 +400,8 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		return (int)comm;
 	struct bt_sample_key key;
 	int err = sample_key(s, r, p, (uint32_t)comm, &key);
+	if (!err && s->also)
+		err = add_also(s, &key, n);
 	if (err)
 		return err;
 	return bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);

@@ -80,6 +80,10 @@ struct bt_session {
 		struct bt_strtab paths;
 	} cgroups;
 	uint64_t cgroup_misses;        /* cgroup ids whose path could not be read */
+	/* A second profile every sample also goes to while it is set (a profile of a few seconds asked
+	 * for over HTTP, beside the interval's), with the same keeping apart as prof. */
+	struct bt_profile *also;
+	uint32_t also_scratch[2 * BT_MAX_STACK];
 };
 
 int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);

@@ -2,6 +2,10 @@
  * values refused with a message naming the key (and the file's line). */
 #include "testutil.h"
 #include "cmd/agentconf.h"
+#include "cmd/serve.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +113,12 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "header", "X Scope: a", "not a header name", -EINVAL },
 		{ "header", "X-A: b\r\nX-Evil: c", "control character", -EINVAL },
 		{ "header", "authorization: Bearer x", "basic-auth-file", -EINVAL },
+		{ "listen", "localhost:80", "listen: 'localhost:80'", -EINVAL },
+		{ "listen", "127.0.0.1:70000", "listen", -EINVAL },
+		{ "listen", "127.0.0.1:", "listen", -EINVAL },
+		{ "listen", "1.2.3:80", "listen", -EINVAL },
+		{ "idle", "sometimes", "idle", -EINVAL },
+		{ "sample-labels", "all", "sample-labels", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bt_agent_conf c;
@@ -169,6 +179,22 @@ static void agentconf__push_keys__read(void **state)
 	assert_string_equal(c.headers[0], "X-Scope-OrgID: team-a");
 	assert_string_equal(c.headers[1], "X-Other:\tv 1");
 	assert_string_equal(c.ca_file, "/etc/ssl/ca.pem");
+	/* the pull endpoint and the other sampling keys */
+	assert_true(c.sample_labels && !c.idle && !c.listen[0]);
+	assert_int_equal(bt_agent_conf_set(&c, "listen", "9000", err, sizeof(err)), 0);
+	assert_string_equal(c.listen, "9000");
+	assert_int_equal(bt_agent_conf_set(&c, "listen", "0.0.0.0:4242", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "idle", "yes", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "sample-labels", "no", err, sizeof(err)), 0);
+	assert_true(c.idle && !c.sample_labels);
+	uint32_t a;
+	uint16_t port;
+	assert_int_equal(bt_serve_parse_addr("9000", &a, &port), 0);
+	assert_int_equal(port, 9000);
+	assert_int_equal(a, htonl(INADDR_LOOPBACK));
+	assert_int_equal(bt_serve_parse_addr("10.1.2.3:80", &a, &port), 0);
+	assert_int_equal(a, htonl(0x0a010203));
+	assert_int_equal(bt_serve_parse_addr(":-1", &a, &port), -EINVAL);
 }
 
 static void agentconf__bad_file__line_named(void **state)

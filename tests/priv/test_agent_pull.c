@@ -1,0 +1,137 @@
+/* test_agent_pull.c - `buildtrace agent --listen`, fetched by real clients: Google's pprof (`go tool
+ * pprof`) takes a fresh profile of the next 2 seconds and prints a top list naming the sampled
+ * program's function and its per-sample labels; /debug/pprof/latest is the last interval's profile
+ * byte for byte; Prometheus' text parser reads /metrics; bad requests, paths that would climb out of a
+ * directory and too many connections are refused (tests/tools/pull_checks.py). */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP "build/tests/tmp-agent-pull"
+#define SPIN "build/tests/session/spin"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int wait_for(pid_t pid, double secs)
+{
+	double end = now_s() + secs;
+	int st;
+	while (now_s() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+static int setup(void **state)
+{
+	return bt_test_run(NULL, 0, "rm -rf " TMP " && mkdir -p " TMP) == 0 ? 0 : -1;
+}
+
+/* The agent listening on a free loopback port, a CPU-bound program beside it. */
+static pid_t start_agent(int port, const char *name)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/%s --interval 2 -F 99 "
+		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d 2> " TMP "/agent.err", name, port);
+	pid_t ag = bt_test_spawn_group(cmd);
+	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
+		usleep(100000);
+	assert_int_equal(bt_test_http_status(port, "/healthz"), 200);
+	return ag;
+}
+
+static void stop_agent(pid_t ag)
+{
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 30);
+	char out[4096];
+	bt_test_run(out, sizeof(out), "tail -n 5 " TMP "/agent.err");
+	print_message("agent: %s", out);
+	assert_int_equal(rc, 0);
+}
+
+/* go tool pprof -top -tags on /debug/pprof/profile?seconds=2: spin's burn loop at the top by name,
+ * the labels of its samples (its pid, comm, executable, build-id as readelf reads it, cgroup). */
+static void pull__go_tool_pprof__top_and_labels(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
+	pid_t ag = start_agent(port, "a");
+	static char out[65536];
+	char bid[128], exe[4096];
+	assert_int_equal(bt_test_run(bid, sizeof(bid), "readelf -n " SPIN " | awk '/Build ID/ { printf \"%%s\", $3 }'"), 0);
+	assert_non_null(realpath(SPIN, exe));
+	int rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -top "
+			     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
+	print_message("%.3000s\n", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "Duration: 2"));
+	assert_non_null(strstr(out, " burn\n"));
+	rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -tags "
+			 "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
+	print_message("%.3000s\n", out);
+	assert_int_equal(rc, 0);
+	char want[4200];
+	snprintf(want, sizeof(want), "): %d\n", (int)spin);
+	assert_non_null(strstr(out, want));                       /* pid and tid */
+	assert_non_null(strstr(out, "): spin\n"));                /* comm */
+	snprintf(want, sizeof(want), "): %s\n", exe);
+	assert_non_null(strstr(out, want));                       /* exe */
+	snprintf(want, sizeof(want), "): %s\n", bid);
+	assert_non_null(strstr(out, want));                       /* build_id */
+	assert_non_null(strstr(out, " cgroup: Total"));
+	assert_non_null(strstr(out, " tid: Total"));
+	stop_agent(ag);
+	kill(-spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+}
+
+/* /debug/pprof/latest: one of the interval profiles the agent wrote, the same bytes; /metrics and the
+ * refusals as pull_checks.py checks them. */
+static void pull__latest_metrics_and_refusals(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
+	pid_t ag = start_agent(port, "b");
+	char out[8192];
+	for (int i = 0; i < 600 && access(TMP "/b/status.json", R_OK) != 0; i++)
+		usleep(100000);
+	assert_int_equal(access(TMP "/b/status.json", R_OK), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/latest.pb.gz "
+				     "http://127.0.0.1:%d/debug/pprof/latest && for f in " TMP "/b/*.pb.gz; do "
+				     "cmp -s $f " TMP "/latest.pb.gz && echo same $f; done", port), 0);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "same "));
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/pull_checks.py %d 2>&1", port);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	stop_agent(ag);
+	kill(-spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pull__go_tool_pprof__top_and_labels),
+		cmocka_unit_test(pull__latest_metrics_and_refusals),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
