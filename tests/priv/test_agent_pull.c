@@ -47,7 +47,8 @@ static pid_t start_agent(int port, const char *name)
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/%s --interval 2 -F 99 "
-		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d 2> " TMP "/agent.err", name, port);
+		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d %s 2> " TMP "/agent.err", name, port,
+		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" : "");
 	pid_t ag = bt_test_spawn_group(cmd);
 	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
 		usleep(100000);
@@ -127,11 +128,33 @@ static void pull__latest_metrics_and_refusals(void **state)
 	waitpid(spin, NULL, 0);
 }
 
+/* idle = yes: the samples of a profile cover every CPU's time, idle or not (rate x CPUs x duration),
+ * and those of the idle tasks are swapper/N's, pid 0, in the kernel's idle functions. */
+static void pull__idle__every_cpu_counted(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	FILE *f = fopen(TMP "/idle.conf", "we");
+	assert_non_null(f);
+	fputs("idle = yes\n", f);
+	fclose(f);
+	pid_t ag = start_agent(port, "idle");
+	char out[8192];
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/idle.pb.gz "
+				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=3'", port), 0);
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/idle_check.py " TMP "/idle.pb.gz "
+			     "$(nproc) 99 2>&1");
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	stop_agent(ag);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pull__go_tool_pprof__top_and_labels),
 		cmocka_unit_test(pull__latest_metrics_and_refusals),
+		cmocka_unit_test(pull__idle__every_cpu_counted),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
