@@ -514,14 +514,18 @@ static int start(struct agent *a)
 		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
 	if (bt_live_attach(&a->live, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
-	if (c->push_url[0] && (err = bt_push_start(c, &a->push, msg, sizeof(msg))))
+	if (c->push_url[0] && (err = bt_push_open(c, &a->push, msg, sizeof(msg))))
 		return bt_cli_error(1, "%s", msg);
-	if (c->listen[0] && (err = bt_serve_start(c->listen, &a->serve, msg, sizeof(msg))))
+	if (c->listen[0] && (err = bt_serve_open(c->listen, &a->serve, msg, sizeof(msg))))
 		return bt_cli_error(1, "%s", msg);
 	if ((err = switch_user(c)))
 		return err;
 	if ((err = bt_live_drop_privileges()))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+	/* Threads keep the capabilities they were created with: the workers start after the drop. */
+	if ((a->push && (err = bt_push_run(a->push, msg, sizeof(msg)))) ||
+	    (a->serve && (err = bt_serve_run(a->serve, msg, sizeof(msg)))))
+		return bt_cli_error(1, "%s", msg);
 	malloc_trim(0);  /* what loading freed (kallsyms' text, the BPF object) */
 	return 0;
 }

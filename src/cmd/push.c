@@ -463,6 +463,16 @@ static void free_push(struct bt_push *p)
 
 int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen)
 {
+	int e = bt_push_open(c, out, err, errlen);
+	if (!e && (e = bt_push_run(*out, err, errlen))) {
+		bt_push_stop(*out);
+		*out = NULL;
+	}
+	return e;
+}
+
+int bt_push_open(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen)
+{
 	struct bt_push *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -491,16 +501,18 @@ int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err
 	pthread_mutex_lock(&p->mu);
 	spool_bound(p);
 	pthread_mutex_unlock(&p->mu);
-	e = pthread_create(&p->thread, NULL, worker, p);
+	*out = p;
+	return 0;
+}
+
+int bt_push_run(struct bt_push *p, char *err, size_t errlen)
+{
+	int e = pthread_create(&p->thread, NULL, worker, p);
 	if (e) {
 		snprintf(err, errlen, "cannot start the push worker: %s", strerror(e));
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-		free_push(p);
 		return -e;
 	}
 	p->started = true;
-	*out = p;
 	return 0;
 }
 

@@ -25,6 +25,12 @@ struct bt_push_stats {
  * are read now. 0 or -errno with what failed in err (a credential file, the spool directory). */
 int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen);
 
+/* bt_push_start in two steps: everything but the worker (credentials read while the agent may still
+ * read any file), then the worker (once the agent's capabilities are dropped: a thread keeps those
+ * it was created with). */
+int bt_push_open(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen);
+int bt_push_run(struct bt_push *p, char *err, size_t errlen);
+
 /* Spools one profile (format "pprof" or "folded", covering [from_s, until_s] in UNIX seconds) for
  * sending. 0 or -errno (the spool cannot be written). */
 int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,

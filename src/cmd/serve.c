@@ -29,7 +29,7 @@ struct bt_serve {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;         /* jobs completed, connections ended */
-	bool stop;
+	bool stop, running;
 	unsigned conns;            /* connection threads running */
 	struct job *head, *tail;   /* queued profile requests, oldest first */
 	struct job *taken;         /* the one the loop works on */
@@ -314,7 +314,7 @@ static void *accept_thread(void *arg)
 	return NULL;
 }
 
-int bt_serve_start(const char *spec, struct bt_serve **out, char *err, size_t errlen)
+int bt_serve_open(const char *spec, struct bt_serve **out, char *err, size_t errlen)
 {
 	uint32_t addr;
 	uint16_t port;
@@ -334,10 +334,6 @@ int bt_serve_start(const char *spec, struct bt_serve **out, char *err, size_t er
 	    getsockname(s->fd, (struct sockaddr *)&sa, &sl))
 		e = -errno;
 	s->port = ntohs(sa.sin_port);
-	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
-	if (!e)
-		e = -pthread_create(&s->thread, NULL, accept_thread, s);
 	if (e) {
 		snprintf(err, errlen, "cannot listen on %s: %s", spec, strerror(-e));
 		if (s->fd >= 0)
@@ -345,7 +341,20 @@ int bt_serve_start(const char *spec, struct bt_serve **out, char *err, size_t er
 		free(s);
 		return e;
 	}
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	*out = s;
+	return 0;
+}
+
+int bt_serve_run(struct bt_serve *s, char *err, size_t errlen)
+{
+	int e = pthread_create(&s->thread, NULL, accept_thread, s);
+	if (e) {
+		snprintf(err, errlen, "cannot start serving: %s", strerror(e));
+		return -e;
+	}
+	s->running = true;
 	return 0;
 }
 
@@ -367,7 +376,8 @@ void bt_serve_stop(struct bt_serve *s)
 	s->head = s->tail = s->taken = NULL;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	pthread_join(s->thread, NULL);
+	if (s->running)
+		pthread_join(s->thread, NULL);
 	close(s->fd);
 	/* connections still reading time out within their 5 s */
 	pthread_mutex_lock(&s->mu);

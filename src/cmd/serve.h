@@ -20,8 +20,13 @@ struct bt_serve;
 /* "ADDR:PORT" or "PORT" (ADDR 127.0.0.1): an IPv4 address and a port. 0 or -EINVAL. */
 int bt_serve_parse_addr(const char *spec, uint32_t *addr_be, uint16_t *port);
 
-/* Listens on spec and starts serving. 0 or -errno with a message in err. */
-int bt_serve_start(const char *spec, struct bt_serve **out, char *err, size_t errlen);
+/* Listens on spec (a port below 1024 needs the capability to bind it, so before capabilities are
+ * dropped). 0 or -errno with a message in err. */
+int bt_serve_open(const char *spec, struct bt_serve **out, char *err, size_t errlen);
+
+/* Starts answering, on threads that have the capabilities the caller has now: call it once they
+ * are dropped. 0 or -errno with a message in err. */
+int bt_serve_run(struct bt_serve *s, char *err, size_t errlen);
 
 /* The port it listens on (the one asked for, or the kernel's choice for port 0). */
 uint16_t bt_serve_port(const struct bt_serve *s);

@@ -48,7 +48,8 @@ static pid_t start_agent(int port, const char *name)
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/%s --interval 2 -F 99 "
 		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d %s 2> " TMP "/agent.err", name, port,
-		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" : "");
+		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" :
+		 !strcmp(name, "b") ? "--push http://127.0.0.1:9 --config " TMP "/b.conf" : "");
 	pid_t ag = bt_test_spawn_group(cmd);
 	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
 		usleep(100000);
@@ -110,8 +111,19 @@ static void pull__latest_metrics_and_refusals(void **state)
 	bt_test_require_priv();
 	int port = bt_test_free_port();
 	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
+	FILE *f = fopen(TMP "/b.conf", "we");
+	assert_non_null(f);
+	fputs("push-drain = 0\n", f);
+	fclose(f);
 	pid_t ag = start_agent(port, "b");
 	char out[8192];
+	/* every thread (the loop, the push worker, the HTTP ones) holds only what the loop kept: a
+	 * thread keeps the capabilities it was created with */
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat /proc/%d/task/*/status | awk '/^CapEff/ { print $2 }' "
+				     "| sort | uniq -c", (int)ag), 0);
+	print_message("capabilities of the agent's threads: %s", out);
+	assert_int_equal(bt_test_run(NULL, 0, "[ $(ls /proc/%d/task | wc -l) -ge 3 ] && [ $(cat /proc/%d/task/*/status "
+				     "| awk '/^CapEff/ { print $2 }' | sort -u | wc -l) -eq 1 ]", (int)ag, (int)ag), 0);
 	for (int i = 0; i < 600 && access(TMP "/b/status.json", R_OK) != 0; i++)
 		usleep(100000);
 	assert_int_equal(access(TMP "/b/status.json", R_OK), 0);
