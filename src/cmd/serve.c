@@ -1,6 +1,7 @@
 /* serve.c - the pull endpoint: an accept thread, one thread per connection up to
  * BT_SERVE_MAX_CONN, one request per connection (Connection: close), answers from memory only. */
 #include "cmd/serve.h"
+#include "cmd/httpreq.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -90,9 +91,9 @@ static void respond_text(int fd, int code, const char *reason, const char *text)
 	respond(fd, code, reason, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-/* Reads the request head (up to the blank line): its length, -E2BIG past BT_SERVE_MAX_REQ, or
- * -EIO (closed, timed out). */
-static int read_head(int fd, char *buf, size_t cap)
+/* Reads the request head (up to the blank line) into buf and parses it: the bytes read, -E2BIG
+ * past BT_SERVE_MAX_REQ, -EINVAL (not an HTTP/1 request) or -EIO (closed, timed out). */
+static int read_head(int fd, char *buf, size_t cap, struct bt_http_req *req)
 {
 	size_t got = 0;
 	while (got < cap - 1) {
@@ -101,25 +102,11 @@ static int read_head(int fd, char *buf, size_t cap)
 			return -EIO;
 		got += (size_t)n;
 		buf[got] = '\0';
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
-			return (int)got;
+		int e = bt_http_parse(buf, got, req);
+		if (e != -EAGAIN)
+			return e ? e : (int)got;
 	}
 	return -E2BIG;
-}
-
-/* N of a "seconds=N" query parameter, 30 (Go's default) without one, 0 when it is not 1..max. */
-static unsigned query_seconds(const char *q)
-{
-	for (const char *p = q; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-		if (strncmp(p, "seconds=", 8))
-			continue;
-		char *end;
-		unsigned long v = strtoul(p + 8, &end, 10);
-		if (end == p + 8 || (*end && *end != '&') || v < 1 || v > BT_SERVE_MAX_SECONDS)
-			return 0;
-		return (unsigned)v;
-	}
-	return 30;
 }
 
 /* Queues a profile request of seconds and waits for the loop to complete it (or for the stop). */
@@ -162,15 +149,11 @@ static void serve_copy(struct bt_serve *s, int fd, bool latest)
 	free(copy);
 }
 
-/* The body of a request, read and dropped (up to 1 MiB after the head's n bytes), so that closing
- * the connection does not reset it before the client reads the answer. */
-static void discard_body(int fd, const char *head, int n)
+/* The body of a request, read and dropped (up to 1 MiB beyond the n bytes read with the head), so
+ * that closing the connection does not reset it before the client reads the answer. */
+static void discard_body(int fd, const struct bt_http_req *r, int n)
 {
-	const char *cl = strcasestr(head, "\r\nContent-Length:");
-	const char *end = strstr(head, "\r\n\r\n");
-	if (!cl || !end)
-		return;
-	long want = strtol(cl + 17, NULL, 10) - (long)(n - (end + 4 - head));
+	long want = r->content_length - (n - (long)r->head_len);
 	char buf[4096];
 	for (long left = want < (1L << 20) ? want : (1L << 20); left > 0;) {
 		ssize_t r = recv(fd, buf, sizeof(buf), 0);
@@ -182,45 +165,38 @@ static void discard_body(int fd, const char *head, int n)
 
 /* Go's symbol protocol, which pprof asks for frames a profile left without names: buildtrace named
  * every frame it could from the build-id's own symbols, so it has no more to give. */
-static void serve_symbol(int fd, const char *method, const char *head, int n)
+static void serve_symbol(int fd, const struct bt_http_req *r, int n)
 {
-	if (!strcmp(method, "POST"))
-		discard_body(fd, head, n);
-	respond_text(fd, 200, "OK", strcmp(method, "POST") ? "num_symbols: 0\n" : "");
+	bool post = !strcmp(r->method, "POST");
+	if (post)
+		discard_body(fd, r, n);
+	respond_text(fd, 200, "OK", post ? "" : "num_symbols: 0\n");
 }
 
 static void handle(struct bt_serve *s, int fd)
 {
-	char req[BT_SERVE_MAX_REQ];
-	int n = read_head(fd, req, sizeof(req));
-	if (n == -E2BIG) {
+	char buf[BT_SERVE_MAX_REQ];
+	struct bt_http_req r;
+	int n = read_head(fd, buf, sizeof(buf), &r);
+	if (n == -E2BIG)
 		respond_text(fd, 431, "Request Header Fields Too Large", "request too large\n");
-		return;
-	}
+	else if (n == -EINVAL)
+		respond_text(fd, 400, "Bad Request", "not an HTTP/1 request\n");
 	if (n < 0)
 		return;
-	/* METHOD SP TARGET SP VERSION */
-	char *sp1 = strchr(req, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7)) {
-		respond_text(fd, 400, "Bad Request", "not an HTTP/1 request\n");
-		return;
-	}
-	*sp1 = *sp2 = '\0';
-	char *target = sp1 + 1, *q = strchr(target, '?');
-	if (q)
-		*q++ = '\0';
-	if (!strcmp(target, "/debug/pprof/symbol") && (!strcmp(req, "GET") || !strcmp(req, "POST"))) {
-		serve_symbol(fd, req, sp2 + 1, n - (int)(sp2 + 1 - req));
-	} else if (strcmp(req, "GET")) {
+	bool get = !strcmp(r.method, "GET");
+	if (!strcmp(r.target, "/debug/pprof/symbol") && (get || !strcmp(r.method, "POST"))) {
+		serve_symbol(fd, &r, n);
+	} else if (!get) {
 		respond_text(fd, 405, "Method Not Allowed", "only GET\n");
-	} else if (!strcmp(target, "/healthz")) {
+	} else if (!strcmp(r.target, "/healthz")) {
 		respond_text(fd, 200, "OK", "ok\n");
-	} else if (!strcmp(target, "/metrics")) {
+	} else if (!strcmp(r.target, "/metrics")) {
 		serve_copy(s, fd, false);
-	} else if (!strcmp(target, "/debug/pprof/latest")) {
+	} else if (!strcmp(r.target, "/debug/pprof/latest")) {
 		serve_copy(s, fd, true);
-	} else if (!strcmp(target, "/debug/pprof/profile")) {
-		unsigned secs = query_seconds(q);
+	} else if (!strcmp(r.target, "/debug/pprof/profile")) {
+		unsigned secs = bt_http_query_seconds(r.query, 30, BT_SERVE_MAX_SECONDS);
 		if (!secs)
 			respond_text(fd, 400, "Bad Request", "seconds: expected 1..300\n");
 		else
