@@ -208,7 +208,8 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 
 /* The server answers the first three requests 500, and every answer takes half a second: the agent
  * backs off, keeps sampling, and in the end every interval's profile was acknowledged once (basic
- * auth from a file on each request); the failures are counted as errors, nothing as sent twice. */
+ * auth from a file on each request); the failures are counted as errors, nothing as sent twice, and
+ * the samples acknowledged are every sample the agent took. */
 static void push__server_failing_and_slow__no_profile_lost(void **state)
 {
 	bt_test_require_priv();

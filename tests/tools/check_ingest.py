@@ -10,8 +10,9 @@ Checked: every request is POST /ingest in pprof; windows (from, until, whole sec
 and tile, a gap only where an interval had no samples; each acknowledged body is exactly one
 non-empty interval profile the agent wrote (byte for byte), each of those was acknowledged once,
 and its own start and duration lie in its window; headers; status.json's push counters equal what
-the server acknowledged, and the spool is empty; with --labels, samples of the process those labels
-name (by pid) all carry exactly them, and there are some."""
+the server acknowledged, the samples acknowledged are all the agent took, and the spool is empty;
+with --labels, samples of the process those labels name (by pid) all carry exactly them, and there
+are some."""
 import gzip
 import hashlib
 import json
@@ -197,7 +198,13 @@ def main():
     if "--labels" in want:
         check_labels(acked, want["--labels"])
     if "--status" in want:
-        st = json.load(open(want["--status"]))["push"]
+        root = json.load(open(want["--status"]))
+        # every sample the agent took reached the server, in exactly one acknowledged profile
+        got = sum(pprof_summary(r[4])[0] for r in acked)
+        if got != root["samples"]:
+            die("the server acknowledged %d samples, the agent took %d" % (got, root["samples"]))
+        print("samples acknowledged: %d, taken: %d" % (got, root["samples"]))
+        st = root["push"]
         if st["sent"] != len(acked) or st["spool_files"] != 0:
             die("status.json push %s, server acknowledged %d" % (st, len(acked)))
         if st["errors"] != len(reqs) - len(acked):
