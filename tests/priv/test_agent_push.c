@@ -167,7 +167,7 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	write_text(TMP "/a.conf", "interval = 1\nbearer-token-file = " TMP "/token\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a", "", false);
 	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
-	char mnt[512], out[4096], labels[1024], exe[4096];
+	char mnt[512], out[4096], labels[8192], exe[4096];
 	assert_int_equal(bt_test_run(mnt, sizeof(mnt), "awk '$9 == \"cgroup2\" { print $5; exit }' "
 				     "/proc/self/mountinfo | tr -d '\\n'"), 0);
 	assert_true(mnt[0] == '/');
@@ -199,7 +199,7 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 		fail_msg("query %s lacks %s", out, want);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
-	char copts[8192];
+	char copts[9000];
 	snprintf(copts, sizeof(copts), "--auth 'Bearer tok-123' --tenant team-a --status " TMP
 		 "/a/status.json --min-acked 5 %s", labels);
 	check_ingest(TMP "/recv-a", TMP "/a", copts);
@@ -236,7 +236,7 @@ static void push__server_failing_and_slow__no_profile_lost(void **state)
 	assert_int_equal(status_field(TMP "/b/status.json", "dropped"), 0);
 }
 
-/* A server that takes connections and never answers: profiles wait in the spool, at most
+/* No server, then one that takes connections and never answers: profiles wait in the spool, at most
  * spool-max-files of them, the oldest dropped and counted; SIGTERM cuts the request in flight after
  * push-drain seconds rather than the 20 s a request may take. The next run, with a server that
  * answers, sends what was spooled. */
@@ -246,10 +246,19 @@ static void push__server_down__spool_bounded_then_sent(void **state)
 	int port = bt_test_free_port();
 	char opts[512];
 	write_text(TMP "/c.conf", "interval = 1\nspool-max-files = 3\npush-drain = 2\n");
-	pid_t srv = start_receiver(port, TMP "/recv-hang", "--delay 1000", false);
 	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
+	/* nothing listens yet: connections refused, profiles kept */
 	pid_t ag = start_agent("c", TMP "/c.conf", opts);
+	wait_field(TMP "/c/status.json", "errors", 1, 90);
+	wait_field(TMP "/c/status.json", "spool_files", 1, 90);
+	kill(ag, SIGTERM);
+	assert_int_equal(wait_for(ag, 30), 0);
+	assert_int_equal(status_field(TMP "/c/status.json", "sent"), 0);
+	assert_true(count_files(TMP "/c/spool", ".pprof") >= 1);
+	unlink(TMP "/c/status.json");
+	pid_t srv = start_receiver(port, TMP "/recv-hang", "--delay 1000", false);
+	ag = start_agent("c", TMP "/c.conf", opts);
 	wait_field(TMP "/c/status.json", "intervals", 6, 90);
 	double t0 = now_s();
 	kill(ag, SIGTERM);
