@@ -5,3 +5,5 @@ TEST_agentconf_OBJS := $(BUILD)/cmd/agentconf.o $(BUILD)/cmd/serve.o $(BUILD)/cm
 TEST_cmd_cache_OBJS     := $(BUILD)/tests/testutil.o
 TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o
 $(BUILD)/tests/test_cmd_cache $(BUILD)/tests/test_cmd_symbolize: | buildtrace
+TEST_cmd_report_OBJS    := $(BUILD)/tests/testutil.o
+$(BUILD)/tests/test_cmd_report: | buildtrace

@@ -1,7 +1,8 @@
 # ELF core tests: link lists, and the fixture files they read from build/fixtures (the path the tests
 # use, whatever BUILD is). Big-endian fixtures need clang and ld.lld, i386 only gcc -m32 (no libc).
 # ELF_CORE_OBJS: reading an ELF file and its notes, what every layer above builds on.
-ELF_CORE_OBJS     := $(BUILD)/elf/elffile.o $(BUILD)/elf/buildid.o $(BUILD)/base/decompress.o
+ELF_CORE_OBJS     := $(BUILD)/elf/elffile.o $(BUILD)/elf/buildid.o $(BUILD)/base/decompress.o \
+                     $(BUILD)/base/safeopen.o
 TEST_buildid_OBJS := $(ELF_CORE_OBJS)
 TEST_elffile_OBJS := $(ELF_CORE_OBJS)
 TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)

@@ -1,5 +1,5 @@
 # Unit test link lists for the kernel's symbols, build-ids and modules.
-TEST_kallsyms_OBJS = $(BUILD)/kernel/kallsyms.o $(BUILD)/base/htab.o
+TEST_kallsyms_OBJS = $(BUILD)/kernel/kallsyms.o $(BUILD)/base/htab.o $(BUILD)/base/safeopen.o
 TEST_kident_OBJS   = $(BUILD)/kernel/kident.o $(ELF_CORE_OBJS)
 # The session's module table: kident underneath, .ko files read through the ELF core.
 TEST_kmods_OBJS    = $(BUILD)/kernel/kmods.o $(TEST_kident_OBJS)

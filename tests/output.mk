@@ -1,6 +1,6 @@
 # Unit test link lists for the writers and readers of profiles, and the browser test's runner.
 TEST_flamegraph_OBJS = $(BUILD)/output/flamegraph.o $(BUILD)/session/profile.o $(BUILD)/base/htab.o \
-                       $(BUILD)/base/strtab.o
+                       $(BUILD)/base/strtab.o $(BUILD)/base/utf8.o
 # The pprof and JSON tests build a session by hand (outputs_session.h): every layer up to output,
 # and of the capture layer only the record check the session makes.
 OUTPUT_SESSION_OBJS  = $(OBJS_base) $(OBJS_elf) $(OBJS_symsrc) $(OBJS_kernel) $(BUILD)/capture/records.o $(BUILD)/capture/procmaps.o \
@@ -14,3 +14,4 @@ $(BUILD)/tests/test_pprof.o: $(PROTO_DIR)/profile.pb-c.h
 # They read fixture programs and run ./buildtrace report.
 $(BUILD)/tests/test_pprof $(BUILD)/tests/test_jsonout: | build/fixtures/fx-sha1 build/fixtures/libfx.so buildtrace
 $(BUILD)/tests/test_browser: | buildtrace
+TEST_profdir_OBJS    = $(BUILD)/output/profdir.o $(BUILD)/base/wfile.o

@@ -1,11 +1,11 @@
 # Symbol sources, build-id cache, DWARF and debuginfod: unit test link lists and fixtures.
 # SYMSRC_OBJS: the symbol sources and all they stand on.
-SYMSRC_OBJS           = $(BUILD)/symsrc/symsrc.o $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o \
+SYMSRC_OBJS           = $(BUILD)/symsrc/symsrc.o $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o \
                         $(BUILD)/base/ustar.o $(BUILD)/elf/minidebuginfo.o $(BUILD)/elf/dwarfinfo.o \
                         $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)
-TEST_bidcache_OBJS    = $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
+TEST_bidcache_OBJS    = $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
 TEST_symsrc_OBJS      = $(SYMSRC_OBJS)
-TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(SYMSRC_OBJS)
+TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(BUILD)/base/trustdir.o $(SYMSRC_OBJS)
 
 # Fixtures: a program with inlined code (full, debug-only, stripped with a debuglink), and a
 # library carrying MiniDebugInfo made by the usual recipe (static functions only in .gnu_debugdata).

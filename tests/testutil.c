@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sys/capability.h>
@@ -150,6 +152,8 @@ static pid_t spawn_sh(const char *cmd, bool group)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* a test that fails leaves nothing running behind it (the shell's exec keeps this) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (group)
 			setpgid(0, 0);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);

@@ -4,6 +4,10 @@
 
 #include <errno.h>
 #include <malloc.h>
+#ifdef __SANITIZE_ADDRESS__
+/* the sanitizer runtime's public allocator statistics (sanitizer/allocator_interface.h) */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +75,24 @@ static int read_smaps(const char *procdir, struct bt_selfmem *out)
 	return 0;
 }
 
+/* What the allocator in use counts as allocated: glibc's malloc, or the sanitizer's that replaces
+ * it in a sanitized build (where mallinfo2 counts nothing). */
+static uint64_t heap_in_use(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 mi = mallinfo2();
+	return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+#endif
+}
+
 int bt_selfmem_read(const char *procdir, struct bt_selfmem *out)
 {
 	if (!out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	struct mallinfo2 mi = mallinfo2();
-	out->heap_in_use = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+	out->heap_in_use = heap_in_use();
 	int e1 = read_status(procdir ? procdir : "/proc", out);
 	int e2 = read_smaps(procdir ? procdir : "/proc", out);
 	return e1 && e2 ? e1 : 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/prctl.h>
 
 static bool effective(cap_t caps, cap_value_t c)
 {
@@ -132,6 +133,36 @@ static int parse_keep(const char *keep, bool *kept, size_t nkept)
 	return err;
 }
 
+/* The bounding set cut down to kept: nothing this process or a program it ran could gain, even
+ * through a set-uid or file-capability binary. Needs CAP_SETPCAP, raised for the purpose when only
+ * permitted (after a change of user); without it the bounding set is left as it was given, by
+ * whoever started buildtrace without CAP_SETPCAP (systemd's CapabilityBoundingSet). */
+static int drop_bounding(cap_t cur, const bool *kept, size_t nkept)
+{
+	cap_flag_value_t perm = CAP_CLEAR, eff = CAP_CLEAR;
+	cap_value_t setpcap = CAP_SETPCAP;
+	if (cap_get_flag(cur, CAP_SETPCAP, CAP_PERMITTED, &perm) != 0 || perm != CAP_SET)
+		return 0;
+	if (cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &eff) == 0 && eff != CAP_SET) {
+		cap_t raised = cap_dup(cur);
+		if (!raised)
+			return -errno;
+		int rc = cap_set_flag(raised, CAP_EFFECTIVE, 1, &setpcap, CAP_SET) ? -errno
+			 : cap_set_proc(raised) ? -errno : 0;
+		cap_free(raised);
+		if (rc)
+			return rc;
+	}
+	for (cap_value_t c = 0; c < (cap_value_t)cap_max_bits(); c++) {
+		if ((size_t)c < nkept && kept[c])
+			continue;
+		if (prctl(PR_CAPBSET_READ, (unsigned long)c, 0L, 0L, 0L) == 1 &&
+		    prctl(PR_CAPBSET_DROP, (unsigned long)c, 0L, 0L, 0L) != 0)
+			return -errno;
+	}
+	return 0;
+}
+
 int bt_caps_drop(const char *keep)
 {
 	bool kept[64] = { false };
@@ -141,6 +172,14 @@ int bt_caps_drop(const char *keep)
 	cap_t cur = cap_get_proc();
 	if (!cur)
 		return -errno;
+	/* no way back: no program run from here gains privileges, no capability stays ambient */
+	if ((err = drop_bounding(cur, kept, sizeof(kept) / sizeof(kept[0]))) ||
+	    (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0L, 0L, 0L) != 0 && errno != EINVAL) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0) {
+		err = err ? err : -errno;
+		cap_free(cur);
+		return err;
+	}
 	cap_t next = cap_init();
 	if (!next) {
 		err = -errno;

@@ -29,9 +29,11 @@ const char *bt_caps_keep_after_attach(void);
  * capability is last_cap; NULL when caps does not parse. */
 const char *bt_caps_keep_after_attach_text(const char *caps, int last_cap);
 
-/* Drops every capability from the effective, permitted and inheritable sets except those in keep
- * (a comma-separated list such as "cap_sys_ptrace,cap_dac_read_search", may be NULL or "").
- * 0 or -errno. */
+/* Drops every capability from the effective, permitted, inheritable and bounding sets except those
+ * in keep (a comma-separated list such as "cap_sys_ptrace,cap_dac_read_search", may be NULL or ""),
+ * clears the ambient set and sets no_new_privs: nothing dropped can come back, not even through a
+ * set-uid program. The bounding set needs CAP_SETPCAP (permitted is enough): without it, it stays
+ * as it was given. 0 or -errno. */
 int bt_caps_drop(const char *keep);
 
 #endif

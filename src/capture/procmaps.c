@@ -2,6 +2,7 @@
  * mapped file through /proc/PID/map_files to read its build-id, and opening a path a process names
  * inside that process's root. */
 #include "capture/procmaps.h"
+#include "base/safeopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/openat2.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DELETED_SUFFIX " (deleted)"
@@ -178,27 +176,10 @@ int bt_procmaps_open_mapped(const char *root, int pid, uint64_t start, uint64_t 
 	int err = proc_path(path, sizeof(path), root, pid, name);
 	if (err)
 		return err;
-	/* map_files entries are magic links, so O_NOFOLLOW would refuse every one of them; instead the
-	 * target is checked to be a regular file before opening (opening a device node may have side
-	 * effects) and checked again on the opened fd, in case the mapping changed in between. */
-	struct stat before, after;
-	if (stat(path, &before) != 0)
-		return -errno;
-	if (!S_ISREG(before.st_mode))
-		return -EINVAL;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &after) != 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(after.st_mode) || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
-		close(fd);
-		return S_ISREG(after.st_mode) ? -EAGAIN : -EINVAL;
-	}
-	return fd;
+	/* map_files entries are magic links, followed here (O_NOFOLLOW would refuse every one); the
+	 * target is pinned with O_PATH and checked to be a regular file before it is opened, as
+	 * opening a device may have side effects. */
+	return bt_open_regular(AT_FDCWD, path, 0, NULL);
 }
 
 int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
@@ -214,29 +195,6 @@ int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
 	return err;
 }
 
-/* The path resolved by the kernel as if ROOT/proc/PID/root were "/": absolute symlinks and ".."
- * stay inside it. openat2 is missing on kernels before 5.6 (ENOSYS): then only a process whose
- * root is ours can be served, as the path means the same to both. O_PATH opens nothing yet. */
-static int path_in_root(int rootfd, const char *path)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-	if (fd >= 0)
-		return fd;
-	if (errno != ENOSYS)
-		return -errno;
-	struct stat theirs, ours;
-	if (fstat(rootfd, &theirs) != 0 || stat("/", &ours) != 0)
-		return -errno;
-	if (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino)
-		return -EXDEV;
-	fd = open(path, O_PATH | O_CLOEXEC);
-	return fd >= 0 ? fd : -errno;
-}
-
 int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
 {
 	if (!path || path[0] != '/')
@@ -248,20 +206,8 @@ int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
 	int rootfd = open(rp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	int pfd = path_in_root(rootfd, path);
+	/* Resolved by the kernel as if ROOT/proc/PID/root were "/". */
+	int fd = bt_open_regular(rootfd, path, BT_OPEN_IN_ROOT, NULL);
 	close(rootfd);
-	if (pfd < 0)
-		return pfd;
-	struct stat st;
-	if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(pfd);
-		return -EINVAL;
-	}
-	/* Reopened through our own descriptor: the same file, now for reading. */
-	char self[64];
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	int fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	err = fd < 0 ? -errno : 0;
-	close(pfd);
-	return err ? err : fd;
+	return fd;
 }

@@ -29,8 +29,8 @@ int bt_procmaps_foreach(const char *root, int pid, bt_procmap_fn fn, void *ctx);
 
 /* Opens ROOT/proc/PID/map_files/START-END (O_RDONLY|O_NONBLOCK|O_CLOEXEC): the file exactly as
  * mapped; START-END must be the mapping's exact bounds (else -ENOENT). Only regular files are
- * opened (else -EINVAL, checked before opening, as opening a device can have side effects);
- * -EAGAIN when the mapping changed to another file meanwhile. Returns an fd or -errno. */
+ * opened (else -EINVAL, checked before opening, as opening a device can have side effects; see
+ * base/safeopen.h). Returns an fd or -errno. */
 int bt_procmaps_open_mapped(const char *root, int pid, uint64_t start, uint64_t end);
 
 /* Build-id of the file mapped at [start,end) of pid, through map_files. 0 or -errno. */

@@ -19,6 +19,7 @@
 #include "cmd/agentconf.h"
 #include "capture/capture.h"
 #include "capture/caps.h"
+#include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/live.h"
@@ -187,6 +188,7 @@ static int write_status(void *ctx, FILE *f)
 	json_str(f, a->last_write);
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);
+	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
 	if (a->push) {
 		struct bt_push_stats ps;
 		bt_push_get_stats(a->push, &ps);
@@ -316,6 +318,18 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 		fprintf(stderr, "buildtrace agent: cannot write %s: %s\n", a->conf.status_file, strerror(-err));
 }
 
+/* chowns a directory of the agent's to pw's user, never through a link at its last component (a
+ * user owning the parent could point it anywhere). 0 or -errno (-ELOOP: a link). */
+static int give_dir(const char *path, const struct passwd *pw)
+{
+	int fd = bt_wfile_open_dir(path);
+	if (fd < 0)
+		return fd;
+	int err = fchown(fd, pw->pw_uid, pw->pw_gid) != 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
 /* After attaching: another user if configured, and only the capabilities the session still needs
  * (bt_caps_keep_after_attach). */
 static int switch_user(const struct bt_agent_conf *c)
@@ -326,9 +340,15 @@ static int switch_user(const struct bt_agent_conf *c)
 	if (!pw)
 		return bt_cli_error(1, "user '%s' does not exist", c->user);
 	/* The agent's own files must stay writable by the user it becomes. */
-	if (chown(c->output_dir, pw->pw_uid, pw->pw_gid) != 0 ||
-	    (c->push_url[0] && chown(c->spool_dir, pw->pw_uid, pw->pw_gid) != 0))
-		return bt_cli_error(1, "cannot give %s to user %s: %s", c->output_dir, c->user, strerror(errno));
+	int err = give_dir(c->output_dir, pw);
+	const char *dir = c->output_dir;
+	if (!err && c->push_url[0]) {
+		err = give_dir(c->spool_dir, pw);
+		dir = c->spool_dir;
+	}
+	if (err)
+		return bt_cli_error(1, "cannot give %s to user %s: %s", dir, c->user,
+				    err == -ELOOP ? "it is a symbolic link" : strerror(-err));
 	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) != 0 || setgroups(0, NULL) != 0 ||
 	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
 		return bt_cli_error(1, "cannot become user %s: %s", c->user, strerror(errno));
@@ -353,13 +373,58 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
+/* 0 when path is a directory this process can create files in, else -errno. */
+static int writable_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(path, W_OK | X_OK) == 0 ? 0 : -errno;
+}
+
+/* The directories a configuration writes to, usable: the output directory created if missing and
+ * writable, the status file's directory existing and writable (it is not created: a typo there
+ * should not make a tree of directories). 0, or -errno with what is wrong in msg. */
+static int check_dirs(const struct bt_agent_conf *c, char *msg, size_t len)
+{
+	int err = mkdirs(c->output_dir);
+	if (err) {
+		snprintf(msg, len, "cannot create %s: %s", c->output_dir, strerror(-err));
+		return err;
+	}
+	if ((err = writable_dir(c->output_dir))) {
+		snprintf(msg, len, "cannot write to %s: %s", c->output_dir, strerror(-err));
+		return err;
+	}
+	char dir[BT_AGENT_STR];
+	snprintf(dir, sizeof(dir), "%s", c->status_file);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';  /* "/status.json": the root */
+	if ((err = writable_dir(dir))) {
+		snprintf(msg, len, "status-file %s: cannot write in %s: %s", c->status_file, dir,
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* SIGHUP: the config file read again; what needs no new attachment takes effect now. */
 static void reload(struct agent *a)
 {
 	struct bt_agent_conf n;
-	char err[512];
+	char err[2 * BT_AGENT_STR + 128];  /* two paths and a reason */
 	if (load_conf(a, &n, err, sizeof(err))) {
 		fprintf(stderr, "buildtrace agent: config not reloaded: %s\n", err);
+		return;
+	}
+	/* an output the agent could not write would fail every interval from now on */
+	if (check_dirs(&n, err, sizeof(err))) {
+		fprintf(stderr, "buildtrace agent: config not reloaded, the old one stays: %s\n", err);
 		return;
 	}
 	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user) ||
@@ -372,8 +437,6 @@ static void reload(struct agent *a)
 	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
 	n.idle = a->conf.idle;
 	n.sample_labels = a->conf.sample_labels;
-	if (mkdirs(n.output_dir) != 0)
-		fprintf(stderr, "buildtrace agent: cannot create %s: %s\n", n.output_dir, strerror(errno));
 	/* A reload reads the credential files again, so a rotated token is taken up too. */
 	bool had_push = a->push != NULL;
 	a->conf = n;
@@ -532,14 +595,12 @@ static int start(struct agent *a)
 
 static int run(struct agent *a)
 {
-	char msg[512];
+	char msg[2 * BT_AGENT_STR + 128];
 	struct bt_agent_conf *c = &a->conf;
 	if (bt_caps_check(msg, sizeof(msg)))
 		return bt_cli_error(1, "%s; run the agent as root (it drops what it does not need)", msg);
-	if (mkdirs(c->output_dir) != 0)
-		return bt_cli_error(1, "cannot create %s: %s", c->output_dir, strerror(errno));
-	if (access(c->output_dir, W_OK) != 0)
-		return bt_cli_error(1, "cannot write to %s: %s", c->output_dir, strerror(errno));
+	if (check_dirs(c, msg, sizeof(msg)))
+		return bt_cli_error(1, "%s", msg);
 	int rc = start(a);
 	if (rc)
 		goto out;

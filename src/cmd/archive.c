@@ -15,6 +15,7 @@
 #include "symsrc/bidcache.h"
 #include "elf/buildid.h"
 #include "cmd/cache.h"
+#include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 
@@ -138,30 +139,23 @@ int cmd_archive(int argc, char **argv)
 		free(ids);
 		return bt_cli_error(1, "no build-id found in the arguments");
 	}
-	/* Written under a temporary name so that a failed run leaves no partial archive. */
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", out) >= (int)sizeof(tmp)) {
-		free(ids);
-		return bt_cli_error(1, "output name too long");
-	}
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	/* Written under a temporary name so that a failed run leaves no partial archive (a device or a
+	 * FIFO is written in place). */
+	struct bt_wfile w;
+	int fd = bt_wfile_open_path(&w, out, BT_WFILE_MODE);
 	if (fd < 0) {
 		free(ids);
-		return bt_cli_error(1, "cannot create %s: %s", out, strerror(errno));
+		return bt_cli_error(1, "cannot create %s: %s", out, bt_cli_write_error(fd));
 	}
 	size_t count = 0;
 	int err = bt_bidcache_archive(cache, ids, n, fd, &count);
 	free(ids);
-	if (!err && fchmod(fd, 0644) != 0)
-		err = -errno;
-	if (close(fd) != 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, out) != 0)
-		err = -errno;
-	if (err) {
-		unlink(tmp);
+	if (err)
+		bt_wfile_abort(&w);
+	else
+		err = bt_wfile_commit(&w);
+	if (err)
 		return bt_cli_error(1, "cannot write %s: %s", out, strerror(-err));
-	}
 	printf("archived %zu entries of %s to %s\n", count, cache, out);
 	if (fflush(stdout) != 0)
 		return bt_cli_error(1, "writing the output failed: %s", strerror(errno));

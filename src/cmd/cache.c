@@ -12,6 +12,7 @@
 #include "symsrc/bidcache.h"
 #include "elf/buildid.h"
 #include "cmd/cache.h"
+#include "base/safeopen.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "symsrc/symsrc.h"
@@ -97,9 +98,10 @@ static int add_one(const char *cache, const char *file)
 	char real[PATH_MAX];
 	if (!realpath(file, real))
 		return bt_cli_error(1, "cannot add %s: %s", file, strerror(errno));
-	int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = bt_open_regular(AT_FDCWD, real, 0, NULL);
 	if (fd < 0)
-		return bt_cli_error(1, "cannot open %s: %s", file, strerror(errno));
+		return bt_cli_error(1, "cannot open %s: %s", file,
+				    fd == -EINVAL ? "not a regular file" : strerror(-fd));
 	struct bt_build_id id;
 	int err = bt_buildid_from_fd(fd, &id);
 	if (err) {

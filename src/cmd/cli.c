@@ -125,3 +125,10 @@ bool bt_cli_pid_exists(int pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
+
+const char *bt_cli_write_error(int err)
+{
+	if (err == -EPERM)
+		return "a symbolic link, FIFO or device owned by another user: not written through";
+	return strerror(-err);
+}

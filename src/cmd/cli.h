@@ -20,5 +20,8 @@ int bt_cli_parse_size(const char *s, size_t *out);
 /* kernel.perf_event_max_sample_rate, or 100000 when unreadable. */
 unsigned long bt_cli_max_sample_rate(void);
 bool bt_cli_pid_exists(int pid);
+/* Why an output file could not be written, for -errno from bt_wfile: what -EPERM means there,
+ * else strerror. */
+const char *bt_cli_write_error(int err);
 
 #endif

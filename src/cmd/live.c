@@ -3,6 +3,8 @@
 #include "cmd/live.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -28,6 +30,16 @@ static void say(const struct bt_live *l, enum bt_log_level level, const char *ms
 {
 	if (l->opts.log)
 		l->opts.log(l->opts.ctx, level, msg);
+}
+
+/* debuginfod is asked for but its cache is someone else's to change. */
+static void say_untrusted_cache(const struct bt_live *l)
+{
+	char why[PATH_MAX + 64] = "", msg[PATH_MAX + 192];
+	bt_debuginfod_cache_check(why, sizeof(why));
+	snprintf(msg, sizeof(msg), "debuginfod not used: its cache is not safe, %s (set DEBUGINFOD_CACHE_PATH "
+		 "to a directory only you can change)", why);
+	say(l, BT_LOG_WARN, msg);
 }
 
 /* The capture has one context for its two callbacks: the driver, which passes each on. */
@@ -56,16 +68,20 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->cap = NULL;
 	l->dbgd = NULL;
 	raise_nofile();
-	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid, .labels = opts->labels,
-				      .cache_dir = opts->cache_dir, .cache_store = opts->cache_store };
+	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid,
+				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
+				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
 		return err;
 	/* Only user frames have files debuginfod could know. */
 	if (opts->debuginfod && opts->user && bt_debuginfod_configured()) {
 		struct bt_debuginfod_opts dopts = { .timeout_ms = 10000 };
-		if (bt_debuginfod_new(&dopts, &l->dbgd) == 0)
+		int derr = bt_debuginfod_new(&dopts, &l->dbgd);
+		if (derr == 0)
 			bt_dso_set_debuginfod(&l->session.dsos, l->dbgd);
+		else if (derr == -EPERM)
+			say_untrusted_cache(l);
 		else
 			say(l, BT_LOG_INFO, "debuginfod is configured but unusable");
 	}

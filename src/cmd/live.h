@@ -31,6 +31,8 @@ struct bt_live_opts {
 	unsigned ustack_bytes;    /* stack bytes copied per sample; 0: the default */
 	const char *cache_dir;    /* build-id cache; NULL: ~/.debug */
 	bool cache_store;         /* store sampled binaries in the cache */
+	uint64_t cache_max_file;  /* bt_session_opts' limits of those stores; 0: the defaults */
+	uint64_t cache_max_size;
 	bool debuginfod;          /* ask debuginfod for missing symbols when one is configured */
 	double duration;          /* seconds; 0: until *stop */
 	/* Set by the command's signal handler to the signal that ends the session; a handler cannot

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/safeopen.h"
 #include "output/profdir.h"
 
 #define BACKOFF_MAX_S 60
@@ -223,12 +224,13 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 
 static void *read_all(const char *path, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* a spool entry that is a symlink, a FIFO or a device is not opened */
+	struct stat st;
+	int fd = bt_open_regular(AT_FDCWD, path, BT_OPEN_NOFOLLOW, &st);
 	if (fd < 0)
 		return NULL;
-	struct stat st;
 	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (buf = malloc((size_t)st.st_size + 1))) {
+	if ((buf = malloc((size_t)st.st_size + 1))) {
 		size_t got = 0;
 		while (got < (size_t)st.st_size) {
 			ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);

@@ -14,6 +14,7 @@
 #include "capture/capture.h"
 #include "capture/callgraph.h"
 #include "capture/caps.h"
+#include "base/wfile.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/live.h"
@@ -25,7 +26,7 @@
 struct out_file {
 	const char *path;
 	enum bt_format fmt;
-	char *tmp;
+	struct bt_wfile w;  /* the file being written, unless f is stdout */
 	FILE *f;
 };
 
@@ -44,6 +45,7 @@ struct record_args {
 	const char *cache_dir;
 	bool no_debuginfod;
 	bool no_cache;
+	size_t cache_max_size, cache_max_file;  /* 0: the defaults */
 	int verbose;
 	size_t ringbuf_bytes;
 	bool per_pid;
@@ -79,6 +81,8 @@ static void record_usage(FILE *f)
 		"                          (the file's own, a debug file, the cache or debuginfod)\n"
 		"      --cache-dir DIR     build-id cache (default ~/.debug)\n"
 		"      --no-cache          do not store sampled binaries in the build-id cache\n"
+		"      --cache-max-size SIZE  stop storing when the cache holds SIZE (default 8G)\n"
+		"      --cache-max-file SIZE  do not store files larger than SIZE (default 512M)\n"
 		"      --no-debuginfod     never ask a debuginfod server for symbols\n"
 		"      --ringbuf-size SIZE ring buffer size, e.g. 16M (default: a quarter second of samples\n"
 		"                          on every CPU, 256K to 64M)\n"
@@ -90,7 +94,7 @@ static void record_usage(FILE *f)
 
 enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
        OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
-       OPT_LINES };
+       OPT_LINES, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE };
 
 /* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
 static int add_also_write(struct record_args *a, char *arg)
@@ -125,6 +129,8 @@ static const struct option record_opts[] = {
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
+	{ "cache-max-file", required_argument, NULL, OPT_CACHE_MAX_FILE },
 	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "live", no_argument, NULL, OPT_LIVE },
@@ -201,6 +207,15 @@ static int parse_args(int argc, char **argv, struct record_args *a)
 			break;
 		case OPT_CACHE_DIR: a->cache_dir = optarg; break;
 		case OPT_NO_CACHE: a->no_cache = true; break;
+		case OPT_CACHE_MAX_SIZE:
+		case OPT_CACHE_MAX_FILE: {
+			size_t *v = c == OPT_CACHE_MAX_SIZE ? &a->cache_max_size : &a->cache_max_file;
+			if (bt_cli_parse_size(optarg, v) || *v == 0)
+				return bt_cli_error(2, "invalid size '%s' for %s: expected bytes > 0, or with K, "
+						    "M or G", optarg,
+						    c == OPT_CACHE_MAX_SIZE ? "--cache-max-size" : "--cache-max-file");
+			break;
+		}
 		case OPT_NO_DEBUGINFOD: a->no_debuginfod = true; break;
 		case OPT_RINGBUF:
 			if (bt_cli_parse_size(optarg, &a->ringbuf_bytes) || a->ringbuf_bytes < 4096 ||
@@ -282,39 +297,22 @@ static void live_view(void *ctx, struct bt_live *l, double elapsed)
 static int out_open(struct out_file *o)
 {
 	o->f = stdout;
-	o->tmp = NULL;
+	o->w.fd = -1;
 	if (!o->path || !strcmp(o->path, "-"))
 		return 0;
 	o->f = NULL;
-	/* A device or a FIFO (-o /dev/null, a pipe) is written as it is: renaming a file over it
-	 * would replace the device node itself. */
-	struct stat st;
-	if (stat(o->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode))
-			return -EISDIR;
-		int fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return -e;
-		}
-		return 0;
-	}
-	if (asprintf(&o->tmp, "%s.tmp.%d", o->path, (int)getpid()) < 0) {
-		o->tmp = NULL;
-		return -ENOMEM;
-	}
-	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-		int e = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(o->tmp);
-		}
-		free(o->tmp);
-		o->tmp = NULL;
-		return -e;
+	/* A new file 0600, as profiles hold other users' stacks; a device or a FIFO (-o /dev/null, a
+	 * pipe) is written in place, and never removed. */
+	int fd = bt_wfile_open_path(&o->w, o->path, BT_WFILE_MODE);
+	if (fd < 0)
+		return fd;
+	int dfd = dup(fd);
+	if (dfd < 0 || !(o->f = fdopen(dfd, "w"))) {
+		int e = -errno;
+		if (dfd >= 0)
+			close(dfd);
+		bt_wfile_abort(&o->w);
+		return e;
 	}
 	return 0;
 }
@@ -328,8 +326,10 @@ static int out_commit(struct out_file *o, const struct bt_session *s, const stru
 	if (fclose(o->f) != 0 && !err)
 		err = -errno;
 	o->f = NULL;
-	if (!err && o->tmp && rename(o->tmp, o->path) != 0)
-		err = -errno;
+	if (err)
+		bt_wfile_abort(&o->w);
+	else
+		err = bt_wfile_commit(&o->w);
 	return err;
 }
 
@@ -339,11 +339,7 @@ static void out_discard(struct out_file *o)
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	o->f = NULL;
-	if (o->tmp) {
-		unlink(o->tmp);
-		free(o->tmp);
-		o->tmp = NULL;
-	}
+	bt_wfile_abort(&o->w);
 }
 
 static void outs_discard(struct out_file *main_out, struct record_args *a)
@@ -368,7 +364,7 @@ static int outs_open(struct out_file *main_out, struct record_args *a)
 		return 0;
 	const char *path = bad->path;
 	outs_discard(main_out, a);
-	return bt_cli_error(1, "cannot write %s: %s", path, strerror(-err));
+	return bt_cli_error(1, "cannot write %s: %s", path, bt_cli_write_error(err));
 }
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
@@ -384,7 +380,8 @@ static int outs_commit(struct out_file *main_out, struct record_args *a, const s
 			failed = &a->also[i];
 	if (!err)
 		return 0;
-	return bt_cli_error(1, "writing %s failed: %s", failed->tmp ? failed->path : "the profile",
+	return bt_cli_error(1, "writing %s failed: %s", failed->path && strcmp(failed->path, "-") ? failed->path :
+			    "the profile",
 			    strerror(-err));
 }
 
@@ -422,7 +419,19 @@ static void print_summary(const struct record_args *a, const struct bt_live *l)
 	if (s->stats.bid_missing)
 		fprintf(stderr, ", %llu mappings without a readable build-id",
 			(unsigned long long)s->stats.bid_missing);
+	if (s->dsos.dwarf_refused)
+		fprintf(stderr, ", %llu files without lines: their DWARF strings lack a final NUL (corrupt)",
+			(unsigned long long)s->dsos.dwarf_refused);
 	fprintf(stderr, "\n");
+	const struct bt_bidcache_budget *b = &s->dsos.cache_budget;
+	if (b->too_large)
+		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: larger than %llu "
+			"bytes (--cache-max-file)\n", (unsigned long long)b->too_large,
+			(unsigned long long)(b->max_file ? b->max_file : BT_BIDCACHE_MAX_FILE));
+	if (b->full)
+		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: it holds its limit "
+			"of %llu bytes (--cache-max-size, or buildtrace cache prune)\n", (unsigned long long)b->full,
+			(unsigned long long)(b->max_total ? b->max_total : BT_BIDCACHE_MAX_TOTAL));
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);
 	if (a->verbose)
@@ -449,7 +458,8 @@ static int start_and_loop(struct record_ctx *rc, const struct record_args *a, bo
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
 		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
-		.cache_store = !a->no_cache, .debuginfod = !a->no_debuginfod, .duration = a->duration,
+		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
+		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
 		.stop = &stop_signal, .log = record_log, .on_tick = live ? live_view : NULL, .ctx = rc,
 	};
 	struct bt_live *l = &rc->live;

@@ -18,6 +18,7 @@
 #include "cmd/commands.h"
 #include "symsrc/debuginfod_client.h"
 #include "base/demangle.h"
+#include "base/safeopen.h"
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
 #include "kernel/kallsyms.h"
@@ -137,11 +138,19 @@ static void on_fetched(void *ctx, const struct bt_build_id *id, int fd, const ch
  * command line may wait for the answer, unlike the live session. */
 static void try_debuginfod(struct symbolizer *s, struct target *t)
 {
+	int err;
 	if (!s->so.debuginfod || !t->id.len || (!t->err && strcmp(t->origin, "dynsym") != 0) ||
 	    !bt_debuginfod_configured())
 		return;
-	if (!s->dbgd && bt_debuginfod_new(NULL, &s->dbgd) != 0) {
+	if (!s->dbgd && (err = bt_debuginfod_new(NULL, &s->dbgd)) != 0) {
 		s->dbgd = NULL;
+		if (err == -EPERM) {
+			char why[PATH_MAX + 64] = "";
+			bt_debuginfod_cache_check(why, sizeof(why));
+			bt_cli_error(0, "debuginfod not used: its cache is not safe, %s (set DEBUGINFOD_CACHE_PATH "
+				     "to a directory only you can change)", why);
+		}
+		s->so.debuginfod = false;  /* said once */
 		return;
 	}
 	if (bt_debuginfod_request(s->dbgd, &t->id) != 0)
@@ -183,6 +192,20 @@ static void target_load(struct symbolizer *s, struct target *t)
 	}
 }
 
+/* Says once why a file's DWARF was refused: which string section, when it is the file's own. */
+static void tell_dwarf_refused(const struct target *t)
+{
+	const char *bad = NULL;
+	struct bt_elf *e = NULL;
+	if (t->fd >= 0 && bt_elf_open_fd(t->fd, &e) == 0)
+		bt_dwarf_check_strings(bt_elf_handle(e), &bad);
+	bt_elf_close(e);
+	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
+	const char *name = t->path ? t->path : t->id.len ? bt_buildid_hex(&t->id, hex, sizeof(hex)) : "?";
+	bt_cli_error(0, "no line info for %s: %s does not end with a NUL (corrupt DWARF strings)", name,
+		     bad ? bad : "a string section (.debug_str or .debug_line_str)");
+}
+
 static struct bt_dwarf *target_dwarf(struct symbolizer *s, struct target *t)
 {
 	if (t->dwarf_tried)
@@ -191,11 +214,18 @@ static struct bt_dwarf *target_dwarf(struct symbolizer *s, struct target *t)
 	char origin[BT_SYMSRC_ORIGIN_LEN];
 	if (t->debug_fd >= 0 && bt_dwarf_open_fd(t->debug_fd, &t->dwarf) == 0)
 		return t->dwarf;
+	t->dwarf = NULL;
 	struct bt_symsrc_req req = { .id = &t->id, .mapped_fd = t->fd, .path = t->path };
+	int err = -ENODATA;
 	if (t->id.len)
-		bt_symsrc_open_dwarf(&s->so, &req, &t->dwarf, origin, sizeof(origin));
+		err = bt_symsrc_open_dwarf(&s->so, &req, &t->dwarf, origin, sizeof(origin));
 	else if (t->fd >= 0)
-		bt_dwarf_open_fd(t->fd, &t->dwarf);
+		err = bt_dwarf_open_fd(t->fd, &t->dwarf);
+	if (err) {
+		t->dwarf = NULL;
+		if (err == -EBADMSG)
+			tell_dwarf_refused(t);
+	}
 	return t->dwarf;
 }
 
@@ -262,7 +292,7 @@ static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
 	int err = bt_kident_find_vmlinux(root, override, path, sizeof(path));
 	int fd = -1;
 	if (err == 0) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 		if (fd >= 0 && bt_dwarf_open_fd(fd, &s->k.vmlinux) != 0)
 			s->k.vmlinux = NULL;
 	} else if (override) {
@@ -474,6 +504,44 @@ static void symbolizer_free(struct symbolizer *s)
 	bt_debuginfod_free(s->dbgd);
 }
 
+/* What is wrong with a file given as --elf. */
+static const char *elf_problem(int err)
+{
+	switch (err) {
+	case -EINVAL:
+		return "not a regular file";
+	case -ENOEXEC:
+		return "not an ELF file";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* --elf: only a regular file is opened (a FIFO or a device is refused before it is opened), and
+ * it must be ELF: -1 when ready, else the exit status. */
+static int open_elf(struct symbolizer *s, const char *path)
+{
+	char real[PATH_MAX];
+	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
+	if (fd < 0)
+		return bt_cli_error(1, "cannot open %s: %s", path, elf_problem(fd));
+	s->one.fd = fd;
+	struct bt_elf *e = NULL;
+	int err = bt_elf_open_fd(fd, &e);
+	bt_elf_close(e);
+	if (err)
+		return bt_cli_error(1, "cannot read %s: %s", path, elf_problem(err));
+	/* The real path, so that its .gnu_debuglink is looked for in the right directory. */
+	s->one.path = strdup(realpath(path, real) ? real : path);
+	if (!s->one.path)
+		return bt_cli_error(1, "out of memory");
+	target_load(s, &s->one);
+	if (!s->one.st)
+		return bt_cli_error(1, "cannot read symbols of %s: %s", path, s->one.err == -ENODATA
+				    ? "it has no function symbols" : strerror(-s->one.err));
+	return -1;
+}
+
 /* Loads what the addresses are looked up in: -1 when ready, else the command's exit status. */
 static int open_source(struct symbolizer *s, const struct symbolize_args *a)
 {
@@ -487,18 +555,7 @@ static int open_source(struct symbolizer *s, const struct symbolize_args *a)
 		bt_kmods_init(&s->k.mods, root);
 		kernel_open_vmlinux(s, a->vmlinux);
 	} else if (a->elf) {
-		char real[PATH_MAX];
-		s->one.fd = open(a->elf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (s->one.fd < 0)
-			return bt_cli_error(1, "cannot open %s: %s", a->elf, strerror(errno));
-		/* The real path, so that its .gnu_debuglink is looked for in the right directory. */
-		s->one.path = strdup(realpath(a->elf, real) ? real : a->elf);
-		if (!s->one.path)
-			return bt_cli_error(1, "out of memory");
-		target_load(s, &s->one);
-		if (!s->one.st)
-			return bt_cli_error(1, "cannot read symbols of %s: %s", a->elf, s->one.err == -ENODATA
-					    ? "it has no function symbols" : strerror(-s->one.err));
+		return open_elf(s, a->elf);
 	} else if (a->bid) {
 		if (bt_buildid_parse_hex(a->bid, &s->one.id))
 			return bt_cli_error(2, "invalid build-id '%s': expected hex digits", a->bid);

@@ -7,12 +7,14 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Nesting deeper than this is not followed: it bounds recursion on hostile input, and real code
@@ -61,9 +63,59 @@ struct bt_dwarf {
 	size_t npaths, npaths_cap;
 };
 
+/* The last byte of a section's contents, decompressed as libdw would (it does so in place in the
+ * same Elf, so libdw later finds it done). -ENODATA when the section is empty or has no bytes. */
+static int last_byte(Elf_Scn *scn, const char *name, unsigned char *out)
+{
+	GElf_Shdr sh;
+	if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+		return -ENODATA;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -EBADMSG;
+	if (!strncmp(name, ".zdebug", 7) && elf_compress_gnu(scn, 0, 0) < 0)
+		return -EBADMSG;
+	Elf_Data *d = NULL, *last = NULL;
+	while ((d = elf_getdata(scn, d)) != NULL)
+		if (d->d_size)
+			last = d;
+	if (!last)
+		return -ENODATA;
+	if (!last->d_buf)
+		return -EBADMSG;
+	*out = ((const unsigned char *)last->d_buf)[last->d_size - 1];
+	return 0;
+}
+
+int bt_dwarf_check_strings(Elf *e, const char **bad)
+{
+	static const char *const names[] = { ".debug_str", ".debug_line_str", ".zdebug_str",
+					     ".zdebug_line_str" };
+	size_t shstrndx;
+	if (!e || elf_getshdrstrndx(e, &shstrndx) != 0)
+		return -ENOEXEC;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
+			unsigned char c;
+			if (strcmp(name, names[i]) != 0)
+				continue;
+			int err = last_byte(scn, name, &c);
+			if (err == -ENODATA || (!err && c == '\0'))
+				break;
+			if (bad)
+				*bad = names[i];
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
 /* libelf reads the sections it is asked for with pread into its own memory, where libdw can also
  * decompress SHF_COMPRESSED ones; never a mapping, which a file truncated by another process
- * would turn into SIGBUS. */
+ * would turn into SIGBUS. A string section without its final NUL is refused before libdw sees it:
+ * libdw (0.188) reads such strings past the section's end. */
 static int open_dwarf(int fd, int *dupfd, Elf **e, Dwarf **dw)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
@@ -77,6 +129,12 @@ static int open_dwarf(int fd, int *dupfd, Elf **e, Dwarf **dw)
 			elf_end(*e);
 		close(nfd);
 		return -ENOEXEC;
+	}
+	int err = bt_dwarf_check_strings(*e, NULL);
+	if (err) {
+		elf_end(*e);
+		close(nfd);
+		return err;
 	}
 	*dw = dwarf_begin_elf(*e, DWARF_C_READ, NULL);
 	if (!*dw) {

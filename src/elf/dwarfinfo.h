@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 struct bt_dwarf;
 
@@ -20,8 +21,15 @@ struct bt_dwarf_frame {
 };
 
 /* Opens the DWARF of the ELF file open as fd (duplicated; the caller keeps its fd). Compressed
- * debug sections are handled. 0, -ENODATA (no DWARF), -ENOEXEC (not ELF), or -errno. */
+ * debug sections are handled. 0, -ENODATA (no DWARF), -ENOEXEC (not ELF), -EBADMSG (a string
+ * section fails bt_dwarf_check_strings: no lines from this file), or -errno. */
 int bt_dwarf_open_fd(int fd, struct bt_dwarf **out);
+
+/* Whether the DWARF string sections of e (.debug_str, .debug_line_str, compressed or not) end with
+ * a NUL, as every string read from them must: libdw reads a string past the section's end when the
+ * last one is unterminated. 0, or -EBADMSG with *bad (if bad is not NULL) naming the first section
+ * that does not (or cannot be decompressed), or -ENOEXEC. */
+int bt_dwarf_check_strings(Elf *e, const char **bad);
 
 /* Supplies the file a .gnu_debugaltlink (dwz) refers to; fd is duplicated. 0 or -errno. */
 int bt_dwarf_set_alt_fd(struct bt_dwarf *d, int fd);

@@ -3,6 +3,7 @@
  * length against the file. */
 #include "elf/elffile.h"
 #include "base/decompress.h"
+#include "base/safeopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,10 +169,10 @@ int bt_elf_open_path(const char *path, struct bt_elf **out)
 {
 	if (!path || !out)
 		return -EINVAL;
-	/* O_NONBLOCK: a FIFO planted where a library was expected must not hang us before fstat. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* A FIFO or device planted where a library was expected is refused before it is opened. */
+	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int err = open_regular_fd(fd, true, out);
 	close(fd);  /* the handle reads through its own descriptor, or from the heap */
 	return err;

@@ -14,7 +14,7 @@ struct bt_elf;
 /* All return 0 or -errno (-ENOEXEC: not ELF or malformed). A file is read with pread as parts of
  * it are asked for, never mapped (a file truncated meanwhile gives errors, not SIGBUS); the handle
  * reads through its own duplicate of fd. A buffer must outlive the handle. bt_elf_open_path opens
- * O_RDONLY|O_NONBLOCK|O_CLOEXEC, refuses non-regular files (-EINVAL), and decompresses
+ * only a regular file (else -EINVAL, without opening it: base/safeopen.h), and decompresses
  * xz/zstd/gzip files. */
 int bt_elf_open_fd(int fd, struct bt_elf **out);
 int bt_elf_open_mem(const void *buf, size_t len, struct bt_elf **out);

@@ -2,6 +2,7 @@
  * array whose names and interned module names share a single string arena. */
 #include "kernel/kallsyms.h"
 #include "base/htab.h"
+#include "base/safeopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -323,19 +324,13 @@ int bt_kallsyms_load(const char *root, struct bt_kallsyms **out)
 	int n = snprintf(path, sizeof(path), "%s/proc/kallsyms", root ? root : "");
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	/* O_NONBLOCK: a FIFO planted under a test root must not hang the load */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A FIFO planted under a test root must not hang the load: refused before it is opened. */
+	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int err = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	if (err) {
-		close(fd);
-		return err;
-	}
+		return fd;
 	char *buf = NULL;
 	size_t len = 0;
-	err = read_all(fd, &buf, &len);
+	int err = read_all(fd, &buf, &len);
 	close(fd);
 	if (err)
 		return err;

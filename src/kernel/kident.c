@@ -1,6 +1,7 @@
 /* kident.c - reads the running kernel's and its modules' build-ids from sysfs and /proc/modules,
  * and decides whether a vmlinux or .ko on disk is the exact binary that is running. */
 #include "kernel/kident.h"
+#include "base/safeopen.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -28,23 +29,13 @@ static int join(char *buf, size_t len, const char *root, const char *path)
 	return (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Whole small file into a malloc'ed, NUL-terminated buffer. Non-blocking and regular files only, so
- * that a FIFO planted in a fake root cannot hang the caller. */
+/* Whole small file into a malloc'ed, NUL-terminated buffer. Regular files only, refused before they
+ * are opened, so that a FIFO planted in a fake root cannot hang the caller. */
 static int slurp(const char *path, size_t max, char **out, size_t *outlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
+		return fd;
 	/* sysfs and procfs report sizes that have nothing to do with the content: read to EOF. */
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap + 1);

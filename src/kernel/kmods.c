@@ -3,6 +3,7 @@
  * lookups, and function symbols from a version's .ko file at the addresses its sections were loaded
  * at. */
 #include "kernel/kmods.h"
+#include "base/safeopen.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,7 +156,7 @@ static uint64_t section_base(const char *root, const char *name, const char *sec
 	int n = snprintf(path, sizeof(path), "%s/sys/module/%s/sections/%s", root, name, sec);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
 		return 0;
 	ssize_t r = read(fd, buf, sizeof(buf) - 1);

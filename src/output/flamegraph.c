@@ -4,9 +4,12 @@
 #include "output/flamegraph.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/utf8.h"
 
 #define ROW 16
 #define PAD_TOP 48
@@ -127,21 +130,45 @@ static int layout(const struct bt_folded *f, struct boxes *out)
 	return err;
 }
 
-static void put_escaped(FILE *out, const char *s, size_t len)
+/* The character at s (n bytes left): its length in bytes, and whether XML 1.0 allows it as it is.
+ * Names are whatever bytes a program chose: a byte that starts no valid UTF-8 sequence is one
+ * character, replaced; so are control characters and U+FFFE, U+FFFF, which XML forbids. */
+static size_t xml_char(const unsigned char *s, size_t n, bool *ok)
 {
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
+	size_t k = bt_utf8_len(s, n);
+	*ok = k && !(k == 1 && s[0] < 0x20) &&
+	      !(k == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf));
+	return k ? k : 1;
+}
+
+/* Characters in s as put_escaped counts them. */
+static size_t xml_chars(const char *s, size_t len)
+{
+	size_t n = 0;
+	bool ok;
+	for (size_t i = 0; i < len; n++)
+		i += xml_char((const unsigned char *)s + i, len - i, &ok);
+	return n;
+}
+
+/* Writes the first max characters of s (len bytes) as XML text or attribute value: markup
+ * characters escaped, what XML cannot hold replaced (control characters by '?', the rest by
+ * U+FFFD), never a character cut in two. */
+static void put_escaped(FILE *out, const char *s, size_t len, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	bool ok;
+	for (size_t i = 0, n = 0; i < len && n < max; n++) {
+		size_t k = xml_char(u + i, len - i, &ok);
+		switch (ok ? u[i] : 0) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
-		default:
-			if (c < 0x20)
-				fputc('?', out);
-			else
-				fputc(c, out);
+		case 0: fputs(k == 1 && u[i] < 0x20 ? "?" : "\xef\xbf\xbd", out); break;
+		default: fwrite(u + i, 1, k, out);
 		}
+		i += k;
 	}
 }
 
@@ -189,7 +216,8 @@ static const char script[] =
 	"function fit(g, w) {\n"
 	"  var t = g.querySelector('text'), name = g.getAttribute('data-name');\n"
 	"  var chars = Math.floor((w - 6) / 7);\n"
-	"  t.textContent = chars < 3 ? '' : (name.length <= chars ? name : name.substring(0, chars - 2) + '..');\n"
+	"  var cs = Array.from(name);  /* characters, not UTF-16 units: a pair is never cut */\n"
+	"  t.textContent = chars < 3 ? '' : (cs.length <= chars ? name : cs.slice(0, chars - 2).join('') + '..');\n"
 	"}\n"
 	"function draw(s0, n0, d0) {\n"
 	"  frames.forEach(function (g) {\n"
@@ -253,7 +281,7 @@ int bt_flamegraph_write(const struct bt_folded *f, const struct bt_flamegraph_op
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"rgb(245,245,235)\"/>\n", width,
 		height);
 	fprintf(out, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">", width / 2);
-	put_escaped(out, title, strlen(title));
+	put_escaped(out, title, strlen(title), SIZE_MAX);
 	fprintf(out, "</text>\n<text id=\"reset\" class=\"ui\" x=\"%u\" y=\"24\" style=\"opacity:0\">Reset Zoom</text>\n"
 		"<text id=\"search\" class=\"ui\" x=\"%u\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		"<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"> </text>\n"
@@ -275,9 +303,9 @@ int bt_flamegraph_write(const struct bt_folded *f, const struct bt_flamegraph_op
 		colour(x, fill, sizeof(fill));
 		fprintf(out, "<g class=\"f\" data-s=\"%llu\" data-n=\"%llu\" data-d=\"%u\" data-name=\"",
 			(unsigned long long)x->start, (unsigned long long)x->count, x->depth);
-		put_escaped(out, x->name, x->len);
+		put_escaped(out, x->name, x->len, SIZE_MAX);
 		fputs("\"><title>", out);
-		put_escaped(out, x->name, x->len);
+		put_escaped(out, x->name, x->len, SIZE_MAX);
 		fprintf(out, " (%llu %s, %.2f%%)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" "
 			"fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%u\">",
 			(unsigned long long)x->count, unit, 100.0 * x->count / total, px, y,
@@ -285,10 +313,10 @@ int bt_flamegraph_write(const struct bt_folded *f, const struct bt_flamegraph_op
 		/* the same truncation the script applies, for viewers that run no script */
 		long chars = (long)((pw - 6) / 7);
 		if (chars >= 3) {
-			if ((size_t)chars >= x->len) {
-				put_escaped(out, x->name, x->len);
+			if ((size_t)chars >= xml_chars(x->name, x->len)) {
+				put_escaped(out, x->name, x->len, SIZE_MAX);
 			} else {
-				put_escaped(out, x->name, (size_t)chars - 2);
+				put_escaped(out, x->name, x->len, (size_t)chars - 2);
 				fputs("..", out);
 			}
 		}

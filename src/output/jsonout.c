@@ -7,43 +7,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/utf8.h"
 #include "elf/buildid.h"
 #include "kernel/kframe.h"
 #include "kernel/kident.h"
 #include "session/session.h"
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates and values past U+10FFFF are not valid */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
 
 void bt_json_put_string(FILE *out, const char *str, size_t n)
 {
@@ -64,7 +32,7 @@ void bt_json_put_string(FILE *out, const char *str, size_t n)
 			}
 			i++;
 		} else {
-			size_t k = utf8_len(s + i, n - i);
+			size_t k = bt_utf8_len(s + i, n - i);
 			if (k) {
 				fwrite(s + i, 1, k, out);
 				i += k;

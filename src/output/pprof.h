@@ -60,13 +60,20 @@ bool bt_pprof_is_gzip(const void *buf, size_t len);
  * frames without a name are written as buildtrace writes them live: [FILE+0xOFFSET] with the file's
  * base name and offset, [unknown] without a mapping. 0, -EINVAL (not a valid profile), -EFBIG (too
  * large once decompressed, more than 2^20 frames in one sample or 2^27 in all, or folded text past
- * 256 MiB: a small input can name a long function many times) or -ENOMEM. */
+ * 256 MiB: a small input can name a long function many times; or when decoding its messages would
+ * take more memory than BT_PPROF_DECODE_* allow) or -ENOMEM. */
 int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out);
 
 /* Reads a whole stream and decodes it as above; -EIO for a read error. */
 int bt_pprof_read(FILE *in, struct bt_folded *out);
 
 /* Largest profile accepted, decompressed. */
-#define BT_PPROF_MAX_BYTES (1024u * 1024 * 1024)
+#define BT_PPROF_MAX_BYTES ((size_t)128 << 20)
+/* Memory the decoded messages of a profile of N bytes may take: BASE + N x FACTOR, at most MAX.
+ * A real profile takes about 8 times its size (its own and those converted from folded stacks);
+ * an empty sample, two bytes, takes fifty. */
+#define BT_PPROF_DECODE_BASE ((size_t)16 << 20)
+#define BT_PPROF_DECODE_FACTOR ((size_t)16)
+#define BT_PPROF_MAX_DECODED ((size_t)1 << 30)
 
 #endif

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "base/decompress.h"
 #include "output/pprof_pb.h"
 
 bool bt_pprof_is_gzip(const void *buf, size_t len)
@@ -15,62 +15,36 @@ bool bt_pprof_is_gzip(const void *buf, size_t len)
 	return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
 
-static int gunzip(const void *buf, size_t len, uint8_t **out, size_t *out_len)
+/* protobuf-c's allocator for one decode, refusing to hand out more than a budget in all: a small
+ * message (an empty sample is two bytes) unpacks into a struct fifty times its size. */
+struct budget {
+	size_t left;
+	bool exceeded;
+};
+
+static void *budget_alloc(void *data, size_t size)
 {
-	z_stream z;
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, 15 + 32) != Z_OK)
-		return -ENOMEM;
-	size_t cap = len * 4 > 65536 ? len * 4 : 65536, n = 0;
-	if (cap > BT_PPROF_MAX_BYTES)
-		cap = BT_PPROF_MAX_BYTES;
-	uint8_t *o = malloc(cap);
-	int err = o ? 0 : -ENOMEM, zr = Z_OK;
-	const uint8_t *in = buf;
-	while (!err && zr != Z_STREAM_END) {
-		if (z.avail_in == 0) {
-			if (!len) {
-				err = -EINVAL;  /* truncated */
-				break;
-			}
-			uInt k = len > (1u << 30) ? (1u << 30) : (uInt)len;
-			z.next_in = (Bytef *)in;
-			z.avail_in = k;
-			in += k;
-			len -= k;
-		}
-		if (n == cap) {
-			if (cap >= BT_PPROF_MAX_BYTES) {
-				err = -EFBIG;
-				break;
-			}
-			size_t ncap = cap * 2 > BT_PPROF_MAX_BYTES ? BT_PPROF_MAX_BYTES : cap * 2;
-			uint8_t *no = realloc(o, ncap);
-			if (!no) {
-				err = -ENOMEM;
-				break;
-			}
-			o = no;
-			cap = ncap;
-		}
-		size_t room = cap - n > (1u << 30) ? (1u << 30) : cap - n;
-		z.next_out = o + n;
-		z.avail_out = (uInt)room;
-		zr = inflate(&z, Z_NO_FLUSH);
-		n += room - z.avail_out;
-		if (zr == Z_MEM_ERROR)
-			err = -ENOMEM;
-		else if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-			err = -EINVAL;
+	struct budget *b = data;
+	if (size > b->left) {
+		b->exceeded = true;
+		return NULL;
 	}
-	inflateEnd(&z);
-	if (err) {
-		free(o);
-		return err;
-	}
-	*out = o;
-	*out_len = n;
-	return 0;
+	b->left -= size;
+	return malloc(size);
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	(void)data;
+	free(ptr);
+}
+
+/* What decoding n bytes of messages may allocate (see BT_PPROF_DECODE_FACTOR). */
+static size_t decode_budget(size_t n)
+{
+	if (n > (BT_PPROF_MAX_DECODED - BT_PPROF_DECODE_BASE) / BT_PPROF_DECODE_FACTOR)
+		return BT_PPROF_MAX_DECODED;
+	return BT_PPROF_DECODE_BASE + n * BT_PPROF_DECODE_FACTOR;
 }
 
 /* id -> index tables of a decoded profile, over the messages themselves */
@@ -373,16 +347,22 @@ int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
 	size_t rlen = len;
 	int err = 0;
 	memset(out, 0, sizeof(*out));
-	if (bt_pprof_is_gzip(buf, len) && (err = gunzip(buf, len, &raw, &rlen)))
-		return err;
+	if (bt_pprof_is_gzip(buf, len)) {
+		void *plain = NULL;
+		if ((err = bt_decompress(buf, len, BT_PPROF_MAX_BYTES, &plain, &rlen)))
+			return err;
+		raw = plain;
+	}
 	if (!raw && len > BT_PPROF_MAX_BYTES)
 		return -EFBIG;
-	pb_profile *p = perftools__profiles__profile__unpack(NULL, rlen, raw ? raw : buf);
+	struct budget b = { .left = decode_budget(rlen) };
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &b };
+	pb_profile *p = perftools__profiles__profile__unpack(&alloc, rlen, raw ? raw : buf);
 	free(raw);
 	if (!p)
-		return -EINVAL;
+		return b.exceeded ? -EFBIG : -EINVAL;
 	if (p->n_location > UINT32_MAX - 1) {
-		perftools__profiles__profile__free_unpacked(p, NULL);
+		perftools__profiles__profile__free_unpacked(p, &alloc);
 		return -EINVAL;
 	}
 	struct decoded *d = calloc(1, sizeof(*d));
@@ -413,7 +393,7 @@ int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
 	}
 	bt_htab_free(&fidx);
 	bt_profile_free(&prof);
-	perftools__profiles__profile__free_unpacked(p, NULL);
+	perftools__profiles__profile__free_unpacked(p, &alloc);
 	return err;
 }
 

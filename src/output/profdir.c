@@ -1,5 +1,6 @@
 /* profdir.c - timestamped profile files, written atomically and pruned oldest first. */
 #include "output/profdir.h"
+#include "base/wfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,18 +12,17 @@
 
 int bt_atomic_write(const char *path, int (*fn)(void *ctx, FILE *f), void *ctx)
 {
-	char tmp[4096];
-	int n = snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct bt_wfile w;
+	int fd = bt_wfile_create(&w, path, BT_WFILE_MODE);
 	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
+		return fd;
+	int dfd = dup(fd);
+	FILE *f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
 	if (!f) {
 		int e = -errno;
-		close(fd);
-		unlink(tmp);
+		if (dfd >= 0)
+			close(dfd);
+		bt_wfile_abort(&w);
 		return e;
 	}
 	int err = fn(ctx, f);
@@ -32,11 +32,11 @@ int bt_atomic_write(const char *path, int (*fn)(void *ctx, FILE *f), void *ctx)
 		err = -errno;
 	if (fclose(f) != 0 && !err)
 		err = -errno;
-	if (!err && rename(tmp, path) != 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	if (err) {
+		bt_wfile_abort(&w);
+		return err;
+	}
+	return bt_wfile_commit(&w);
 }
 
 int bt_profdir_name(char *buf, size_t len, const char *dir, const char *prefix, int64_t wall_ns,

@@ -8,8 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Writes what fn writes into path, atomically: a reader sees the old file or the whole new one. On
- * any error (fn's -errno, a write or rename error) the temporary file is removed. 0 or -errno. */
+/* Writes what fn writes into path, atomically (bt_wfile: a random temporary name in path's
+ * directory, 0600, renamed over path, never following a link there): a reader sees the old file or
+ * the whole new one. On any error only the temporary file is removed. 0 or -errno. */
 int bt_atomic_write(const char *path, int (*fn)(void *ctx, FILE *f), void *ctx);
 
 /* DIR/PREFIX-YYYYmmddTHHMMSS.mmmZ.EXT for the time wall_ns (UTC): names sort by time.

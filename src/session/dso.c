@@ -1,6 +1,7 @@
 /* dso.c - file versions and build-ids. Symbols are read only from bytes proven to carry the captured
  * build-id: the mapping itself via /proc/PID/map_files, or a path whose build-id matches. */
 #include "session/dso.h"
+#include "base/safeopen.h"
 #include "elf/dwarfinfo.h"
 #include "elf/unwind.h"
 
@@ -139,17 +140,15 @@ static int open_exact(struct bt_dso_registry *r, const struct bt_file *f, const 
 	 * the process is gone its root is unknown: then our own file of that path, which the build-id
 	 * (or device and inode) check below accepts only if it is the very same file. */
 	int fd = pid > 0 ? bt_procmaps_open_in_root(r->proc_root, pid, path) : -ESRCH;
-	if (fd == -ESRCH) {
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			return -errno;
-	}
+	if (fd == -ESRCH)
+		fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
 		return fd;
 	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
+		int err = -errno;
 		close(fd);
-		return -EINVAL;
+		return err;
 	}
 	if (want) {
 		struct bt_build_id got;
@@ -240,7 +239,8 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		if (r->cache_store && d->fd >= 0) {
 			char dir[4096];
 			if (bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir)) == 0 &&
-			    bt_bidcache_add_fd(dir, &d->build_id, path, d->fd) == 0)
+			    bt_bidcache_store(dir, &r->cache_budget, BT_BIDCACHE_ELF, &d->build_id, path,
+					      d->fd) == 0)
 				r->cache_stored++;
 			else
 				r->cache_errors++;
@@ -349,7 +349,8 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
 		d->cfi_err = 0;
 		bt_dwarf_close(d->dwarf);
 		d->dwarf = NULL;
-		d->dwarf_err = 0;
+		if (d->dwarf_err != -EBADMSG)  /* a file refused as corrupt stays refused, counted once */
+			d->dwarf_err = 0;
 		n++;
 	}
 	r->symtabs_evicted += n;
@@ -384,6 +385,8 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 				       : -ENODATA;
 		if (d->dwarf_err)
 			d->dwarf = NULL;
+		if (d->dwarf_err == -EBADMSG)
+			r->dwarf_refused++;
 	}
 	return d->dwarf;
 }

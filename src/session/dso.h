@@ -11,6 +11,7 @@
 #include "symsrc/debuginfod_client.h"
 #include "base/htab.h"
 #include "base/strtab.h"
+#include "symsrc/bidcache.h"
 #include "symsrc/symsrc.h"
 #include "elf/symtab.h"
 
@@ -62,10 +63,12 @@ struct bt_dso_registry {
 	uint64_t mismatches;          /* candidate files refused because their build-id differed */
 	uint64_t symtabs_loaded;
 	uint64_t cache_stored, cache_errors;
+	struct bt_bidcache_budget cache_budget;  /* the stores' limits and what they refused */
 	struct bt_debuginfod *debuginfod;  /* NULL: never asked */
 	uint64_t debuginfod_adopted;
 	uint64_t epoch;               /* advanced by its user (the agent: once per interval) */
 	uint64_t symtabs_evicted;
+	uint64_t dwarf_refused;       /* build-ids whose DWARF was refused as corrupt: no lines for them */
 };
 
 /* symsrc may be NULL (defaults); cache_store: keep each build-id's binary that gets samples in the

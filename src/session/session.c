@@ -34,6 +34,8 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	bt_proctable_init(&s->procs);
 	struct bt_symsrc_opts so = { .root = NULL, .cache_dir = opts->cache_dir };
 	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
+	s->dsos.cache_budget.max_file = opts->cache_max_file;
+	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
 	s->prof.per_pid = opts->per_pid || opts->labels;
 	s->prof.labels = opts->labels;

@@ -21,6 +21,8 @@ struct bt_session_opts {
 	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
 	bool cache_store;        /* store binaries with samples in the cache */
 	bool labels;             /* keep stacks apart by pid, tid, executable and cgroup (pprof labels) */
+	uint64_t cache_max_file; /* larger files are not stored; 0: BT_BIDCACHE_MAX_FILE */
+	uint64_t cache_max_size; /* stores stop when the cache holds this much; 0: BT_BIDCACHE_MAX_TOTAL */
 };
 
 struct bt_session_stats {

@@ -1,6 +1,9 @@
-/* bidcache.c - the perf-compatible build-id cache: atomic stores (temporary name, then rename) of
- * binaries and debug files, verified opens, listing, removal, size-bounded pruning and archiving. */
+/* bidcache.c - the perf-compatible build-id cache: atomic, size-bounded and sparse-aware stores of
+ * binaries and debug files, verified opens, listing, removal, pruning and archiving; everything
+ * below the cache directory reached without following a link (base/beneath). */
+#include "base/beneath.h"
 #include "base/pathfmt.h"
+#include "base/wfile.h"
 #include "symsrc/bidcache.h"
 #include "elf/elffile.h"
 #include "base/ustar.h"
@@ -88,11 +91,6 @@ static int mkdir_p(char *path, mode_t mode)
 	return 0;
 }
 
-static int link_path(const char *cache, const char *hex, char *out, size_t len)
-{
-	return bt_path_fmt(out, len, "%s/.build-id/%.2s/%s", cache, hex, hex + 2);
-}
-
 /* Every byte a section or the section header table claims lies inside the file: catches a
  * truncated copy even when the build-id note near the start survived. */
 static bool structure_ok(struct bt_elf *e, uint64_t fsize)
@@ -133,11 +131,35 @@ static int verify_fd(int fd, const struct bt_build_id *id)
 	return ok ? 0 : -EBADMSG;
 }
 
-static int open_verified(const char *path, const struct bt_build_id *id)
+/* The cache directory itself, opened as named (a link there is the user's own choice); create
+ * makes it and its parents. Everything below it is reached through it, following no link. */
+static int open_root(const char *cache, bool create)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		char buf[PATH_MAX];
+		int err = bt_path_fmt(buf, sizeof(buf), "%s", cache);
+		if (!err)
+			err = mkdir_p(buf, 0755);
+		if (err)
+			return err;
+		fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static int link_rel(const char *hex, char *out, size_t len)
+{
+	return bt_path_fmt(out, len, ".build-id/%.2s/%s", hex, hex + 2);
+}
+
+/* A regular file under root (no link, FIFO or device) with build-id id. fd, -ENOENT, -EBADMSG
+ * (present but not a valid file of id) or -errno. */
+static int open_verified(int root, const char *rel, const struct bt_build_id *id)
+{
+	int fd = bt_beneath_open_reg(root, rel);
 	if (fd < 0)
-		return -errno;
+		return fd == -EINVAL || fd == -ELOOP || fd == -EXDEV ? -EBADMSG : fd;
 	int err = verify_fd(fd, id);
 	if (err) {
 		close(fd);
@@ -146,21 +168,28 @@ static int open_verified(const char *path, const struct bt_build_id *id)
 	return fd;
 }
 
-/* The directory an existing link names (resolved against the link's own directory), when it
- * stays inside the cache. -ENOENT when there is no link, -EINVAL for a foreign one. */
-static int link_target_dir(const char *cache, const char *hex, char *dir, size_t len, char *target,
+/* The directory an existing link names, relative to the cache (resolved against the link's own
+ * directory), when it stays inside the cache. -ENOENT when there is no link, -EINVAL for a
+ * foreign one, -ELOOP when the way to it is a link. */
+static int link_target_dir(int root, const char *hex, char *dir, size_t len, char *target,
 			   size_t tlen)
 {
-	char lp[PATH_MAX];
-	int err = link_path(cache, hex, lp, sizeof(lp));
+	char lr[PATH_MAX];
+	const char *base;
+	int err = link_rel(hex, lr, sizeof(lr));
 	if (err)
 		return err;
-	ssize_t n = readlink(lp, target, tlen - 1);
+	int pfd = bt_beneath_parent(root, lr, &base);
+	if (pfd < 0)
+		return pfd;
+	ssize_t n = readlinkat(pfd, base, target, tlen - 1);
+	int e = errno;
+	close(pfd);
 	if (n < 0)
-		return errno == EINVAL ? -EINVAL : -errno;
+		return e == EINVAL ? -EINVAL : -e;
 	target[n] = '\0';
 	/* perf writes "../.." followed by the absolute original path. */
-	if (strncmp(target, "../../", 6) != 0)
+	if (strncmp(target, "../../", 6) != 0 || !target[6])
 		return -EINVAL;
 	for (const char *p = target + 6; *p;) {
 		const char *slash = strchr(p, '/');
@@ -171,161 +200,245 @@ static int link_target_dir(const char *cache, const char *hex, char *dir, size_t
 		if (*p)
 			p++;
 	}
-	return bt_path_fmt(dir, len, "%s/%s", cache, target + 6);
+	return bt_path_fmt(dir, len, "%s", target + 6);
 }
 
-static int copy_fd(int from, int to)
+/* Copies the first size bytes of from into to, data extents only: a hole stays a hole, so a sparse
+ * file costs what it holds. from's file offset is restored (its owner may use it). */
+static int copy_data(int from, int to, off_t size)
 {
 	char *buf = malloc(1 << 16);
 	if (!buf)
 		return -ENOMEM;
+	off_t saved = lseek(from, 0, SEEK_CUR);
 	int err = 0;
-	for (off_t off = 0;;) {
-		ssize_t n = pread(from, buf, 1 << 16, off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
+	for (off_t off = 0; !err && off < size;) {
+		off_t data = lseek(from, off, SEEK_DATA), hole;
+		if (data < 0 && errno == ENXIO)
+			break;  /* only a hole is left */
+		if (data < 0) {
+			data = off;  /* no SEEK_DATA here: all of it is data */
+			hole = size;
+		} else {
+			hole = lseek(from, data, SEEK_HOLE);
+			if (hole < 0 || hole > size)
+				hole = size;
 		}
-		if (n == 0)
-			break;
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = write(to, buf + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
+		for (off = data; !err && off < hole;) {
+			size_t want = (size_t)(hole - off < (1 << 16) ? hole - off : (1 << 16));
+			ssize_t n = pread(from, buf, want, off);
+			if (n < 0 && errno == EINTR)
 				continue;
-			if (w < 0) {
-				err = -errno;
-				goto out;
+			if (n <= 0) {
+				err = n < 0 ? -errno : -EIO;  /* shorter than it said */
+				break;
 			}
-			done += w;
+			for (ssize_t done = 0; !err && done < n;) {
+				ssize_t w = pwrite(to, buf + done, (size_t)(n - done), off + done);
+				if (w < 0 && errno != EINTR)
+					err = -errno;
+				else if (w > 0)
+					done += w;
+			}
+			off += n;
 		}
-		off += n;
 	}
-out:
+	if (!err && ftruncate(to, size) != 0)
+		err = -errno;
+	if (saved >= 0)
+		lseek(from, saved, SEEK_SET);
 	free(buf);
 	return err;
 }
 
-/* Copies fd to DIR/NAME through a temporary file in DIR and rename, so readers see the whole file
- * or nothing. */
-static int store_file(const char *dir, const char *name, int fd, mode_t mode)
+/* Copies fd to NAME in dirfd through a temporary file there and rename (bt_wfile), so readers see
+ * the whole file or nothing. */
+static int store_file(int dirfd, const char *name, int fd, off_t size, mode_t mode)
 {
-	char tmp[PATH_MAX], final[PATH_MAX];
-	int err = bt_path_fmt(tmp, sizeof(tmp), "%s/.%s.tmpXXXXXX", dir, name);
-	if (!err)
-		err = bt_path_fmt(final, sizeof(final), "%s/%s", dir, name);
-	if (err)
-		return err;
-	int out = mkostemp(tmp, O_CLOEXEC);
+	struct bt_wfile w;
+	int out = bt_wfile_open(&w, dirfd, name, mode);
 	if (out < 0)
-		return -errno;
-	err = copy_fd(fd, out);
+		return out;
+	int err = copy_data(fd, out, size);
 	if (!err && fchmod(out, mode) != 0)
 		err = -errno;
-	if (close(out) != 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, final) != 0)
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
+	if (err) {
+		bt_wfile_abort(&w);
+		return err;
+	}
+	return bt_wfile_commit(&w);
 }
 
-/* Points DIR/.build-id/xx/rest at target, replacing any other link atomically. */
-static int store_link(const char *cache, const char *hex, const char *target)
+/* Points .build-id/xx/rest at target, replacing any other link atomically. */
+static int store_link(int root, const char *hex, const char *target)
 {
-	char lp[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX], cur[PATH_MAX];
-	int err = link_path(cache, hex, lp, sizeof(lp));
-	if (!err)
-		err = bt_path_fmt(dir, sizeof(dir), "%s/.build-id/%.2s", cache, hex);
-	if (err)
-		return err;
-	ssize_t n = readlink(lp, cur, sizeof(cur) - 1);
+	char xx[16], cur[PATH_MAX], tmp[64];
+	snprintf(xx, sizeof(xx), ".build-id/%.2s", hex);
+	const char *rest = hex + 2;
+	int xfd = bt_beneath_mkdirs(root, xx, 0755);
+	if (xfd < 0)
+		return xfd;
+	ssize_t n = readlinkat(xfd, rest, cur, sizeof(cur) - 1);
 	if (n >= 0) {
 		cur[n] = '\0';
-		if (!strcmp(cur, target))
+		if (!strcmp(cur, target)) {
+			close(xfd);
 			return 0;
+		}
 	}
-	err = mkdir_p(dir, 0755);
-	if (err)
-		return err;
+	int err = 0;
 	for (unsigned attempt = 0;; attempt++) {
-		err = bt_path_fmt(tmp, sizeof(tmp), "%s/.tmp.%s.%d.%u", dir, hex + 2, (int)getpid(), attempt);
-		if (err)
-			return err;
-		if (symlink(target, tmp) == 0)
+		snprintf(tmp, sizeof(tmp), ".tmp.%d.%u", (int)getpid(), attempt);
+		if (symlinkat(target, xfd, tmp) == 0)
 			break;
-		if (errno != EEXIST || attempt > 100)
-			return -errno;
+		if (errno != EEXIST || attempt > 100) {
+			err = -errno;
+			close(xfd);
+			return err;
+		}
 	}
-	if (rename(tmp, lp) != 0) {
+	if (renameat(xfd, tmp, xfd, rest) != 0) {
 		err = -errno;
-		unlink(tmp);
+		unlinkat(xfd, tmp, 0);
 	}
+	close(xfd);
 	return err;
 }
 
-static int add(const char *cache, const struct bt_build_id *id, const char *path, int fd,
-	       enum bt_bidcache_kind kind)
+static int sum_entry(void *ctx, const struct bt_bidcache_entry *e)
 {
-	if (!cache || !id || !id->len || fd < 0)
+	*(uint64_t *)ctx += e->size;
+	return 0;
+}
+
+/* Room for size more bytes under b's limit; the cache is measured once, at the first store. */
+static int budget_take(const char *cache, struct bt_bidcache_budget *b, uint64_t size)
+{
+	uint64_t max = b->max_total ? b->max_total : BT_BIDCACHE_MAX_TOTAL;
+	if (!b->known) {
+		b->used = 0;
+		int err = bt_bidcache_foreach(cache, sum_entry, &b->used);
+		if (err)
+			return err;
+		b->known = true;
+	}
+	if (b->used > max || size > max - b->used) {
+		b->full++;
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Stores fd as the kind's file in the entry directory dfd, unless a valid one is there. */
+static int store_in(const char *cache, struct bt_bidcache_budget *b, int dfd,
+		    const struct bt_build_id *id, enum bt_bidcache_kind kind, int fd,
+		    const struct stat *st, mode_t mode)
+{
+	int have = open_verified(dfd, kind_name(kind), id);
+	if (have >= 0) {
+		close(have);
+		return 0;
+	}
+	int err = budget_take(cache, b, (uint64_t)st->st_size);
+	if (!err)
+		err = store_file(dfd, kind_name(kind), fd, st->st_size, mode);
+	if (!err)
+		b->used += (uint64_t)st->st_size;
+	return err;
+}
+
+static int add(const char *cache, struct bt_bidcache_budget *b, const struct bt_build_id *id,
+	       const char *path, int fd, enum bt_bidcache_kind kind)
+{
+	if (!cache || !b || !id || !id->len || fd < 0)
 		return -EINVAL;
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > (b->max_file ? b->max_file : BT_BIDCACHE_MAX_FILE)) {
+		b->too_large++;
+		return -EFBIG;
+	}
 	struct bt_build_id got;
 	if (bt_buildid_from_fd(fd, &got) != 0 || !bt_buildid_eq(&got, id))
 		return -EINVAL;
-	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX], file[PATH_MAX];
+	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	mode_t mode = 0644;
-	struct stat st;
-	if (kind == BT_BIDCACHE_ELF && fstat(fd, &st) == 0)
-		mode = (st.st_mode & 0755) | 0644;
+	mode_t mode = kind == BT_BIDCACHE_ELF ? (st.st_mode & 0755) | 0644 : 0644;
+	int root = open_root(cache, true);
+	if (root < 0)
+		return root;
 
 	/* An entry already linked (by perf or an earlier run) receives the file in its own
 	 * directory; a valid file of this kind there means there is nothing to do. */
-	int err = link_target_dir(cache, hex, dir, sizeof(dir), target, sizeof(target));
-	struct stat dst;
-	if (!err && stat(dir, &dst) == 0 && S_ISDIR(dst.st_mode)) {
-		err = bt_path_fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
-		if (err)
-			return err;
-		int have = open_verified(file, id);
-		if (have >= 0) {
-			close(have);
-			return 0;
-		}
-		return store_file(dir, kind_name(kind), fd, mode);
+	int err = link_target_dir(root, hex, dir, sizeof(dir), target, sizeof(target));
+	int dfd = err ? -1 : bt_beneath_open(root, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0) {
+		err = store_in(cache, b, dfd, id, kind, fd, &st, mode);
+		close(dfd);
+		close(root);
+		return err;
 	}
-
 	char orig[PATH_MAX];
 	err = clean_path(path, orig, sizeof(orig));
 	if (!err)
-		err = bt_path_fmt(dir, sizeof(dir), "%s%s/%s", cache, orig, hex);
+		err = bt_path_fmt(dir, sizeof(dir), "%s/%s", orig + 1, hex);
 	if (!err)
 		err = bt_path_fmt(target, sizeof(target), "../..%s/%s", orig, hex);
+	dfd = err ? err : bt_beneath_mkdirs(root, dir, 0755);
+	if (dfd < 0) {
+		close(root);
+		return dfd;
+	}
+	err = store_in(cache, b, dfd, id, kind, fd, &st, mode);
+	close(dfd);
 	if (!err)
-		err = mkdir_p(dir, 0755);
-	if (!err)
-		err = bt_path_fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
-	if (err)
-		return err;
-	int have = open_verified(file, id);
-	if (have >= 0)
-		close(have);
-	else
-		err = store_file(dir, kind_name(kind), fd, mode);
-	return err ? err : store_link(cache, hex, target);
+		err = store_link(root, hex, target);
+	close(root);
+	return err;
+}
+
+int bt_bidcache_store(const char *cache_dir, struct bt_bidcache_budget *budget,
+		      enum bt_bidcache_kind kind, const struct bt_build_id *id, const char *path, int fd)
+{
+	return add(cache_dir, budget, id, path, fd, kind);
 }
 
 int bt_bidcache_add_fd(const char *cache_dir, const struct bt_build_id *id, const char *path, int fd)
 {
-	return add(cache_dir, id, path, fd, BT_BIDCACHE_ELF);
+	struct bt_bidcache_budget b = { 0 };
+	return add(cache_dir, &b, id, path, fd, BT_BIDCACHE_ELF);
 }
 
 int bt_bidcache_add_debug_fd(const char *cache_dir, const struct bt_build_id *id, const char *path,
 			     int fd)
 {
-	return add(cache_dir, id, path, fd, BT_BIDCACHE_DEBUG);
+	struct bt_bidcache_budget b = { 0 };
+	return add(cache_dir, &b, id, path, fd, BT_BIDCACHE_DEBUG);
+}
+
+static int open_entry(int root, int xxfd, const char *rest, const char *hex,
+		      const struct bt_build_id *id, enum bt_bidcache_kind kind, char *rel, size_t rlen)
+{
+	struct stat st;
+	if (fstatat(xxfd, rest, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		/* perf's old layout: the link itself is the binary. */
+		if (kind != BT_BIDCACHE_ELF)
+			return -ENOENT;
+		int err = link_rel(hex, rel, rlen);
+		return err ? err : open_verified(xxfd, rest, id);
+	}
+	char dir[PATH_MAX], target[PATH_MAX];
+	int err = link_target_dir(root, hex, dir, sizeof(dir), target, sizeof(target));
+	if (!err)
+		err = bt_path_fmt(rel, rlen, "%s/%s", dir, kind_name(kind));
+	if (err)
+		return err == -EINVAL || err == -ELOOP ? -EBADMSG : err;
+	return open_verified(root, rel, id);
 }
 
 int bt_bidcache_open(const char *cache_dir, const struct bt_build_id *id, enum bt_bidcache_kind kind,
@@ -333,43 +446,47 @@ int bt_bidcache_open(const char *cache_dir, const struct bt_build_id *id, enum b
 {
 	if (!cache_dir || !id || !id->len)
 		return -EINVAL;
-	char hex[HEXLEN], lp[PATH_MAX], file[PATH_MAX];
+	char hex[HEXLEN], lr[PATH_MAX], rel[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	int err = link_path(cache_dir, hex, lp, sizeof(lp));
+	int err = link_rel(hex, lr, sizeof(lr));
 	if (err)
 		return err;
-	struct stat st;
-	if (lstat(lp, &st) != 0)
-		return -errno;
-	if (S_ISREG(st.st_mode)) {
-		/* perf's old layout: the link itself is the binary. */
-		if (kind != BT_BIDCACHE_ELF)
-			return -ENOENT;
-		err = bt_path_fmt(file, sizeof(file), "%s", lp);
-	} else {
-		char dir[PATH_MAX], target[PATH_MAX];
-		err = link_target_dir(cache_dir, hex, dir, sizeof(dir), target, sizeof(target));
-		if (!err)
-			err = bt_path_fmt(file, sizeof(file), "%s/%s", dir, kind_name(kind));
+	int root = open_root(cache_dir, false);
+	if (root < 0)
+		return root;
+	const char *rest;
+	int xxfd = bt_beneath_parent(root, lr, &rest);
+	if (xxfd < 0) {
+		close(root);
+		return xxfd == -ELOOP ? -EBADMSG : xxfd;
 	}
-	if (err)
-		return err == -EINVAL ? -EBADMSG : err;
-	int fd = open_verified(file, id);
-	if (fd < 0)
-		return fd;
-	if (pathbuf && bt_path_fmt(pathbuf, pathlen, "%s", file) != 0) {
+	int fd = open_entry(root, xxfd, rest, hex, id, kind, rel, sizeof(rel));
+	if (fd >= 0 && pathbuf && bt_path_fmt(pathbuf, pathlen, "%s/%s", cache_dir, rel) != 0) {
 		close(fd);
-		return -ENAMETOOLONG;
+		fd = -ENAMETOOLONG;
 	}
 	/* The link's mtime records the last use for prune; a read-only cache simply keeps it. */
-	utimensat(AT_FDCWD, lp, NULL, AT_SYMLINK_NOFOLLOW);
+	if (fd >= 0)
+		utimensat(xxfd, rest, NULL, AT_SYMLINK_NOFOLLOW);
+	close(xxfd);
+	close(root);
 	return fd;
 }
 
-/* Sums the regular files of an entry's directory and notes which kinds it holds. */
-static void scan_entry_dir(const char *dir, struct bt_bidcache_entry *e)
+/* The directory rel below root as a stream, no link followed on the way; NULL when it cannot be. */
+static DIR *open_dir_beneath(int root, const char *rel)
 {
-	DIR *d = opendir(dir);
+	int dfd = bt_beneath_open(root, rel, O_RDONLY | O_DIRECTORY);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
+	return d;
+}
+
+/* Sums the regular files of an entry's directory and notes which kinds it holds. */
+static void scan_entry_dir(int root, const char *rel, struct bt_bidcache_entry *e)
+{
+	DIR *d = open_dir_beneath(root, rel);
 	if (!d)
 		return;
 	struct dirent *de;
@@ -395,10 +512,16 @@ static bool all_hex(const char *s, size_t min, size_t max)
 	return n >= min;
 }
 
-static int visit_link(const char *cache, int xxfd, const char *xx, const char *rest,
-		      int (*fn)(void *, const struct bt_bidcache_entry *), void *ctx)
+struct walk {
+	const char *cache;
+	int root;
+	int (*fn)(void *, const struct bt_bidcache_entry *);
+	void *ctx;
+};
+
+static int visit_link(const struct walk *w, int xxfd, const char *xx, const char *rest)
 {
-	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX];
+	char hex[HEXLEN], dir[PATH_MAX], rel[PATH_MAX], target[PATH_MAX];
 	if (bt_path_fmt(hex, sizeof(hex), "%s%s", xx, rest) != 0)
 		return 0;
 	struct bt_bidcache_entry e = { 0 };
@@ -410,15 +533,16 @@ static int visit_link(const char *cache, int xxfd, const char *xx, const char *r
 	e.used = st.st_mtim;
 	if (S_ISREG(st.st_mode)) {
 		e.orig_path = UNKNOWN_PATH;
-		if (bt_path_fmt(dir, sizeof(dir), "%s/.build-id/%s", cache, xx) != 0)
+		if (bt_path_fmt(dir, sizeof(dir), "%s/.build-id/%s", w->cache, xx) != 0)
 			return 0;
 		e.dir = dir;
 		e.has_elf = true;
 		e.size = (uint64_t)st.st_size;
-		return fn(ctx, &e);
+		return w->fn(w->ctx, &e);
 	}
-	if (!S_ISLNK(st.st_mode) || link_target_dir(cache, hex, dir, sizeof(dir), target,
-						      sizeof(target)) != 0)
+	if (!S_ISLNK(st.st_mode) ||
+	    link_target_dir(w->root, hex, rel, sizeof(rel), target, sizeof(target)) != 0 ||
+	    bt_path_fmt(dir, sizeof(dir), "%s/%s", w->cache, rel) != 0)
 		return 0;
 	/* "../../ORIG/HEX": ORIG is between the "../.." and the last slash; perf's names of
 	 * special files ("[kernel.kallsyms]") lose their leading slash. */
@@ -430,8 +554,26 @@ static int visit_link(const char *cache, int xxfd, const char *xx, const char *r
 	if (e.orig_path[0] == '/' && e.orig_path[1] == '[')
 		e.orig_path++;
 	e.dir = dir;
-	scan_entry_dir(dir, &e);
-	return fn(ctx, &e);
+	scan_entry_dir(w->root, rel, &e);
+	return w->fn(w->ctx, &e);
+}
+
+static int walk_xx(const struct walk *w, int bfd, const char *xx)
+{
+	int xxfd = openat(bfd, xx, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *sub = xxfd >= 0 ? fdopendir(xxfd) : NULL;
+	if (!sub) {
+		if (xxfd >= 0)
+			close(xxfd);
+		return 0;
+	}
+	int err = 0;
+	struct dirent *le;
+	while (!err && (le = readdir(sub)) != NULL)
+		if (all_hex(le->d_name, 2, 2 * BT_BUILD_ID_MAXLEN - 2))
+			err = visit_link(w, dirfd(sub), xx, le->d_name);
+	closedir(sub);
+	return err;
 }
 
 int bt_bidcache_foreach(const char *cache_dir,
@@ -439,81 +581,100 @@ int bt_bidcache_foreach(const char *cache_dir,
 {
 	if (!cache_dir || !fn)
 		return -EINVAL;
-	char top[PATH_MAX];
-	int err = bt_path_fmt(top, sizeof(top), "%s/.build-id", cache_dir);
-	if (err)
-		return err;
-	DIR *d = opendir(top);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	struct dirent *de;
-	while (!err && (de = readdir(d)) != NULL) {
-		if (strlen(de->d_name) != 2 || !all_hex(de->d_name, 2, 2))
-			continue;
-		int xxfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		DIR *sub = xxfd >= 0 ? fdopendir(xxfd) : NULL;
-		if (!sub) {
-			if (xxfd >= 0)
-				close(xxfd);
-			continue;
-		}
-		struct dirent *le;
-		while (!err && (le = readdir(sub)) != NULL)
-			if (all_hex(le->d_name, 2, 2 * BT_BUILD_ID_MAXLEN - 2))
-				err = visit_link(cache_dir, dirfd(sub), de->d_name, le->d_name, fn, ctx);
-		closedir(sub);
+	struct walk w = { .cache = cache_dir, .fn = fn, .ctx = ctx };
+	w.root = open_root(cache_dir, false);
+	if (w.root < 0)
+		return w.root == -ENOENT ? 0 : w.root;
+	int bfd = bt_beneath_open(w.root, ".build-id", O_RDONLY | O_DIRECTORY);
+	DIR *d = bfd >= 0 ? fdopendir(bfd) : NULL;
+	if (!d) {
+		int err = bfd < 0 ? bfd : -errno;
+		if (bfd >= 0)
+			close(bfd);
+		close(w.root);
+		return err == -ENOENT ? 0 : err;
 	}
+	int err = 0;
+	struct dirent *de;
+	while (!err && (de = readdir(d)) != NULL)
+		if (strlen(de->d_name) == 2 && all_hex(de->d_name, 2, 2))
+			err = walk_xx(&w, dirfd(d), de->d_name);
 	closedir(d);
+	close(w.root);
 	return err;
 }
 
-/* Removes the now empty directories from dir up to (not including) the cache directory. */
-static void rmdir_up(const char *cache, char *dir)
+/* Removes the now empty directories from rel up to (not including) the cache directory. */
+static void rmdir_up(int root, const char *rel)
 {
-	size_t clen = strlen(cache);
-	while (strlen(dir) > clen && !strncmp(dir, cache, clen) && dir[clen] == '/') {
-		if (rmdir(dir) != 0)
+	char buf[PATH_MAX];
+	if (bt_path_fmt(buf, sizeof(buf), "%s", rel) != 0)
+		return;
+	for (;;) {
+		const char *base;
+		int pfd = bt_beneath_parent(root, buf, &base);
+		if (pfd < 0)
 			return;
-		char *slash = strrchr(dir, '/');
-		if (!slash)
+		int r = unlinkat(pfd, base, AT_REMOVEDIR);
+		close(pfd);
+		char *slash = strrchr(buf, '/');
+		if (r != 0 || !slash)
 			return;
 		*slash = '\0';
 	}
+}
+
+/* The files of an entry directory (not what links there point at), then the directory and its
+ * parents while empty. */
+static void remove_entry_dir(int root, const char *rel)
+{
+	DIR *d = open_dir_beneath(root, rel);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		struct stat fs;
+		if (fstatat(dirfd(d), de->d_name, &fs, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(fs.st_mode))
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+	rmdir_up(root, rel);
 }
 
 int bt_bidcache_remove(const char *cache_dir, const struct bt_build_id *id)
 {
 	if (!cache_dir || !id || !id->len)
 		return -EINVAL;
-	char hex[HEXLEN], lp[PATH_MAX], dir[PATH_MAX], target[PATH_MAX];
+	char hex[HEXLEN], lr[PATH_MAX], dir[PATH_MAX], target[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	int err = link_path(cache_dir, hex, lp, sizeof(lp));
+	int err = link_rel(hex, lr, sizeof(lr));
 	if (err)
 		return err;
+	int root = open_root(cache_dir, false);
+	if (root < 0)
+		return root;
+	const char *rest;
+	int xxfd = bt_beneath_parent(root, lr, &rest);
 	struct stat st;
-	if (lstat(lp, &st) != 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode) &&
-	    link_target_dir(cache_dir, hex, dir, sizeof(dir), target, sizeof(target)) == 0) {
-		DIR *d = opendir(dir);
-		if (d) {
-			struct dirent *de;
-			while ((de = readdir(d)) != NULL) {
-				struct stat fs;
-				if (fstatat(dirfd(d), de->d_name, &fs, AT_SYMLINK_NOFOLLOW) == 0 &&
-				    !S_ISDIR(fs.st_mode))
-					unlinkat(dirfd(d), de->d_name, 0);
-			}
-			closedir(d);
-			rmdir_up(cache_dir, dir);
-		}
+	if (xxfd < 0 || fstatat(xxfd, rest, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		err = xxfd < 0 ? xxfd : -errno;
+		if (xxfd >= 0)
+			close(xxfd);
+		close(root);
+		return err;
 	}
-	if (unlink(lp) != 0)
-		return -errno;
-	char *slash = strrchr(lp, '/');
-	*slash = '\0';
-	rmdir(lp);  /* .build-id/xx, when it was the last entry */
-	return 0;
+	if (S_ISLNK(st.st_mode) && link_target_dir(root, hex, dir, sizeof(dir), target, sizeof(target)) == 0)
+		remove_entry_dir(root, dir);
+	err = unlinkat(xxfd, rest, 0) != 0 ? -errno : 0;
+	close(xxfd);
+	int bfd = err ? -1 : bt_beneath_open(root, ".build-id", O_RDONLY | O_DIRECTORY);
+	if (bfd >= 0) {
+		char xx[3] = { hex[0], hex[1], '\0' };
+		unlinkat(bfd, xx, AT_REMOVEDIR);  /* when it was the last entry */
+		close(bfd);
+	}
+	close(root);
+	return err;
 }
 
 struct prune_item {
@@ -584,9 +745,32 @@ int bt_bidcache_prune(const char *cache_dir, uint64_t max_bytes, size_t *removed
 struct archive_ctx {
 	struct bt_ustar tar;
 	const char *cache;
+	int root;
 	const struct bt_build_id *ids;
 	size_t n, count;
 };
+
+/* The entry's files (a link entry's elf and debug), named relative to the cache directory. */
+static int archive_files(struct archive_ctx *a, const struct bt_bidcache_entry *e)
+{
+	static const char *const files[] = { "elf", "debug" };
+	const char *dir = e->dir + strlen(a->cache) + 1;
+	int err = 0;
+	for (size_t i = 0; !err && i < 2; i++) {
+		char rel[PATH_MAX];
+		if (bt_path_fmt(rel, sizeof(rel), "%s/%s", dir, files[i]) != 0)
+			continue;
+		int fd = open_verified(a->root, rel, &e->id);
+		if (fd < 0)
+			continue;
+		struct stat fs;
+		if (fstat(fd, &fs) == 0)
+			err = bt_ustar_add_file(&a->tar, rel, fs.st_mode, fs.st_mtim.tv_sec, fd,
+						(uint64_t)fs.st_size);
+		close(fd);
+	}
+	return err;
+}
 
 static int archive_entry(void *ctx, const struct bt_bidcache_entry *e)
 {
@@ -598,45 +782,36 @@ static int archive_entry(void *ctx, const struct bt_bidcache_entry *e)
 		if (i == a->n)
 			return 0;
 	}
-	char hex[HEXLEN], lp[PATH_MAX], name[PATH_MAX], target[PATH_MAX];
+	char hex[HEXLEN], lr[PATH_MAX], target[PATH_MAX];
 	bt_buildid_hex(&e->id, hex, sizeof(hex));
-	int err = link_path(a->cache, hex, lp, sizeof(lp));
+	int err = link_rel(hex, lr, sizeof(lr));
 	if (err)
 		return err;
+	const char *rest;
+	int xxfd = bt_beneath_parent(a->root, lr, &rest);
 	struct stat st;
-	if (lstat(lp, &st) != 0)
+	if (xxfd < 0 || fstatat(xxfd, rest, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (xxfd >= 0)
+			close(xxfd);
 		return 0;
-	size_t clen = strlen(a->cache);
+	}
 	if (S_ISLNK(st.st_mode)) {
-		ssize_t n = readlink(lp, target, sizeof(target) - 1);
-		if (n < 0)
-			return 0;
-		target[n] = '\0';
-		err = bt_ustar_add_symlink(&a->tar, lp + clen + 1, target, st.st_mtim.tv_sec);
-		/* The entry's files, named relative to the cache directory. */
-		static const char *const files[] = { "elf", "debug" };
-		for (size_t i = 0; !err && i < 2; i++) {
-			char path[PATH_MAX];
-			if (bt_path_fmt(path, sizeof(path), "%s/%s", e->dir, files[i]) != 0)
-				continue;
-			int fd = open_verified(path, &e->id);
-			if (fd < 0)
-				continue;
-			struct stat fs;
-			if (fstat(fd, &fs) == 0 && strlen(path) > clen + 1 &&
-			    bt_path_fmt(name, sizeof(name), "%s", path + clen + 1) == 0)
-				err = bt_ustar_add_file(&a->tar, name, fs.st_mode, fs.st_mtim.tv_sec, fd,
-							(uint64_t)fs.st_size);
-			close(fd);
+		ssize_t n = readlinkat(xxfd, rest, target, sizeof(target) - 1);
+		if (n >= 0) {
+			target[n] = '\0';
+			err = bt_ustar_add_symlink(&a->tar, lr, target, st.st_mtim.tv_sec);
+			if (!err)
+				err = archive_files(a, e);
 		}
 	} else {
-		int fd = open_verified(lp, &e->id);
-		if (fd < 0)
-			return 0;
-		err = bt_ustar_add_file(&a->tar, lp + clen + 1, st.st_mode, st.st_mtim.tv_sec, fd,
-					(uint64_t)st.st_size);
-		close(fd);
+		int fd = open_verified(xxfd, rest, &e->id);
+		if (fd >= 0) {
+			err = bt_ustar_add_file(&a->tar, lr, st.st_mode, st.st_mtim.tv_sec, fd,
+						(uint64_t)st.st_size);
+			close(fd);
+		}
 	}
+	close(xxfd);
 	if (!err)
 		a->count++;
 	return err;
@@ -648,10 +823,15 @@ int bt_bidcache_archive(const char *cache_dir, const struct bt_build_id *ids, si
 	if (!cache_dir || out_fd < 0 || (n && !ids))
 		return -EINVAL;
 	struct archive_ctx a = { .cache = cache_dir, .ids = ids, .n = n };
+	a.root = open_root(cache_dir, false);
+	if (a.root < 0 && a.root != -ENOENT)
+		return a.root;
 	bt_ustar_init(&a.tar, out_fd);
 	int err = bt_bidcache_foreach(cache_dir, archive_entry, &a);
 	if (!err)
 		err = bt_ustar_finish(&a.tar);
+	if (a.root >= 0)
+		close(a.root);
 	if (count)
 		*count = a.count;
 	return err;

@@ -1,7 +1,9 @@
 /* bidcache.h - the build-id cache, in perf's layout so that perf and buildtrace share it:
  * DIR/ORIGPATH/BUILDID/elf (the binary) and .../debug (its debug file), found through the symlink
  * DIR/.build-id/xx/rest -> ../../ORIGPATH/BUILDID. Entries are written atomically and re-verified
- * (build-id and file structure) on every use, so a corrupt or truncated entry is never trusted. */
+ * (build-id and file structure) on every use, so a corrupt or truncated entry is never trusted.
+ * The cache may be writable by others: below the cache directory no link is followed (other than
+ * the .build-id links, read and resolved inside the cache), and only regular files are opened. */
 #ifndef BT_BIDCACHE_H
 #define BT_BIDCACHE_H
 
@@ -16,6 +18,20 @@ enum bt_bidcache_kind { BT_BIDCACHE_ELF = 0, BT_BIDCACHE_DEBUG };
 /* $HOME/.debug (the passwd entry's home when HOME is unset). 0, -ENAMETOOLONG or -ENOENT. */
 int bt_bidcache_default_dir(char *buf, size_t len);
 
+/* Stores are bounded: a file larger than max_file is not stored, nor one that would take the
+ * cache's total (apparent sizes of its entries) beyond max_total. Holes of sparse files stay holes. */
+#define BT_BIDCACHE_MAX_FILE (512ULL << 20)
+#define BT_BIDCACHE_MAX_TOTAL (8ULL << 30)
+
+struct bt_bidcache_budget {
+	uint64_t max_file;       /* 0: BT_BIDCACHE_MAX_FILE */
+	uint64_t max_total;      /* 0: BT_BIDCACHE_MAX_TOTAL */
+	bool known;              /* used was measured (once, at the first store that needs it) */
+	uint64_t used;           /* the cache's total as this budget knows it */
+	uint64_t too_large;      /* stores refused for max_file */
+	uint64_t full;           /* stores refused for max_total */
+};
+
 /* Stores the file open as fd (read with pread from offset 0, so a /proc/PID/map_files fd gives the
  * exact mapped version) as the build-id's binary (elf) or debug file. path is the file's original
  * absolute path, used to name the entry as perf does; NULL or an unusable path stores it under
@@ -24,6 +40,12 @@ int bt_bidcache_default_dir(char *buf, size_t len);
 int bt_bidcache_add_fd(const char *cache_dir, const struct bt_build_id *id, const char *path, int fd);
 int bt_bidcache_add_debug_fd(const char *cache_dir, const struct bt_build_id *id, const char *path,
 			     int fd);
+
+/* As above, within budget (zeroed, or with limits set, and kept across stores): -EFBIG for a file
+ * over max_file, -ENOSPC when the cache would exceed max_total; both counted in budget. The
+ * _add_ forms measure the cache anew at each store, with the default limits. */
+int bt_bidcache_store(const char *cache_dir, struct bt_bidcache_budget *budget,
+		      enum bt_bidcache_kind kind, const struct bt_build_id *id, const char *path, int fd);
 
 /* Opens the stored file of one kind read-only after checking it; its path goes to pathbuf (may be
  * NULL). Returns the fd, -ENOENT when absent, -EBADMSG when present but corrupt or of another

@@ -2,12 +2,17 @@
  * callback enforces the per-lookup deadline and lets the owner abandon a lookup; finished lookups
  * wait in the table until polled, and failures stay there as the session's negative cache. */
 #include "symsrc/debuginfod_client.h"
+#include "base/trustdir.h"
 
 #include <elfutils/debuginfod.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +54,52 @@ bool bt_debuginfod_configured(void)
 		if (*urls != ' ' && *urls != '\t')
 			return true;
 	return false;
+}
+
+static int path_fmt2(char *buf, size_t len, const char *a, const char *b)
+{
+	int n = snprintf(buf, len, "%s%s", a, b);
+	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* DEBUGINFOD_CACHE_PATH may be relative: to the working directory, which the library shares. */
+static int absolute(char *buf, size_t len, const char *path)
+{
+	char cwd[PATH_MAX];
+	if (path[0] == '/')
+		return path_fmt2(buf, len, path, "");
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	int n = snprintf(buf, len, "%s/%s", cwd, path);
+	return n < 0 ? -EINVAL : (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int bt_debuginfod_cache_dir(char *buf, size_t len)
+{
+	const char *env = getenv("DEBUGINFOD_CACHE_PATH");
+	if (env && *env)
+		return absolute(buf, len, env);
+	const char *home = getenv("HOME");
+	if (!home || !*home) {
+		const struct passwd *pw = getpwuid(geteuid());
+		home = pw ? pw->pw_dir : NULL;
+	}
+	struct stat st;
+	if (home && path_fmt2(buf, len, home, "/.debuginfod_client_cache") == 0 && stat(buf, &st) == 0)
+		return 0;  /* the old place, used while it exists */
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	if (xdg && *xdg)
+		return path_fmt2(buf, len, xdg, "/debuginfod_client");
+	return home ? path_fmt2(buf, len, home, "/.cache/debuginfod_client") : -ENOENT;
+}
+
+int bt_debuginfod_cache_check(char *why, size_t whylen)
+{
+	char dir[PATH_MAX];
+	int err = bt_debuginfod_cache_dir(dir, sizeof(dir));
+	if (err)
+		return err;
+	return bt_dir_trusted(dir, why, whylen);
 }
 
 static int64_t ms_until(const struct timespec *t)
@@ -108,6 +159,13 @@ static void *worker(void *arg)
 		c->timed_out = false;
 		char *path = NULL;
 		int fd = debuginfod_find_debuginfo(c->dc, id.data, id.len, &path);
+		/* The library opens its cache entry itself; what it hands back is used only if it is a
+		 * regular file. */
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -EINVAL;
+		}
 
 		pthread_mutex_lock(&c->lock);
 		/* The table may have moved while unlocked; find the request again by index, which
@@ -135,6 +193,11 @@ int bt_debuginfod_new(const struct bt_debuginfod_opts *o, struct bt_debuginfod *
 {
 	if (!out)
 		return -EINVAL;
+	/* libdebuginfod opens, creates and deletes files in its cache by path, a FIFO there would
+	 * block it forever: a cache someone else can change is not used. */
+	int err = bt_debuginfod_cache_check(NULL, 0);
+	if (err)
+		return err == -EPERM ? -EPERM : -ENOSYS;
 	struct bt_debuginfod *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -147,7 +210,7 @@ int bt_debuginfod_new(const struct bt_debuginfod_opts *o, struct bt_debuginfod *
 	debuginfod_set_user_data(c->dc, c);
 	debuginfod_set_progressfn(c->dc, progress);
 	pthread_condattr_t ca;
-	int err = pthread_condattr_init(&ca);
+	err = pthread_condattr_init(&ca);
 	if (!err)
 		err = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	if (!err)

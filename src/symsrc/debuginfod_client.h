@@ -6,6 +6,7 @@
 #define BT_DEBUGINFOD_CLIENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "elf/buildid.h"
 
@@ -25,8 +26,20 @@ struct bt_debuginfod_stats {
 /* True when DEBUGINFOD_URLS names at least one server. */
 bool bt_debuginfod_configured(void);
 
-/* Starts the worker. 0, -ENOSYS (libdebuginfod unusable), -ENOMEM or -errno. */
+/* Starts the worker. 0, -EPERM (its cache is not trusted: bt_debuginfod_cache_check), -ENOSYS
+ * (libdebuginfod unusable), -ENOMEM or -errno. */
 int bt_debuginfod_new(const struct bt_debuginfod_opts *o, struct bt_debuginfod **out);
+
+/* The directory libdebuginfod keeps its downloads in, chosen as it documents it
+ * (debuginfod-client-config(7)): $DEBUGINFOD_CACHE_PATH; else ~/.debuginfod_client_cache while it
+ * exists; else $XDG_CACHE_HOME/debuginfod_client; else ~/.cache/debuginfod_client. 0 or -errno. */
+int bt_debuginfod_cache_dir(char *buf, size_t len);
+
+/* Whether that directory can be trusted (base/trustdir.h): libdebuginfod opens, creates and
+ * removes files in it by path, so one that another user can change (root's HOME left pointing to
+ * a user's) could hand it a FIFO or a symlink. 0, or -EPERM with why (may be NULL) saying which
+ * directory and how, or -errno. */
+int bt_debuginfod_cache_check(char *why, size_t whylen);
 
 /* Queues a lookup of id's debug file; never blocks on the network. 0 when queued, -EALREADY when
  * it is queued, running or already answered with a file, -ENOENT when it already failed in this

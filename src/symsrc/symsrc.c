@@ -2,6 +2,7 @@
  * files (debug directory, debuglink, cache), checks each one's identity, and loads the first good
  * symbol table or DWARF, translating offsets with the binary's own program headers. */
 #include "base/pathfmt.h"
+#include "base/safeopen.h"
 #include "symsrc/symsrc.h"
 #include "symsrc/bidcache.h"
 #include "elf/elffile.h"
@@ -39,17 +40,15 @@ int bt_symsrc_cache_dir(const struct bt_symsrc_opts *o, char *buf, size_t len)
 	return bt_bidcache_default_dir(buf, len);
 }
 
-static int open_regular(const char *path)
+/* How a candidate's last component is treated: the debug directory's build-id links (a tree root
+ * installs, often of symlinks) are followed; a name a binary chose for itself (.gnu_debuglink,
+ * .gnu_debugaltlink) must be the file itself, not a link that could lead anywhere. Either way only a
+ * regular file is ever opened. */
+enum { FOLLOW = 0, NOFOLLOW = BT_OPEN_NOFOLLOW };
+
+static int open_regular(const char *path, unsigned flags)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
+	return bt_open_regular(AT_FDCWD, path, flags, NULL);
 }
 
 /* 0 when fd holds an ELF file with build-id id. */
@@ -62,9 +61,9 @@ static int same_id(int fd, const struct bt_build_id *id)
 	return bt_buildid_eq(&got, id) ? 0 : -ESTALE;
 }
 
-static int open_matching(const char *path, const struct bt_build_id *id)
+static int open_matching(const char *path, unsigned flags, const struct bt_build_id *id)
 {
-	int fd = open_regular(path);
+	int fd = open_regular(path, flags);
 	if (fd < 0)
 		return fd;
 	int err = same_id(fd, id);
@@ -102,7 +101,7 @@ static int binary_open(const struct bt_symsrc_opts *o, const struct bt_symsrc_re
 	} else {
 		char full[PATH_MAX];
 		if (req->path && bt_path_fmt(full, sizeof(full), "%s%s", root_of(o), req->path) == 0)
-			b->fd = open_matching(full, req->id);
+			b->fd = open_matching(full, FOLLOW, req->id);
 		if (b->fd < 0) {
 			char cache[PATH_MAX];
 			b->fd = -1;
@@ -171,7 +170,7 @@ struct debug_iter {
  * is ours. */
 static int open_debuglink(const char *path, uint32_t crc, const struct bt_build_id *id)
 {
-	int fd = open_regular(path);
+	int fd = open_regular(path, NOFOLLOW);
 	if (fd < 0)
 		return fd;
 	uint32_t got;
@@ -208,7 +207,7 @@ static int debug_next(struct debug_iter *it, const char **origin)
 			*origin = "debug-dir";
 			if (bt_path_fmt(it->found, sizeof(it->found), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
 				root, hex, hex + 2) == 0)
-				fd = open_matching(it->found, it->id);
+				fd = open_matching(it->found, FOLLOW, it->id);
 		} else if (s <= 3) {
 			*origin = "debuglink";
 			if (!have_link) {
@@ -363,10 +362,10 @@ static void attach_alt(const struct bt_symsrc_opts *o, struct bt_dwarf *d, int f
 			int afd = -1;
 			if (bt_path_fmt(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
 				root_of(o), hex, hex + 2) == 0)
-				afd = open_matching(path, &alt);
+				afd = open_matching(path, FOLLOW, &alt);
 			if (afd < 0 && name[0] == '/' &&
 			    bt_path_fmt(path, sizeof(path), "%s%s", root_of(o), name) == 0)
-				afd = open_matching(path, &alt);
+				afd = open_matching(path, NOFOLLOW, &alt);
 			if (afd >= 0) {
 				bt_dwarf_set_alt_fd(d, afd);
 				close(afd);
@@ -392,14 +391,17 @@ int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_symsrc_
 	*out = NULL;
 	struct binary b;
 	int berr = binary_open(o, req, &b);
-	if (!berr && dwarf_from_fd(o, b.fd, out) == 0) {
+	int err = berr ? -ENODATA : dwarf_from_fd(o, b.fd, out);
+	if (!err) {
 		set_origin(origin, originlen, b.origin);
 		binary_close(&b);
 		return 0;
 	}
+	if (err != -EBADMSG)
+		err = -ENODATA;  /* a debug file may still have it; a refused one is worth telling */
 	struct debug_iter it = { .o = o, .id = req->id, .bin = berr ? NULL : &b, .path = req->path };
 	const char *src;
-	int fd, err = -ENODATA;
+	int fd;
 	while ((fd = debug_next(&it, &src)) >= 0) {
 		int r = dwarf_from_fd(o, fd, out);
 		close(fd);
@@ -429,7 +431,7 @@ int bt_symsrc_find_path(const struct bt_symsrc_opts *o, const struct bt_build_id
 	if (!id || !id->len || !out)
 		return -EINVAL;
 	int fd;
-	if (hint_path && (fd = open_matching(hint_path, id)) >= 0) {
+	if (hint_path && (fd = open_matching(hint_path, FOLLOW, id)) >= 0) {
 		close(fd);
 		return copy_path(hint_path, out, outlen);
 	}
@@ -437,7 +439,7 @@ int bt_symsrc_find_path(const struct bt_symsrc_opts *o, const struct bt_build_id
 	bt_buildid_hex(id, hex, sizeof(hex));
 	int err = bt_path_fmt(path, sizeof(path), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root_of(o), hex,
 		      hex + 2);
-	if (!err && (fd = open_matching(path, id)) >= 0) {
+	if (!err && (fd = open_matching(path, FOLLOW, id)) >= 0) {
 		close(fd);
 		return copy_path(path, out, outlen);
 	}

@@ -56,7 +56,8 @@ int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_symsrc_
 			 char *origin, size_t originlen);
 
 /* The DWARF of req->id: the binary's own, else a separate debug file's (same order as symbols),
- * with a dwz .gnu_debugaltlink file resolved under the root. 0, -ENODATA (none), or -errno. */
+ * with a dwz .gnu_debugaltlink file resolved under the root. 0, -ENODATA (none), -EBADMSG (the
+ * DWARF found was refused as corrupt: bt_dwarf_check_strings), or -errno. */
 int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
 			 struct bt_dwarf **out, char *origin, size_t originlen);
 

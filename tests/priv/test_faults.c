@@ -142,8 +142,10 @@ static void faults__process_churn__keeps_up_and_forgets_exited(void **state)
 	bt_test_require_priv();
 	char out[4096];
 	/* 1500 short-lived processes, then 8 quiet seconds: the table must have dropped them by the
-	 * end (exited processes are kept 5 s for samples still in flight) */
-	int rc = bt_test_run(out, sizeof(out), "./buildtrace -a -v -o " TMP "/churn.folded 2>" TMP
+	 * end (exited processes are kept 5 s for samples still in flight). The ring buffer holds
+	 * seconds, not the default quarter second: the subject is the table, and a loaded machine
+	 * may leave the reader off its CPU longer than that. */
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -a -v --ringbuf-size 16M -o " TMP "/churn.folded 2>" TMP
 			     "/churn.err & bt=$!; until grep -q 'sampling at' " TMP "/churn.err; do "
 			     "kill -0 $bt 2>/dev/null || break; sleep 0.1; done; "
 			     "i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done; "

@@ -32,7 +32,7 @@ static void symbolize__libllvm_random_addresses__agrees_with_llvm_symbolizer(voi
 	/* 5000 addresses spread over .text, from a fixed seed */
 	int rc = bt_test_run(out, sizeof(out),
 		"mkdir -p " TMP " && readelf -SW " LIB " | awk '$2==\".text\"{print $4, $6}' | "
-		"python3 -c 'import sys,random; a,s=[int(x,16) for x in sys.stdin.read().split()]; "
+		"/usr/bin/python3 -c 'import sys,random; a,s=[int(x,16) for x in sys.stdin.read().split()]; "
 		"random.seed(7); print(\"\\n\".join(hex(a+random.randrange(s)) for _ in range(5000)))' > " TMP "/addrs && "
 		"./buildtrace symbolize --elf " LIB " --no-debuginfod < " TMP "/addrs > " TMP "/bt && "
 		"llvm-symbolizer --obj=" LIB " --no-inlines --output-style=GNU < " TMP "/addrs | awk 'NR%%2==1' > " TMP "/llvm");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,9 +18,25 @@
 struct child_report {
 	int drop_rc, check_rc;
 	char msg[256];
-	uint64_t cap_eff;
-	int status_ok;
+	uint64_t cap_eff, cap_bnd, cap_amb;
+	int status_ok, no_new_privs;
 };
+
+/* The bounding and ambient sets and no_new_privs, as /proc/self/status shows them. */
+static void read_locks(struct child_report *c)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return;
+	char line[256];
+	c->no_new_privs = -1;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "CapBnd: %" SCNx64, &c->cap_bnd);
+		sscanf(line, "CapAmb: %" SCNx64, &c->cap_amb);
+		sscanf(line, "NoNewPrivs: %d", &c->no_new_privs);
+	}
+	fclose(f);
+}
 
 static uint64_t read_cap_eff(int *ok)
 {
@@ -38,8 +55,9 @@ static uint64_t read_cap_eff(int *ok)
 	return v;
 }
 
-/* Forks, drops all capabilities but keep in the child, checks, and returns what the child saw. */
-static void run_child(const char *keep, struct child_report *r)
+/* Forks, runs before (if any) in the child, drops all capabilities but keep, checks, and returns
+ * what the child saw. */
+static void run_child_after(const char *keep, int (*before)(void), struct child_report *r)
 {
 	int fds[2];
 	assert_int_equal(pipe(fds), 0);
@@ -48,9 +66,12 @@ static void run_child(const char *keep, struct child_report *r)
 	if (pid == 0) {
 		struct child_report c = { 0 };
 		close(fds[0]);
+		if (before && before() != 0)
+			_exit(2);
 		c.drop_rc = bt_caps_drop(keep);
 		c.check_rc = bt_caps_check(c.msg, sizeof(c.msg));
 		c.cap_eff = read_cap_eff(&c.status_ok);
+		read_locks(&c);
 		_exit(write(fds[1], &c, sizeof(c)) == (ssize_t)sizeof(c) ? 0 : 1);
 	}
 	close(fds[1]);
@@ -62,6 +83,11 @@ static void run_child(const char *keep, struct child_report *r)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_int_equal(n, sizeof(*r));
 	assert_true(r->status_ok);
+}
+
+static void run_child(const char *keep, struct child_report *r)
+{
+	run_child_after(keep, NULL, r);
 }
 
 static void require_root_caps(void)
@@ -168,6 +194,68 @@ static void caps__unknown_name__einval_and_nothing_dropped(void **state)
 	assert_int_equal(r.check_rc, 0);
 }
 
+#define BIT(c) (1ULL << (c))
+
+/* What is dropped is dropped from the bounding set too, the ambient set is emptied and
+ * no_new_privs set: no set-uid or file-capability program could hand anything back. */
+static void caps__drop__bounding_set_cut_and_no_new_privs(void **state)
+{
+	require_root_caps();
+	struct child_report r;
+	run_child("cap_sys_ptrace,cap_dac_read_search", &r);
+	assert_int_equal(r.drop_rc, 0);
+	assert_int_equal(r.cap_eff, BIT(CAP_SYS_PTRACE) | BIT(CAP_DAC_READ_SEARCH));
+	assert_int_equal(r.cap_bnd, BIT(CAP_SYS_PTRACE) | BIT(CAP_DAC_READ_SEARCH));
+	assert_int_equal(r.cap_amb, 0);
+	assert_int_equal(r.no_new_privs, 1);
+}
+
+static int become_nobody(void)
+{
+	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+	    setresuid(65534, 65534, 65534) != 0)
+		return -1;
+	return 0;
+}
+
+/* After a change of user (the agent's `user =`), CAP_SETPCAP is only permitted: the bounding set is
+ * cut all the same. */
+static void caps__drop_after_user_change__bounding_set_cut(void **state)
+{
+	require_root_caps();
+	struct child_report r;
+	run_child_after("cap_sys_ptrace", become_nobody, &r);
+	assert_int_equal(r.drop_rc, 0);
+	assert_int_equal(r.cap_eff, BIT(CAP_SYS_PTRACE));
+	assert_int_equal(r.cap_bnd, BIT(CAP_SYS_PTRACE));
+	assert_int_equal(r.no_new_privs, 1);
+}
+
+static int lose_setpcap(void)
+{
+	cap_t c = cap_get_proc();
+	cap_value_t v = CAP_SETPCAP;
+	int rc = c && !cap_set_flag(c, CAP_EFFECTIVE, 1, &v, CAP_CLEAR) &&
+		 !cap_set_flag(c, CAP_PERMITTED, 1, &v, CAP_CLEAR) && !cap_set_proc(c) ? 0 : -1;
+	cap_free(c);
+	return rc;
+}
+
+/* Started without CAP_SETPCAP (systemd's CapabilityBoundingSet leaves it out): the bounding set is
+ * left as given, the rest is dropped, and that is no error. */
+static void caps__without_setpcap__bounding_set_left_as_given(void **state)
+{
+	require_root_caps();
+	struct child_report before = { 0 };
+	read_locks(&before);
+	struct child_report r;
+	run_child_after("cap_sys_ptrace", lose_setpcap, &r);
+	assert_int_equal(r.drop_rc, 0);
+	assert_int_equal(r.cap_eff, BIT(CAP_SYS_PTRACE));
+	assert_int_equal(r.cap_bnd, before.cap_bnd);
+	assert_int_equal(r.no_new_privs, 1);
+}
+
 static void caps__text_sets__decision_per_kernel_generation(void **state)
 {
 	char msg[128];
@@ -271,6 +359,9 @@ int main(void)
 		cmocka_unit_test(caps__child_keeps_sys_admin__check_passes),
 		cmocka_unit_test(caps__child_keeps_only_perfmon__message_names_bpf_alone),
 		cmocka_unit_test(caps__unknown_name__einval_and_nothing_dropped),
+		cmocka_unit_test(caps__drop__bounding_set_cut_and_no_new_privs),
+		cmocka_unit_test(caps__drop_after_user_change__bounding_set_cut),
+		cmocka_unit_test(caps__without_setpcap__bounding_set_left_as_given),
 		cmocka_unit_test(caps__text_sets__decision_per_kernel_generation),
 		cmocka_unit_test(caps__keep_after_attach__sys_admin_only_when_needed),
 		cmocka_unit_test(caps__permitted_but_not_effective__missing),

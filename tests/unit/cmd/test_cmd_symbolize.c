@@ -3,12 +3,14 @@
  * with a debuglink, a running process, and bad input. */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +165,133 @@ static void symbolize__bad_input__errors(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace symbolize 10 2>/dev/null"), 2);
 }
 
+/* The system call a process is blocked in, from /proc/PID/syscall; -1 when it is running or gone. */
+static long blocked_in(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long nr = fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+	fclose(f);
+	return nr;
+}
+
+/* --elf names what is wrong with a file that is not ELF or not a regular file, exit 1; a FIFO is
+ * never opened: a writer blocked in opening it stays blocked. */
+static void symbolize__elf_not_elf_or_not_regular__says_what(void **state)
+{
+	char dir[] = "/tmp/bt-symbolize-XXXXXX", out[1024], want[1024];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_test_run(NULL, 0, "cd %s && head -c 4096 /dev/urandom > garbage && : > empty && "
+				     "mkfifo fifo && ln -s fifo link", dir), 0);
+	struct { const char *file, *msg; } cases[] = {
+		{ "/etc/passwd", "cannot read /etc/passwd: not an ELF file" },
+		{ "garbage", "cannot read DIR/garbage: not an ELF file" },
+		{ "empty", "cannot read DIR/empty: not an ELF file" },
+		{ "/dev/zero", "cannot open /dev/zero: not a regular file" },
+		{ "", "cannot open DIR/: not a regular file" },
+		{ "fifo", "cannot open DIR/fifo: not a regular file" },
+		{ "link", "cannot open DIR/link: not a regular file" },
+		{ "none", "cannot open DIR/none: No such file or directory" },
+	};
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "exec 3> %s/fifo", dir);
+	pid_t writer = bt_test_spawn(cmd);
+	while (blocked_in(writer) != SYS_openat)
+		assert_int_equal(waitpid(writer, NULL, WNOHANG), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256];
+		if (cases[i].file[0] == '/')
+			snprintf(path, sizeof(path), "%s", cases[i].file);
+		else
+			snprintf(path, sizeof(path), "%s/%s", dir, cases[i].file);
+		assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --no-debuginfod --elf '%s' "
+					     "10 2>&1 >/dev/null", path), 1);
+		const char *d = strstr(cases[i].msg, "DIR");
+		if (d)
+			snprintf(want, sizeof(want), "buildtrace: %.*s%s%s\n", (int)(d - cases[i].msg),
+				 cases[i].msg, dir, d + 3);
+		else
+			snprintf(want, sizeof(want), "buildtrace: %s\n", cases[i].msg);
+		assert_string_equal(out, want);
+	}
+	/* still waiting for a reader: nothing opened the FIFO */
+	assert_int_equal(blocked_in(writer), SYS_openat);
+	assert_int_equal(waitpid(writer, NULL, WNOHANG), 0);
+	snprintf(cmd, sizeof(cmd), "%s/fifo", dir);
+	int rfd = open(cmd, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd >= 0);
+	int status;
+	assert_int_equal(waitpid(writer, &status, 0), writer);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(rfd);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
+/* A copy whose .debug_line_str lost its final NUL: symbols still, no lines, and a message naming
+ * the section (libdw would read the last string past the section's end). */
+static void symbolize__debug_line_str_without_nul__lines_refused(void **state)
+{
+	char copy[] = "/tmp/bt-symbolize-nonul-XXXXXX", out[1024], want[1024], msg[1024];
+	int fd = mkstemp(copy);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cp '%s' %s && readelf -SW %s | awk '{ for (i = 1; "
+				     "i < NF; i++) if ($i == \".debug_line_str\") print $(i+3), $(i+4) }'", inl,
+				     copy, copy), 0);
+	uint64_t off, size;
+	assert_int_equal(sscanf(out, "%" SCNx64 " %" SCNx64, &off, &size), 2);
+	assert_int_equal(bt_test_run(NULL, 0, "printf A | dd of=%s bs=1 seek=%" PRIu64 " conv=notrunc "
+				     "2>/dev/null", copy, off + size - 1), 0);
+	uint64_t main_addr = nm_addr(inl, "main");
+	assert_int_equal(bt_test_run(want, sizeof(want), "./buildtrace symbolize --no-debuginfod --elf '%s' "
+				     "%" PRIx64 " | cut -f1,2", inl, main_addr), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --no-debuginfod --cache-dir "
+				     "/nonexistent --elf %s %" PRIx64 " 2>%s.err", copy, main_addr, copy), 0);
+	char *nl = strchr(want, '\n');
+	assert_non_null(nl);
+	snprintf(nl, sizeof(want) - (size_t)(nl - want), "\t\n");  /* no FILE:LINE */
+	assert_string_equal(out, want);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat %s.err", copy), 0);
+	snprintf(msg, sizeof(msg), "buildtrace: no line info for %s: .debug_line_str does not end with a "
+		 "NUL (corrupt DWARF strings)\n", copy);
+	assert_string_equal(out, msg);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -f %s %s.err", copy, copy), 0);
+}
+
+/* Split DWARF: the skeleton names its .dwo by a path the binary chose (DW_AT_comp_dir and
+ * DW_AT_dwo_name). A FIFO planted there, with a writer blocked on it, is never opened; lines still
+ * come from the skeleton's line table. */
+static void symbolize__split_dwarf_dwo_fifo__not_opened(void **state)
+{
+	char dir[] = "/tmp/bt-symbolize-dwo-XXXXXX", out[1024], want[1024], cmd[512];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_test_run(out, sizeof(out), "cd %s && printf 'static int __attribute__((noinline)) "
+				     "f(int x) { return x * 3 + 1; }\\nint main(int c, char **v) { return f(c); }\\n' "
+				     "> s.c && gcc -O1 -g -gsplit-dwarf -o s s.c && test -f s.dwo && rm s.dwo && "
+				     "mkfifo s.dwo && nm s | awk '$3 == \"f\" { printf $1 }'", dir), 0);
+	uint64_t f = strtoull(out, NULL, 16);
+	assert_true(f > 0);
+	snprintf(cmd, sizeof(cmd), "exec 3> %s/s.dwo", dir);
+	pid_t writer = bt_test_spawn(cmd);
+	while (blocked_in(writer) != SYS_openat)
+		assert_int_equal(waitpid(writer, NULL, WNOHANG), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --no-debuginfod --cache-dir "
+				     "/nonexistent --elf %s/s %" PRIx64 " 2>/dev/null", dir, f), 0);
+	snprintf(want, sizeof(want), "0x%" PRIx64 "\tf+0x0\t%s/s.c:1\n", f, dir);
+	assert_string_equal(out, want);
+	assert_int_equal(blocked_in(writer), SYS_openat);
+	assert_int_equal(waitpid(writer, NULL, WNOHANG), 0);
+	snprintf(cmd, sizeof(cmd), "%s/s.dwo", dir);
+	int rfd = open(cmd, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd >= 0);
+	assert_int_equal(waitpid(writer, NULL, 0), writer);
+	close(rfd);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
 /* A fake running kernel under ROOT: the stand-in vmlinux's text symbols moved by KSLIDE in
  * proc/kallsyms (as KASLR moves them), its build-id note as sys/kernel/notes, its release, and the
  * file itself as boot/vmlinux-REL where buildtrace looks for one. */
@@ -175,7 +304,7 @@ static void make_kernel_root(char *root, const char *vmlinux)
 	assert_non_null(mkdtemp(root));
 	assert_int_equal(bt_test_run(NULL, 0,
 		"mkdir -p %s/proc/sys/kernel %s/sys/kernel %s/boot && "
-		"nm '%s' | python3 -c 'import sys\n"
+		"nm '%s' | /usr/bin/python3 -c 'import sys\n"
 		"for l in sys.stdin:\n a, t, n = l.split()\n"
 		" if t in \"Tt\": print(\"%%x T %%s\" %% (int(a, 16) + %llu, n))' > %s/proc/kallsyms && "
 		"objcopy -O binary --only-section=.note.gnu.build-id '%s' %s/sys/kernel/notes && "
@@ -193,11 +322,11 @@ static void symbolize__kernel__vmlinux_lines_at_the_kaslr_offset(void **state)
 	assert_non_null(realpath(bt_test_fixture(rel, sizeof(rel), "symsrc/vmlinux"), vml));
 	make_kernel_root(root, vml);
 	int rc = bt_test_run(out, sizeof(out),
-		"nm -S '%s' | python3 -c 'import sys\n"
+		"nm -S '%s' | /usr/bin/python3 -c 'import sys\n"
 		"for l in sys.stdin:\n f = l.split()\n"
 		" if len(f) == 4 and f[2] in \"Tt\":\n"
 		"  for i in range(int(f[1], 16)): print(\"%%x\" %% (int(f[0], 16) + i))' > %s/addrs && "
-		"python3 -c 'import sys\nfor l in sys.stdin: print(\"%%x\" %% (int(l, 16) + %llu))' "
+		"/usr/bin/python3 -c 'import sys\nfor l in sys.stdin: print(\"%%x\" %% (int(l, 16) + %llu))' "
 		"< %s/addrs > %s/kaddrs && "
 		"./buildtrace symbolize --kernel --root %s -v < %s/kaddrs > %s/bt.out 2> %s/bt.err && "
 		"sed 's/^/0x/' %s/addrs | eu-addr2line -a -i -e '%s' > %s/eu.out && "
@@ -254,6 +383,9 @@ int main(void)
 		cmocka_unit_test(symbolize__elf__frames_match_llvm_symbolizer),
 		cmocka_unit_test(symbolize__pid__same_as_the_file),
 		cmocka_unit_test(symbolize__bad_input__errors),
+		cmocka_unit_test(symbolize__elf_not_elf_or_not_regular__says_what),
+		cmocka_unit_test(symbolize__debug_line_str_without_nul__lines_refused),
+		cmocka_unit_test(symbolize__split_dwarf_dwo_fifo__not_opened),
 		cmocka_unit_test(symbolize__kernel__vmlinux_lines_at_the_kaslr_offset),
 		cmocka_unit_test(symbolize__kernel__vmlinux_of_another_build__refused),
 	};

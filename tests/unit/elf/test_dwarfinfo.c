@@ -5,6 +5,7 @@
 #include "elf/dwarfinfo.h"
 
 #include <errno.h>
+#include <libelf.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -380,6 +381,76 @@ static void dwarf__corrupted_sections__no_crash(void **state)
 	}
 }
 
+/* A copy of the fixture with the last byte of one section changed; the copy's path in path. */
+static int copy_with_last_byte(const char *src, const char *section, unsigned char to, char *path)
+{
+	char out[256];
+	assert_int_equal(bt_test_run(out, sizeof(out), "readelf -SW '%s' | awk '{ for (i = 1; i < NF; i++) "
+				     "if ($i == \"%s\") { print $(i+3), $(i+4) } }'", src, section), 0);
+	uint64_t off, size;
+	assert_int_equal(sscanf(out, "%" SCNx64 " %" SCNx64, &off, &size), 2);
+	assert_true(size > 0);
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(bt_test_run(NULL, 0, "cat '%s' > '%s'", src, path), 0);
+	unsigned char was;
+	assert_int_equal(pread(fd, &was, 1, (off_t)(off + size - 1)), 1);
+	assert_int_equal(was, 0);  /* a well-formed string section ends with a NUL */
+	assert_int_equal(pwrite(fd, &to, 1, (off_t)(off + size - 1)), 1);
+	return fd;
+}
+
+static const char *bad_section_of(int fd)
+{
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	const char *bad = NULL;
+	int err = bt_dwarf_check_strings(e, &bad);
+	elf_end(e);
+	return err == -EBADMSG ? bad : err ? "error" : NULL;
+}
+
+/* libdw reads a string of .debug_line_str or .debug_str up to its NUL, past the section's end when
+ * the last one has none: such a file is refused before libdw sees it, compressed or not. */
+static void dwarf__string_section_without_final_nul__refused(void **state)
+{
+	const char *src = fixture("symsrc/inl");
+	elf_version(EV_CURRENT);
+	int fd = open(src, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_null(bad_section_of(fd));
+	close(fd);
+	static const char *const sections[] = { ".debug_line_str", ".debug_str" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[] = "/tmp/bt-dwarf-nonul-XXXXXX", z[64];
+		fd = copy_with_last_byte(src, sections[i], 'A', path);
+		struct bt_dwarf *d = NULL;
+		assert_int_equal(bt_dwarf_open_fd(fd, &d), -EBADMSG);
+		assert_null(d);
+		assert_string_equal(bad_section_of(fd), sections[i]);
+		close(fd);
+		/* the same, compressed: checked once decompressed */
+		snprintf(z, sizeof(z), "%s.z", path);
+		assert_int_equal(bt_test_run(NULL, 0, "objcopy --compress-debug-sections=zlib '%s' '%s' && "
+					     "readelf -SW '%s' | grep -Eq ' %s +PROGBITS .* [A-Z]*C[A-Z]* '", path, z, z,
+					     sections[i]), 0);
+		fd = open(z, O_RDONLY | O_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(bt_dwarf_open_fd(fd, &d), -EBADMSG);
+		assert_string_equal(bad_section_of(fd), sections[i]);
+		close(fd);
+		unlink(z);
+		unlink(path);
+		/* the last byte a NUL again: accepted */
+		snprintf(path, sizeof(path), "/tmp/bt-dwarf-nonul-XXXXXX");
+		fd = copy_with_last_byte(src, sections[i], 0, path);
+		assert_int_equal(bt_dwarf_open_fd(fd, &d), 0);
+		bt_dwarf_close(d);
+		close(fd);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -391,6 +462,7 @@ int main(void)
 		cmocka_unit_test(dwarf__addresses_outside__no_frames),
 		cmocka_unit_test(dwarf__no_dwarf_or_not_elf__refused),
 		cmocka_unit_test(dwarf__corrupted_sections__no_crash),
+		cmocka_unit_test(dwarf__string_section_without_final_nul__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

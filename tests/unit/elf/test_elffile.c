@@ -178,7 +178,7 @@ static uint32_t python_crc32(const char *path)
 {
 	char out[64];
 	assert_int_equal(bt_test_run(out, sizeof(out),
-				     "python3 -c 'import sys,zlib; print(zlib.crc32(open(sys.argv[1],\"rb\").read()))' '%s'",
+				     "/usr/bin/python3 -c 'import sys,zlib; print(zlib.crc32(open(sys.argv[1],\"rb\").read()))' '%s'",
 				     path), 0);
 	return (uint32_t)strtoul(out, NULL, 10);
 }

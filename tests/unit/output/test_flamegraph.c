@@ -86,12 +86,70 @@ static void flamegraph__output__well_formed_xml_with_escapes(void **state)
 	fputs(svg, o);
 	fclose(o);
 	char out[512];
-	int rc = bt_test_run(out, sizeof(out), "python3 -c 'import xml.etree.ElementTree as E; "
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 -c 'import xml.etree.ElementTree as E; "
 			     "r=E.parse(\"build/tests/flame-test.svg\").getroot(); print(r.tag)' 2>&1");
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "svg"));
 	free(svg);
 	bt_folded_free(&f);
+}
+
+/* Names are bytes a program chose: invalid UTF-8 and characters XML forbids come out as U+FFFD (or
+ * '?' for control characters), and labels shortened to fit their box end at a character boundary,
+ * whatever the characters' lengths. An XML parser must read the result (svgnames.py checks each
+ * label against its name). */
+static void flamegraph__bad_utf8_and_long_multibyte_names__parse_as_xml(void **state)
+{
+	char mixed[1024] = "";
+	for (int i = 0; i < 60; i++)
+		strcat(mixed, "a\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80");  /* a, e-acute, a CJK one, an emoji */
+	char input[8192];
+	int n = snprintf(input, sizeof(input),
+			 "app;bad\xff\xfe" "end 1\n"
+			 "app;cut\xc3 1\n"
+			 "app;sur\xed\xa0\x80 1\n"
+			 "app;nc\xef\xbf\xbe 1\n"
+			 "app;over\xc0\xaf 1\n"
+			 "app;ctl\x01x 1\n");
+	/* boxes from about 5 to 60 characters wide: cut after each kind of character */
+	static const unsigned counts[] = { 37, 41, 53, 58, 71, 97, 131, 200, 373 };
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		n += snprintf(input + n, sizeof(input) - n, "app;p%zu;%s %u\n", i, mixed, counts[i]);
+	assert_true((size_t)n < sizeof(input));
+	FILE *in = fmemopen(input, (size_t)n, "r");
+	struct bt_folded f;
+	assert_int_equal(bt_folded_parse(in, &f, NULL), 0);
+	fclose(in);
+	FILE *o = fopen("build/tests/flame-utf8.svg", "w");
+	assert_non_null(o);
+	assert_int_equal(bt_flamegraph_write(&f, NULL, o), 0);
+	fclose(o);
+	bt_folded_free(&f);
+	static char out[65536];
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/svgnames.py "
+			     "build/tests/flame-utf8.svg 2>&1");
+	if (rc)
+		fprintf(stderr, "%s\n", out);
+	assert_int_equal(rc, 0);
+	static const char *want[] = {
+		"\nbad\\ufffd\\ufffdend\n", "\ncut\\ufffd\n", "\nsur\\ufffd\\ufffd\\ufffd\n",
+		"\nnc\\ufffd\n", "\nover\\ufffd\\ufffd\n", "\nctl?x\n",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (!strstr(out, want[i]))
+			fprintf(stderr, "missing %s in:\n%s\n", want[i], out);
+		assert_non_null(strstr(out, want[i]));
+	}
+	char one[64];
+	snprintf(one, sizeof(one), "a\\xe9\\u65e5\\U0001f600");
+	char all[64 * 60 + 2] = "\n";
+	for (int i = 0; i < 60; i++)
+		strcat(all, one);
+	assert_non_null(strstr(out, all));
+	/* every mixed name is too long for its box: each was cut */
+	const char *cut = strstr(out, "cut ");
+	assert_non_null(cut);
+	assert_true(atoi(cut + 4) >= (int)(sizeof(counts) / sizeof(counts[0])));
 }
 
 static void flamegraph__kernel_frames__coloured_apart(void **state)
@@ -130,6 +188,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flamegraph__boxes__match_prefix_sums),
 		cmocka_unit_test(flamegraph__output__well_formed_xml_with_escapes),
+		cmocka_unit_test(flamegraph__bad_utf8_and_long_multibyte_names__parse_as_xml),
 		cmocka_unit_test(flamegraph__kernel_frames__coloured_apart),
 		cmocka_unit_test(folded__parse__rejects_malformed_lines),
 	};

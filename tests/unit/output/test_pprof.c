@@ -491,6 +491,33 @@ static void pprof__amplifying_profile__efbig(void **state)
 	free(longname);
 }
 
+/* A million empty samples are two bytes each on the wire and a message struct each decoded: past
+ * the decoding budget, -EFBIG, where without one they took 90 MB. Zeros decompressing past
+ * BT_PPROF_MAX_BYTES are refused before they are decoded. */
+static void pprof__expanding_input__efbig(void **state)
+{
+	(void)state;
+	size_t n = 2u << 20;
+	uint8_t *empty = malloc(n);
+	assert_non_null(empty);
+	for (size_t i = 0; i < n; i += 2) {
+		empty[i] = 0x12;  /* field 2 (sample), length-delimited */
+		empty[i + 1] = 0;
+	}
+	struct bt_folded f;
+	assert_int_equal(bt_pprof_decode(empty, n, &f), -EFBIG);
+	/* a few of them are decoded (and then refused: a sample needs a value) */
+	assert_int_equal(bt_pprof_decode(empty, 2000, &f), -EINVAL);
+	free(empty);
+	assert_int_equal(bt_test_run(NULL, 0, "head -c %zu /dev/zero | gzip -1 > " OS_TMP "/zeros.pb.gz",
+				     BT_PPROF_MAX_BYTES + 1), 0);
+	uint8_t *buf;
+	size_t len;
+	slurp(OS_TMP "/zeros.pb.gz", &buf, &len);
+	assert_int_equal(bt_pprof_decode(buf, len, &f), -EFBIG);
+	free(buf);
+}
+
 /* /dev/full fails every write with ENOSPC: that is the error reported, not a generic one. */
 static void pprof__write_error__keeps_its_errno(void **state)
 {
@@ -563,6 +590,7 @@ int main(void)
 		cmocka_unit_test(pprof__decode__broken_references_are_einval),
 		cmocka_unit_test(pprof__decode__garbage_and_truncation_are_einval),
 		cmocka_unit_test(pprof__amplifying_profile__efbig),
+		cmocka_unit_test(pprof__expanding_input__efbig),
 		cmocka_unit_test(pprof__write_error__keeps_its_errno),
 		cmocka_unit_test(pprof__odd_bytes_in_names__round_trip),
 	};

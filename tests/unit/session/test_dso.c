@@ -196,6 +196,45 @@ static void dso__evicted__loaded_again(void **state)
 	teardown(x);
 }
 
+/* A copy whose .debug_line_str lost its final NUL: symbols still, no DWARF (libdw would read the
+ * last string past the section's end), counted once, and still refused after an eviction. */
+static void dso__dwarf_strings_without_nul__refused_and_counted(void **state)
+{
+	struct fx *x = setup();
+	char copy[256], rel[256], out[128];
+	snprintf(rel, sizeof(rel), "%s/fx-nonul", x->dir);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cp %s %s && readelf -SW %s | awk '{ for (i = 1; i < NF; "
+				     "i++) if ($i == \".debug_line_str\") print $(i+3), $(i+4) }'", x->prog, rel,
+				     rel), 0);
+	unsigned long long off, size;
+	assert_int_equal(sscanf(out, "%llx %llx", &off, &size), 2);
+	assert_int_equal(bt_test_run(NULL, 0, "printf A | dd of=%s bs=1 seek=%llu conv=notrunc 2>/dev/null",
+				     rel, off + size - 1), 0);
+	assert_non_null(realpath(rel, copy));
+	int64_t f = file_of(x, copy);
+	struct bt_build_id id = id_of(copy);
+	uint32_t d = (uint32_t)bt_dso_set_build_id(&x->r, (uint32_t)f, &id, BT_ORIGIN_BPF, &nowhere);
+	assert_non_null(bt_dso_symtab(&x->r, d));
+	assert_null(bt_dso_dwarf(&x->r, d));
+	assert_null(bt_dso_dwarf(&x->r, d));
+	assert_int_equal(x->r.dwarf_refused, 1);
+	x->r.epoch = 1;
+	assert_int_equal(bt_dso_evict(&x->r, 1), 1);
+	assert_non_null(bt_dso_symtab(&x->r, d));
+	assert_null(bt_dso_dwarf(&x->r, d));
+	assert_int_equal(x->r.dwarf_refused, 1);
+	/* an intact file (another build-id: one dso per build-id) has its DWARF */
+	char other[PATH_MAX];
+	assert_non_null(realpath(OTHER, other));
+	int64_t g = file_of(x, other);
+	struct bt_build_id good = id_of(other);
+	uint32_t e = (uint32_t)bt_dso_set_build_id(&x->r, (uint32_t)g, &good, BT_ORIGIN_BPF, &nowhere);
+	assert_non_null(bt_dso_symtab(&x->r, e));
+	assert_non_null(bt_dso_dwarf(&x->r, e));
+	assert_int_equal(x->r.dwarf_refused, 1);
+	teardown(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +243,7 @@ int main(void)
 		cmocka_unit_test(dso__build_id_mismatch__refused),
 		cmocka_unit_test(dso__no_build_id__checked_by_inode),
 		cmocka_unit_test(dso__evicted__loaded_again),
+		cmocka_unit_test(dso__dwarf_strings_without_nul__refused_and_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* test_bidcache.c - the build-id cache against perf as the oracle (perf lists what buildtrace
- * stores, buildtrace reads what perf stores), plus corruption, removal, pruning and archiving. */
+ * stores, buildtrace reads what perf stores), plus corruption, removal, pruning and archiving, links
+ * and FIFOs planted inside the cache, size limits and sparse files. */
 #include "testutil.h"
 #include "symsrc/bidcache.h"
 
@@ -377,6 +378,139 @@ static void bidcache__escaping_link__not_followed(void **state)
 	assert_string_equal(out, "elf\n");
 }
 
+/* Files in a directory outside the cache, listed: what the attacks below must leave alone. */
+static void victim_listing(const struct fx *f, char *out, size_t len)
+{
+	assert_int_equal(bt_test_run(out, len, "cd '%s/victim' && find . | sort | tr '\\n' ' '", f->dir), 0);
+}
+
+static void make_victim(const struct fx *f)
+{
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p '%s/victim' && echo keep > '%s/victim/keep'", f->dir,
+				     f->dir), 0);
+}
+
+/* A directory of the entry's path planted as a link to a directory outside: the store fails with
+ * ELOOP and writes nothing there; nothing is listed through it. */
+static void bidcache__link_in_entry_path__store_refused_nothing_outside(void **state)
+{
+	struct fx *f = *state;
+	char out[4096];
+	make_victim(f);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p '%s' && ln -s '%s/victim' '%s/x'", f->cache, f->dir,
+				     f->cache), 0);
+	assert_int_equal(add_path(f->cache, &f->inl_id, f->inl, "/x/inl", false), -ELOOP);
+	victim_listing(f, out, sizeof(out));
+	assert_string_equal(out, ". ./keep ");
+	/* .build-id itself a link: the link is not written there either */
+	assert_int_equal(bt_test_run(NULL, 0, "ln -s '%s/victim' '%s/.build-id'", f->dir, f->cache), 0);
+	assert_int_equal(add_path(f->cache, &f->inl_id, f->inl, "/y/inl", false), -ELOOP);
+	victim_listing(f, out, sizeof(out));
+	assert_string_equal(out, ". ./keep ");
+	struct seen s = { 0 };
+	assert_true(bt_bidcache_foreach(f->cache, count_entry, &s) != 0 || s.n == 0);
+	assert_int_equal(s.n, 0);
+}
+
+/* An entry whose link goes through a planted directory link: open, list, remove and archive see
+ * nothing there, and remove deletes nothing outside the cache. */
+static void bidcache__entry_through_link__not_opened_not_removed(void **state)
+{
+	struct fx *f = *state;
+	char out[4096];
+	const char *h = hex(&f->inl_id);
+	make_victim(f);
+	/* victim/HEX/elf is a valid copy: only the way to it is foreign */
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p '%s/victim/%s' && cp '%s' '%s/victim/%s/elf' && "
+				     "mkdir -p '%s/.build-id/%.2s' && ln -s '%s/victim' '%s/evil' && "
+				     "ln -s '../../evil/%s' '%s/.build-id/%.2s/%s'", f->dir, h, f->inl, f->dir, h,
+				     f->cache, h, f->dir, f->cache, h, f->cache, h, h + 2), 0);
+	assert_int_equal(bt_bidcache_open(f->cache, &f->inl_id, BT_BIDCACHE_ELF, NULL, 0), -EBADMSG);
+	struct seen s = { .ids = { &f->inl_id } };
+	assert_int_equal(bt_bidcache_foreach(f->cache, count_entry, &s), 0);
+	assert_int_equal(s.n, 1);
+	assert_false(s.found_elf[0]);
+	assert_int_equal(s.last.size, 0);
+	assert_int_equal(bt_bidcache_remove(f->cache, &f->inl_id), 0);
+	victim_listing(f, out, sizeof(out));
+	char want[256];
+	snprintf(want, sizeof(want), ". ./%s ./%s/elf ./keep ", h, h);
+	assert_string_equal(out, want);
+	/* the cache's own link went, the planted directory link stays (it is not an entry's file) */
+	assert_int_equal(bt_test_run(out, sizeof(out), "cd '%s' && find . | sort | tr '\\n' ' '", f->cache), 0);
+	assert_string_equal(out, ". ./.build-id ./evil ");
+}
+
+/* A FIFO as an entry's file: refused without blocking (it is never opened for reading). */
+static void bidcache__fifo_entry__refused_not_opened(void **state)
+{
+	struct fx *f = *state;
+	const char *h = hex(&f->inl_id);
+	assert_int_equal(add_path(f->cache, &f->inl_id, f->inl, f->inl, false), 0);
+	assert_int_equal(bt_test_run(NULL, 0, "rm '%s%s/%s/elf' && mkfifo '%s%s/%s/elf'", f->cache, f->inl, h,
+				     f->cache, f->inl, h), 0);
+	assert_int_equal(bt_bidcache_open(f->cache, &f->inl_id, BT_BIDCACHE_ELF, NULL, 0), -EBADMSG);
+}
+
+/* Limits: a file over max_file and a store beyond max_total are refused and counted; the budget
+ * measures the cache once and keeps count of its own stores. */
+static void bidcache__limits__refused_and_counted(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	assert_int_equal(stat(f->inl, &st), 0);
+	struct bt_bidcache_budget b = { .max_file = (uint64_t)st.st_size - 1 };
+	int fd = open(f->inl, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(bt_bidcache_store(f->cache, &b, BT_BIDCACHE_ELF, &f->inl_id, f->inl, fd), -EFBIG);
+	assert_int_equal(b.too_large, 1);
+	close(fd);
+	/* room for inl but not for mini after it */
+	struct stat sm;
+	assert_int_equal(stat(f->mini, &sm), 0);
+	b = (struct bt_bidcache_budget){ .max_total = (uint64_t)st.st_size + (uint64_t)sm.st_size - 1 };
+	fd = open(f->inl, O_RDONLY);
+	assert_int_equal(bt_bidcache_store(f->cache, &b, BT_BIDCACHE_ELF, &f->inl_id, f->inl, fd), 0);
+	close(fd);
+	assert_int_equal(b.used, (uint64_t)st.st_size);
+	fd = open(f->mini, O_RDONLY);
+	assert_int_equal(bt_bidcache_store(f->cache, &b, BT_BIDCACHE_ELF, &f->mini_id, f->mini, fd), -ENOSPC);
+	close(fd);
+	assert_int_equal(b.full, 1);
+	assert_int_equal(bt_bidcache_open(f->cache, &f->mini_id, BT_BIDCACHE_ELF, NULL, 0), -ENOENT);
+	/* a fresh budget with the same limit measures the cache itself */
+	struct bt_bidcache_budget b2 = { .max_total = b.max_total };
+	fd = open(f->mini, O_RDONLY);
+	assert_int_equal(bt_bidcache_store(f->cache, &b2, BT_BIDCACHE_ELF, &f->mini_id, f->mini, fd), -ENOSPC);
+	close(fd);
+	assert_int_equal(b2.used, (uint64_t)st.st_size);
+}
+
+/* A sparse ELF of 1 GiB (its program, then a hole): stored with its holes, readable, and
+ * identical to the original (cmp as the oracle). */
+static void bidcache__sparse_file__holes_kept(void **state)
+{
+	struct fx *f = *state;
+	char big[128], out[256];
+	snprintf(big, sizeof(big), "%s/big", f->dir);
+	assert_int_equal(bt_test_run(NULL, 0, "cp '%s' '%s' && truncate -s 1G '%s'", f->inl, big, big), 0);
+	struct bt_bidcache_budget b = { .max_file = 2ULL << 30, .max_total = 4ULL << 30 };
+	int fd = open(big, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(bt_bidcache_store(f->cache, &b, BT_BIDCACHE_ELF, &f->inl_id, big, fd), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 0);  /* the caller's offset kept */
+	close(fd);
+	char path[PATH_MAX];
+	fd = bt_bidcache_open(f->cache, &f->inl_id, BT_BIDCACHE_ELF, path, sizeof(path));
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	close(fd);
+	assert_int_equal(st.st_size, 1LL << 30);
+	assert_true((uint64_t)st.st_blocks * 512 < (16ULL << 20));
+	assert_int_equal(bt_test_run(out, sizeof(out), "cmp '%s' '%s'", big, path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +529,11 @@ int main(void)
 		T(bidcache__deleted_suffix__dropped),
 		T(bidcache__missing_cache__empty),
 		T(bidcache__escaping_link__not_followed),
+		T(bidcache__link_in_entry_path__store_refused_nothing_outside),
+		T(bidcache__entry_through_link__not_opened_not_removed),
+		T(bidcache__fifo_entry__refused_not_opened),
+		T(bidcache__limits__refused_and_counted),
+		T(bidcache__sparse_file__holes_kept),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -360,6 +361,80 @@ static void debuginfod__silent_server__one_timeout_per_build_id(void **state)
 	close(s);
 }
 
+/* libdebuginfod opens its own cache entries (O_RDONLY, no check of the type) and hands back any
+ * that is not empty: one planted there that is not a regular file (a symlink to a directory) is
+ * refused before anything reads it. (An empty one, like a device's, it takes for a cached miss.) */
+static void debuginfod__cache_entry_not_regular__refused(void **state)
+{
+	struct fx *f = *state;
+	char dcache[192], *saved = strdup(getenv("DEBUGINFOD_URLS"));
+	snprintf(dcache, sizeof(dcache), "%s/dcache-dir", f->dir);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/%s && ln -s /usr %s/%s/debuginfo", dcache, f->hex,
+				     dcache, f->hex), 0);
+	setenv("DEBUGINFOD_CACHE_PATH", dcache, 1);
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:1", 1);  /* nothing listens: only the cache answers */
+	struct bt_debuginfod *c = NULL;
+	assert_int_equal(bt_debuginfod_new(NULL, &c), 0);
+	assert_int_equal(bt_debuginfod_request(c, &f->id), 0);
+	struct got g = { .f = f };
+	assert_int_equal(bt_debuginfod_poll(c, on_result, &g, -1), 1);
+	assert_int_equal(g.err, -EINVAL);
+	struct bt_debuginfod_stats stats;
+	bt_debuginfod_get_stats(c, &stats);
+	assert_int_equal(stats.found, 0);
+	assert_int_equal(stats.failed, 1);
+	bt_debuginfod_free(c);
+	setenv("DEBUGINFOD_URLS", saved, 1);
+	free(saved);
+}
+
+/* The cache directory, picked as libdebuginfod picks it; restores the environment it changes. */
+static void debuginfod__cache_dir__as_the_library_picks_it(void **state)
+{
+	struct fx *f = *state;
+	static const char *const vars[] = { "DEBUGINFOD_CACHE_PATH", "HOME", "XDG_CACHE_HOME" };
+	char *saved[3], dir[PATH_MAX], want[PATH_MAX], home[192];
+	for (int i = 0; i < 3; i++)
+		saved[i] = getenv(vars[i]) ? strdup(getenv(vars[i])) : NULL;
+	snprintf(home, sizeof(home), "%s/home", f->dir);
+	assert_int_equal(mkdir(home, 0700), 0);
+	setenv("HOME", home, 1);
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	unsetenv("XDG_CACHE_HOME");
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	snprintf(want, sizeof(want), "%s/.cache/debuginfod_client", home);
+	assert_string_equal(dir, want);
+	setenv("XDG_CACHE_HOME", "/xdg", 1);
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/xdg/debuginfod_client");
+	snprintf(want, sizeof(want), "%s/.debuginfod_client_cache", home);
+	assert_int_equal(mkdir(want, 0700), 0);  /* the old place wins while it exists */
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	assert_string_equal(dir, want);
+	setenv("DEBUGINFOD_CACHE_PATH", "/explicit", 1);
+	assert_int_equal(bt_debuginfod_cache_dir(dir, sizeof(dir)), 0);
+	assert_string_equal(dir, "/explicit");
+	/* a home others may write: neither its cache nor the client is used */
+	unsetenv("DEBUGINFOD_CACHE_PATH");
+	assert_int_equal(chmod(home, 0777), 0);
+	char why[PATH_MAX + 64];
+	assert_int_equal(bt_debuginfod_cache_check(why, sizeof(why)), -EPERM);
+	snprintf(want, sizeof(want), "%s may be written by others (mode 0777)", home);
+	assert_string_equal(why, want);
+	struct bt_debuginfod *c = NULL;
+	assert_int_equal(bt_debuginfod_new(NULL, &c), -EPERM);
+	assert_null(c);
+	assert_int_equal(chmod(home, 0700), 0);
+	assert_int_equal(bt_debuginfod_cache_check(NULL, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(vars[i], saved[i], 1);
+		else
+			unsetenv(vars[i]);
+		free(saved[i]);
+	}
+}
+
 static void debuginfod__no_urls__not_configured(void **state)
 {
 	(void)state;
@@ -386,6 +461,8 @@ int main(void)
 		cmocka_unit_test(debuginfod__cli__symbolizes_through_server),
 		cmocka_unit_test(debuginfod__server_stopped__cache_alone_symbolizes),
 		cmocka_unit_test(debuginfod__silent_server__one_timeout_per_build_id),
+		cmocka_unit_test(debuginfod__cache_entry_not_regular__refused),
+		cmocka_unit_test(debuginfod__cache_dir__as_the_library_picks_it),
 		cmocka_unit_test(debuginfod__no_urls__not_configured),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 struct fx {
 	char dir[64];
@@ -316,6 +319,98 @@ static void symsrc__debuglink__each_location_crc_checked(void **state)
 	}
 }
 
+/* A .gnu_debuglink name is the binary's choice, and its directory may be anyone's: the name must be
+ * the debug file itself, a symlink there is refused even to the right file. The debug directory's
+ * build-id links (a distribution's layout) are followed. */
+static void symsrc__debuglink_symlink__refused_build_id_link_followed(void **state)
+{
+	struct fx *f = *state;
+	static const char *const where[] = { "/opt/app/inl.debug", "/opt/app/.debug/inl.debug",
+					     "/usr/lib/debug/opt/app/inl.debug" };
+	place(f, f->stripped, "/opt/app/inl");
+	place(f, f->dbg, "/srv/inl.debug");
+	char bin[PATH_MAX + 64], origin[BT_SYMSRC_ORIGIN_LEN];
+	snprintf(bin, sizeof(bin), "%s/opt/app/inl", f->root);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(bt_test_run(NULL, 0, "mkdir -p \"$(dirname '%s%s')\" && ln -s %s/srv/inl.debug "
+					     "'%s%s'", f->root, where[i], f->root, f->root, where[i]), 0);
+		struct bt_symtab *st = NULL;
+		assert_int_equal(load(f, &f->inl_id, bin, "/opt/app/inl", &st, origin), -ENODATA);
+		assert_null(st);
+		assert_int_equal(bt_test_run(NULL, 0, "rm '%s%s'", f->root, where[i]), 0);
+	}
+	assert_int_equal(bt_test_run(NULL, 0, "d=%s/usr/lib/debug/.build-id/%.2s && mkdir -p $d && "
+				     "ln -s ../../../../../srv/inl.debug $d/%s.debug", f->root, hex(&f->inl_id),
+				     hex(&f->inl_id) + 2), 0);
+	struct bt_symtab *st = NULL;
+	assert_int_equal(load(f, &f->inl_id, bin, "/opt/app/inl", &st, origin), 0);
+	assert_string_equal(origin, "debug-dir");
+	check_against_nm(st, f->inl);
+	bt_symtab_free(st);
+}
+
+/* The system call a process is blocked in (/proc/PID/syscall), or -1. */
+static long blocked_in(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		return -1;
+	long nr = fgets(buf, sizeof(buf), fp) && buf[0] >= '0' && buf[0] <= '9' ? strtol(buf, NULL, 10) : -1;
+	fclose(fp);
+	return nr;
+}
+
+/* An absolute .gnu_debugaltlink names a FIFO with a writer blocked on it: never opened. A regular
+ * file there is opened (inotify sees it) and checked, so the name was looked at. */
+static void symsrc__debugaltlink_fifo__not_opened(void **state)
+{
+	struct fx *f = *state;
+	char bin[256], alt[256], origin[BT_SYMSRC_ORIGIN_LEN], cmd[512], id[4 * BT_BUILD_ID_MAXLEN + 1];
+	snprintf(bin, sizeof(bin), "%s/inl-alt", f->dir);
+	snprintf(alt, sizeof(alt), "%s/opt/alt.debug", f->root);
+	/* the section: the name, its NUL, then the alt file's build-id (libmini's), in octal escapes */
+	for (size_t i = 0; i < f->mini_id.len; i++)
+		snprintf(id + 4 * i, 5, "\\%03o", f->mini_id.data[i]);
+	assert_int_equal(bt_test_run(NULL, 0, "cd %s && printf '/opt/alt.debug\\000%s' > sec && "
+				     "objcopy --add-section .gnu_debugaltlink=sec %s %s && mkdir -p %s/opt && "
+				     "mkfifo %s", f->dir, id, f->inl, bin, f->root, alt), 0);
+	assert_int_equal(bt_test_run(cmd, sizeof(cmd), "readelf -x .gnu_debugaltlink %s | grep -c 0x", bin), 0);
+	assert_true(atoi(cmd) >= 2);  /* 15 + 20 bytes */
+	snprintf(cmd, sizeof(cmd), "exec 3> %s", alt);
+	pid_t w = bt_test_spawn(cmd);
+	while (blocked_in(w) != SYS_openat)
+		assert_int_equal(waitpid(w, NULL, WNOHANG), 0);
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0 && inotify_add_watch(in, alt, IN_OPEN) >= 0);
+	struct bt_dwarf *d = NULL;
+	int fd = open_ro(bin);
+	assert_int_equal(bt_symsrc_open_dwarf(&f->o, REQ(&f->inl_id, fd, "/usr/bin/inl"), &d, origin,
+					      sizeof(origin)), 0);
+	assert_string_equal(origin, "file");
+	bt_dwarf_close(d);
+	char ev[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	assert_int_equal(read(in, ev, sizeof(ev)), -1);  /* no IN_OPEN */
+	assert_int_equal(blocked_in(w), SYS_openat);
+	assert_int_equal(waitpid(w, NULL, WNOHANG), 0);
+	int rfd = open(alt, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(rfd >= 0);
+	assert_int_equal(waitpid(w, NULL, 0), w);
+	close(rfd);
+	close(in);
+	/* the control: a regular file under that name is opened */
+	assert_int_equal(bt_test_run(NULL, 0, "rm %s && cp %s %s", alt, f->mini, alt), 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0 && inotify_add_watch(in, alt, IN_OPEN) >= 0);
+	assert_int_equal(bt_symsrc_open_dwarf(&f->o, REQ(&f->inl_id, fd, "/usr/bin/inl"), &d, origin,
+					      sizeof(origin)), 0);
+	bt_dwarf_close(d);
+	assert_true(read(in, ev, sizeof(ev)) > 0);
+	close(in);
+	close(fd);
+}
+
 static void symsrc__other_build_id__never_used(void **state)
 {
 	struct fx *f = *state;
@@ -589,6 +684,8 @@ int main(void)
 		T(symsrc__libc__debug_dir_symbols_and_lines),
 		T(symsrc__find_path__debug_dir_then_cache),
 		T(symsrc__bad_arguments__errors),
+		T(symsrc__debuglink_symlink__refused_build_id_link_followed),
+		T(symsrc__debugaltlink_fifo__not_opened),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,54 @@
+/* wfile.h - files written into a directory given as an fd without ever following a link: a new file
+ * under a random temporary name (O_CREAT|O_EXCL|O_NOFOLLOW, 0600 by default), renamed over the
+ * final name within that directory once complete; on failure only that temporary file is removed. */
+#ifndef BT_WFILE_H
+#define BT_WFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define BT_WFILE_MODE 0600
+
+struct bt_wfile {
+	int fd;               /* where to write; -1 once committed or aborted */
+	int dirfd;            /* the directory holding tmp and name */
+	bool own_dir;         /* dirfd was opened here and is closed here */
+	bool direct;          /* fd is an existing device, FIFO or trusted link, written in place */
+	char tmp[32];         /* the temporary name in dirfd; "" when direct */
+	char name[NAME_MAX + 1];
+	dev_t dev;            /* the temporary file's identity */
+	ino_t ino;
+};
+
+/* Creates a temporary file in dirfd (borrowed, kept open by the caller until commit) that
+ * bt_wfile_commit renames to name, a plain name without '/'. Returns the fd or -errno
+ * (-EINVAL for a name with '/', ".", ".."). */
+int bt_wfile_open(struct bt_wfile *w, int dirfd, const char *name, mode_t mode);
+
+/* bt_wfile_open in path's directory (links in the directory part are followed: the caller chose
+ * it), for path's last component, whatever is there now. fd or -errno. */
+int bt_wfile_create(struct bt_wfile *w, const char *path, mode_t mode);
+
+/* For a path the invoking user named (-o FILE), which may also be a device or a FIFO (/dev/null, a
+ * pipe): a missing or regular file is written as by bt_wfile_open in its parent directory (the
+ * final name replaced, never followed); an existing device, FIFO or symbolic link is written in
+ * place only when it belongs to the caller or root, and is never removed. Returns the fd, -EISDIR,
+ * -EPERM for a link, FIFO or device of another user, or -errno. */
+int bt_wfile_open_path(struct bt_wfile *w, const char *path, mode_t mode);
+
+/* Closes the file and renames the temporary file to the final name (after checking that the
+ * temporary name still is the file written). On failure the temporary file is removed.
+ * 0 or -errno; w is released either way. */
+int bt_wfile_commit(struct bt_wfile *w);
+
+/* Closes the file and removes the temporary file, if it still is ours; nothing else is removed.
+ * A no-op after commit or abort. */
+void bt_wfile_abort(struct bt_wfile *w);
+
+/* Opens a directory for writing into it without following a link at its last component
+ * (O_DIRECTORY|O_NOFOLLOW), for fchown or as the dirfd of bt_wfile_open. fd or -errno (-ELOOP: a
+ * link). */
+int bt_wfile_open_dir(const char *path);
+
+#endif
