@@ -392,17 +392,11 @@ static void encode_name(char *out, size_t len, const struct bt_agent_conf *c)
  * link, never a FIFO or device) of at most BT_SECRET_MAX - 1 bytes, one line. 0 or -errno. */
 static int read_secret(const char *path, char *out, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 	struct stat st;
-	int err = 0;
-	if (fstat(fd, &st) != 0)
-		err = -errno;
-	else if (!S_ISREG(st.st_mode))
-		err = -EINVAL;
-	else if ((size_t)st.st_size >= len)
-		err = -EFBIG;
+	int fd = bt_open_regular(AT_FDCWD, path, BT_OPEN_NOFOLLOW, &st);
+	if (fd < 0)
+		return fd == -ELOOP || fd == -EINVAL ? -EINVAL : fd;
+	int err = (size_t)st.st_size >= len ? -EFBIG : 0;
 	size_t got = 0;
 	while (!err && got < len - 1) {
 		ssize_t n = read(fd, out + got, len - 1 - got);
