@@ -550,6 +550,9 @@ static void on_turn(void *ctx, struct bt_live *l, double elapsed)
 		*a->hup = 0;
 		reload(a);
 	}
+	/* The time now, not the turn's: the loop's own work since (naming frames once a second) would
+	 * make an interval that much shorter than asked, and two pushed windows share a second. */
+	elapsed = bt_live_elapsed(l);
 	if (elapsed - a->interval_start >= a->conf.interval_s) {
 		int64_t until = wall_ns();
 		end_interval(a, a->from_ns, until);
@@ -557,7 +560,7 @@ static void on_turn(void *ctx, struct bt_live *l, double elapsed)
 		a->interval_start = elapsed;
 	}
 	if (a->serve)
-		pull_turn(a, elapsed);
+		pull_turn(a, bt_live_elapsed(l));
 }
 
 /* Attached and running as the configured user with only the capabilities it still needs: 0, or the
