@@ -39,7 +39,12 @@ static int wait_for(pid_t pid, double secs)
 
 static int setup(void **state)
 {
-	return bt_test_run(NULL, 0, "rm -rf " TMP " && mkdir -p " TMP) == 0 ? 0 : -1;
+	/* what an earlier run left is removed as far as it can be; the directory must exist */
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	if (out[0])
+		print_message("setup: %s", out);
+	return rc == 0 ? 0 : -1;
 }
 
 /* The agent listening on a free loopback port, a CPU-bound program beside it. */

@@ -129,7 +129,12 @@ static void check_ingest(const char *recv, const char *dir, const char *opts)
 
 static int setup(void **state)
 {
-	return bt_test_run(NULL, 0, "rm -rf " TMP " && mkdir -p " TMP) == 0 ? 0 : -1;
+	/* what an earlier run left is removed as far as it can be; the directory must exist */
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	if (out[0])
+		print_message("setup: %s", out);
+	return rc == 0 ? 0 : -1;
 }
 
 /* The agent with config file conf and options opts, its output in TMP/NAME, messages in TMP/NAME.err. */
