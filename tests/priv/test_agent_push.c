@@ -339,6 +339,41 @@ static void push__tls__verified_with_ca_file(void **state)
 	assert_true(count_files(TMP "/recv-d", ".meta") >= 2);
 }
 
+/* SIGHUP reads the credential file again: requests before carry the old token, the last ones the
+ * new one. */
+static void push__sighup__rotated_token_taken_up(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	char opts[256], out[4096];
+	write_text(TMP "/rot-token", "tok-old\n");
+	write_text(TMP "/e.conf", "interval = 1\nbearer-token-file = " TMP "/rot-token\n");
+	pid_t srv = start_receiver(port, TMP "/recv-e", "", false);
+	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");  /* intervals with samples, pushed */
+	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
+	pid_t ag = start_agent("e", TMP "/e.conf", opts);
+	wait_field(TMP "/e/status.json", "sent", 1, 90);
+	write_text(TMP "/rot-token", "tok-new\n");
+	kill(ag, SIGHUP);
+	double end = now_s() + 60;
+	while (bt_test_run(NULL, 0, "grep -q 'config reloaded' " TMP "/e.err") != 0 && now_s() < end)
+		usleep(100000);
+	int before = count_files(TMP "/recv-e", ".meta");
+	end = now_s() + 60;
+	while (count_files(TMP "/recv-e", ".meta") < before + 2 && now_s() < end)
+		usleep(100000);
+	kill(ag, SIGTERM);
+	assert_int_equal(wait_for(ag, 30), 0);
+	stop_group(spin);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	show_err("e");
+	assert_int_equal(bt_test_run(out, sizeof(out), "sed -n 5p " TMP "/recv-e/0001.meta"), 0);
+	assert_string_equal(out, "Bearer tok-old\n");
+	assert_int_equal(bt_test_run(out, sizeof(out), "sed -n 5p $(ls " TMP "/recv-e/*.meta | tail -n 1)"), 0);
+	assert_string_equal(out, "Bearer tok-new\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +381,7 @@ int main(void)
 		cmocka_unit_test(push__server_failing_and_slow__no_profile_lost),
 		cmocka_unit_test(push__server_down__spool_bounded_then_sent),
 		cmocka_unit_test(push__tls__verified_with_ca_file),
+		cmocka_unit_test(push__sighup__rotated_token_taken_up),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
