@@ -437,13 +437,25 @@ static void reload(struct agent *a)
 	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
 	n.idle = a->conf.idle;
 	n.sample_labels = a->conf.sample_labels;
-	/* A reload reads the credential files again, so a rotated token is taken up too. */
+	/* The worker goes on when only credentials or headers changed (a request in flight is not cut
+	 * short: the server might have taken it and get it again): the credential files are read
+	 * again, so a rotated token is taken up. */
+	bool push_changed = strcmp(n.push_url, a->conf.push_url) || strcmp(n.spool_dir, a->conf.spool_dir) ||
+			    strcmp(n.app_name, a->conf.app_name) || n.nlabels != a->conf.nlabels ||
+			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
+			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes ||
+			    strcmp(n.ca_file, a->conf.ca_file) || n.tls_verify != a->conf.tls_verify;
 	bool had_push = a->push != NULL;
 	a->conf = n;
-	bt_push_stop(a->push);
-	a->push = NULL;
-	if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push, err, sizeof(err)) != 0)
-		fprintf(stderr, "buildtrace agent: cannot start pushing: %s\n", err);
+	if (a->push && !push_changed) {
+		if (bt_push_set_auth(a->push, &a->conf, err, sizeof(err)))
+			fprintf(stderr, "buildtrace agent: credentials not reloaded: %s\n", err);
+	} else {
+		bt_push_stop(a->push);
+		a->push = NULL;
+		if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push, err, sizeof(err)) != 0)
+			fprintf(stderr, "buildtrace agent: cannot start pushing: %s\n", err);
+	}
 	if (a->push && !had_push)
 		a->push_from_s = a->from_ns / 1000000000;
 	fprintf(stderr, "buildtrace agent: config reloaded\n");

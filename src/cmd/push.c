@@ -32,10 +32,16 @@ static double mono_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct bt_push {
-	char url[BT_AGENT_STR];
+/* What each request carries besides the profile. */
+struct push_auth {
 	char userpwd[BT_SECRET_MAX];  /* basic auth USER:PASSWORD; "" none */
 	struct curl_slist *headers;   /* the configured ones and a bearer token's Authorization */
+};
+
+struct bt_push {
+	char url[BT_AGENT_STR];
+	struct push_auth *auth;       /* the worker's, read by post() without the lock */
+	struct push_auth *auth_next;  /* set under the lock by bt_push_set_auth, taken up by the worker */
 	char ca_file[BT_AGENT_STR];
 	bool tls_verify;
 	char name[1024];             /* app{k=v,...}, URL-encoded */
@@ -52,6 +58,15 @@ struct bt_push {
 	_Atomic bool quit;           /* read by curl's progress callback without the lock */
 	struct bt_push_stats st;
 };
+
+static void free_auth(struct push_auth *au)
+{
+	if (!au)
+		return;
+	curl_slist_free_all(au->headers);
+	explicit_bzero(au->userpwd, sizeof(au->userpwd));
+	free(au);
+}
 
 struct spooled {
 	char name[96];
@@ -147,7 +162,8 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 }
 
 /* One POST /ingest; 0 when the server answered 2xx, else -EIO with the reason in why. */
-static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, size_t len, char *why, size_t wl)
+static int post(struct bt_push *p, const struct push_auth *au, CURL *h, const char *file, const void *buf,
+		size_t len, char *why, size_t wl)
 {
 	int64_t from = 0, until = 0;
 	char fmt[16] = "";
@@ -166,9 +182,9 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, p->tls_verify ? 2L : 0L);
 	if (p->ca_file[0])
 		curl_easy_setopt(h, CURLOPT_CAINFO, p->ca_file);
-	if (p->userpwd[0]) {
+	if (au->userpwd[0]) {
 		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(h, CURLOPT_USERPWD, p->userpwd);
+		curl_easy_setopt(h, CURLOPT_USERPWD, au->userpwd);
 	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)REQUEST_TIMEOUT_S);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
@@ -179,7 +195,7 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "buildtrace");
 	/* The configured headers, then the body's own. */
 	struct curl_slist *hdrs = NULL;
-	for (const struct curl_slist *l = p->headers; l; l = l->next)
+	for (const struct curl_slist *l = au->headers; l; l = l->next)
 		hdrs = curl_slist_append(hdrs, l->data);
 	curl_mime *mime = NULL;
 	if (!strcmp(fmt, "pprof")) {
@@ -306,11 +322,16 @@ static void *worker(void *arg)
 		snprintf(file, sizeof(file), "%s", v[0].name);
 		free(v);
 		snprintf(path, sizeof(path), "%s/%s", p->spool, file);
+		if (p->auth_next) {  /* credentials read again (SIGHUP) */
+			free_auth(p->auth);
+			p->auth = p->auth_next;
+			p->auth_next = NULL;
+		}
 		pthread_mutex_unlock(&p->mu);
 		size_t len = 0;
 		void *buf = read_all(path, &len);
 		char why[160] = "";
-		int err = !h ? -ENOMEM : buf ? post(p, h, file, buf, len, why, sizeof(why)) : -ENOENT;
+		int err = !h ? -ENOMEM : buf ? post(p, p->auth, h, file, buf, len, why, sizeof(why)) : -ENOENT;
 		free(buf);
 		pthread_mutex_lock(&p->mu);
 		if (err == 0) {
@@ -419,7 +440,7 @@ static int read_secret(const char *path, char *out, size_t len)
 }
 
 /* The credentials and headers of c into p: 0, or -errno with the file named in err. */
-static int load_auth(struct bt_push *p, const struct bt_agent_conf *c, char *err, size_t errlen)
+static int load_auth(struct push_auth *p, const struct bt_agent_conf *c, char *err, size_t errlen)
 {
 	char secret[BT_SECRET_MAX];
 	const char *file = c->basic_auth_file[0] ? c->basic_auth_file : c->bearer_token_file;
@@ -450,11 +471,40 @@ static int load_auth(struct bt_push *p, const struct bt_agent_conf *c, char *err
 	return 0;
 }
 
+/* A fresh push_auth from c (malloc'ed), or NULL with errno and a message in err. */
+static struct push_auth *new_auth(const struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	struct push_auth *au = calloc(1, sizeof(*au));
+	if (!au) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int e = load_auth(au, c, err, errlen);
+	if (e) {
+		free_auth(au);
+		errno = -e;
+		return NULL;
+	}
+	return au;
+}
+
 static void free_push(struct bt_push *p)
 {
-	curl_slist_free_all(p->headers);
-	explicit_bzero(p->userpwd, sizeof(p->userpwd));
+	free_auth(p->auth);
+	free_auth(p->auth_next);
 	free(p);
+}
+
+int bt_push_set_auth(struct bt_push *p, const struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	struct push_auth *au = new_auth(c, err, errlen);
+	if (!au)
+		return -errno;
+	pthread_mutex_lock(&p->mu);
+	free_auth(p->auth_next);
+	p->auth_next = au;
+	pthread_mutex_unlock(&p->mu);
+	return 0;
 }
 
 int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen)
@@ -472,8 +522,9 @@ int bt_push_open(const struct bt_agent_conf *c, struct bt_push **out, char *err,
 	struct bt_push *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	int e = load_auth(p, c, err, errlen);
-	if (e) {
+	int e = 0;
+	if (!(p->auth = new_auth(c, err, errlen))) {
+		e = -errno;
 		free_push(p);
 		return e;
 	}

@@ -31,6 +31,10 @@ int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err
 int bt_push_open(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen);
 int bt_push_run(struct bt_push *p, char *err, size_t errlen);
 
+/* Reads c's credential files again and uses them, with c's headers, from the next request on
+ * (SIGHUP: a rotated token). 0, or -errno with the file named in err (the old ones stay). */
+int bt_push_set_auth(struct bt_push *p, const struct bt_agent_conf *c, char *err, size_t errlen);
+
 /* Spools one profile (format "pprof" or "folded", covering [from_s, until_s] in UNIX seconds) for
  * sending. 0 or -errno (the spool cannot be written). */
 int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,
