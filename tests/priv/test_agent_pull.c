@@ -16,6 +16,31 @@
 #define TMP "build/tests/tmp-agent-pull"
 #define SPIN "build/tests/session/spin"
 
+/* Every process group a test starts, so that a test failing half-way leaves none running (an agent
+ * left behind would write into the next run's directory). */
+static pid_t started[32];
+static int nstarted;
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = bt_test_spawn_group(cmd);
+	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
+		started[nstarted++] = pid;
+	return pid;
+}
+
+/* Ends what the test started and did not wait for itself. */
+static int end_started(void **state)
+{
+	for (int i = 0; i < nstarted; i++)
+		if (waitpid(started[i], NULL, WNOHANG) == 0) {
+			kill(-started[i], SIGKILL);
+			waitpid(started[i], NULL, 0);
+		}
+	nstarted = 0;
+	return 0;
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -55,7 +80,7 @@ static pid_t start_agent(int port, const char *name)
 		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d %s 2> " TMP "/agent.err", name, port,
 		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" :
 		 !strcmp(name, "b") ? "--push http://127.0.0.1:9 --config " TMP "/b.conf" : "");
-	pid_t ag = bt_test_spawn_group(cmd);
+	pid_t ag = spawn(cmd);
 	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
 		usleep(100000);
 	assert_int_equal(bt_test_http_status(port, "/healthz"), 200);
@@ -78,7 +103,7 @@ static void pull__go_tool_pprof__top_and_labels(void **state)
 {
 	bt_test_require_priv();
 	int port = bt_test_free_port();
-	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
+	pid_t spin = spawn("exec " SPIN " 0 60");
 	pid_t ag = start_agent(port, "a");
 	static char out[65536];
 	char bid[128], exe[4096];
@@ -115,7 +140,7 @@ static void pull__latest_metrics_and_refusals(void **state)
 {
 	bt_test_require_priv();
 	int port = bt_test_free_port();
-	pid_t spin = bt_test_spawn_group("exec " SPIN " 0 60");
+	pid_t spin = spawn("exec " SPIN " 0 60");
 	FILE *f = fopen(TMP "/b.conf", "we");
 	assert_non_null(f);
 	fputs("push-drain = 0\n", f);
@@ -169,9 +194,9 @@ static void pull__idle__every_cpu_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(pull__go_tool_pprof__top_and_labels),
-		cmocka_unit_test(pull__latest_metrics_and_refusals),
-		cmocka_unit_test(pull__idle__every_cpu_counted),
+		cmocka_unit_test_teardown(pull__go_tool_pprof__top_and_labels, end_started),
+		cmocka_unit_test_teardown(pull__latest_metrics_and_refusals, end_started),
+		cmocka_unit_test_teardown(pull__idle__every_cpu_counted, end_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
