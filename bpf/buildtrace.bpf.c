@@ -210,12 +210,12 @@ int sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
-	/* The idle task is nobody's work. */
-	if (tid == 0 || !is_watched(tgid))
+	/* The idle task is nobody's work, unless idle time is asked for (as perf's swapper). */
+	if (tid == 0 ? !((cfg_flags & BT_CFG_IDLE) && (cfg_flags & BT_CFG_ALL)) : !is_watched(tgid))
 		return 0;
 	count(BT_CNT_SAMPLES);
 	__u64 now = bpf_ktime_get_ns();
-	if (cfg_flags & BT_CFG_DWARF)
+	if ((cfg_flags & BT_CFG_DWARF) && tid)
 		copy_user_stack(tgid, tid, now);
 	__u32 zero = 0;
 	struct bt_rec_sample *rec = bpf_map_lookup_elem(&sample_buf, &zero);
@@ -227,6 +227,7 @@ int sample(struct bpf_perf_event_data *ctx)
 	rec->kern_err = 0;
 	rec->user_err = 0;
 	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->cgroup_id = bpf_get_current_cgroup_id();
 	__u32 kn = 0, un = 0;
 	/* Interrupted in user mode: there is no kernel stack to walk. */
 	__u64 cs = *(volatile __u64 *)((void *)ctx + BT_UAPI_REGS_CS);

@@ -10,6 +10,8 @@
 #include "kernel/kallsyms.h"
 #include "elf/minidebuginfo.h"
 #include "capture/procmaps.h"
+#include "cmd/httpreq.h"
+#include "kernel/cgroup.h"
 #include "session/profile.h"
 #include "elf/symtab.h"
 
@@ -268,6 +270,57 @@ int bt_check_symtab(const uint8_t *data, size_t len)
 out:
 	bt_symtab_free(st);
 	bt_elf_close(e);
+	return err;
+}
+
+/* ---- HTTP request heads and cgroup paths -------------------------------------------------- */
+
+static bool inside(const char *p, const char *buf, size_t len)
+{
+	return p >= buf && p <= buf + len && memchr(p, '\0', (size_t)(buf + len - p) + 1);
+}
+
+int bt_check_httpreq(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	char *buf = cstring(data, len);
+	if (!buf)
+		return -ENOMEM;
+	struct bt_http_req r;
+	int e = bt_http_parse(buf, len, &r);
+	CHECK(e == 0 || e == -EAGAIN || e == -EINVAL);
+	if (e)
+		goto out;
+	CHECK(inside(r.method, buf, len) && inside(r.target, buf, len) &&
+	      (!*r.query || inside(r.query, buf, len)));
+	CHECK(r.head_len <= len && r.content_length >= -1 && r.target[0] == '/' && *r.method);
+	for (const char *c = r.method; *c; c++)
+		CHECK(isupper((unsigned char)*c));
+	for (const char *c = r.target; *c; c++)
+		CHECK((unsigned char)*c > 0x20 && *c != 0x7f && *c != '?');
+	CHECK(bt_http_query_seconds(r.query, 30, 300) <= 300);
+out:
+	free(buf);
+	return err;
+}
+
+int bt_check_cgroup(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	char *path = cstring(data, len);
+	if (!path)
+		return -ENOMEM;
+	char id[BT_CONTAINER_ID_LEN + 1];
+	const char *rt = NULL;
+	int e = bt_cgroup_container_id(path, id, &rt);
+	CHECK(e == 0 || e == -ENOENT);
+	if (e)
+		goto out;
+	CHECK(strlen(id) == BT_CONTAINER_ID_LEN && strstr(path, id) && rt);
+	for (size_t i = 0; i < BT_CONTAINER_ID_LEN; i++)
+		CHECK(isdigit((unsigned char)id[i]) || (id[i] >= 'a' && id[i] <= 'f'));
+out:
+	free(path);
 	return err;
 }
 

@@ -26,6 +26,11 @@ int bt_check_minidebuginfo(const uint8_t *data, size_t len);
 uint8_t *bt_check_mdi_binary(const uint8_t *elf, size_t len, size_t *outlen);
 /* One /proc/PID/maps line: bt_procmap_parse_line, the fields formatted back and read again. */
 int bt_check_procmap(const uint8_t *data, size_t len);
+/* An HTTP request head: bt_http_parse (its strings inside the buffer, a target starting with '/'),
+ * and bt_http_query_seconds on its query within its bounds. */
+int bt_check_httpreq(const uint8_t *data, size_t len);
+/* A cgroup path: bt_cgroup_container_id gives 64 lowercase hex digits found in the path, or -ENOENT. */
+int bt_check_cgroup(const uint8_t *data, size_t len);
 /* A kallsyms buffer: bt_kallsyms_parse, every text line found again by address and by name. */
 int bt_check_kallsyms(const uint8_t *data, size_t len);
 /* Folded stacks: bt_folded_parse, then written and parsed again to the same lines. */

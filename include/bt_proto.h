@@ -54,6 +54,7 @@ struct bt_rec_sample {
 	__s32 kern_err;
 	__s32 user_err;
 	char comm[BT_COMM_LEN];
+	__u64 cgroup_id;  /* the thread's cgroup (v2) when it was sampled: bpf_get_current_cgroup_id() */
 	__u64 ips[2 * BT_MAX_STACK];
 };
 
@@ -164,7 +165,7 @@ struct bt_rec_ustack {
 
 _Static_assert(sizeof(struct bt_rec_hdr) == 16, "bt_rec_hdr size");
 _Static_assert(sizeof(struct bt_rec_ustack) == 16 + 8 + 24 + 8, "bt_rec_ustack size");
-_Static_assert(sizeof(struct bt_rec_sample) == 16 + 40 + 16 * BT_MAX_STACK, "bt_rec_sample size");
+_Static_assert(sizeof(struct bt_rec_sample) == 16 + 48 + 16 * BT_MAX_STACK, "bt_rec_sample size");
 _Static_assert(sizeof(struct bt_rec_exec) == 16 + 8 + BT_COMM_LEN + BT_PATH_MAX, "bt_rec_exec size");
 _Static_assert(sizeof(struct bt_rec_fork) == 16 + 8 + BT_COMM_LEN, "bt_rec_fork size");
 _Static_assert(sizeof(struct bt_rec_exit) == 24, "bt_rec_exit size");
@@ -179,6 +180,7 @@ _Static_assert(sizeof(struct bt_rec_ksym) == 16 + 16 + BT_KSYM_NAME_LEN, "bt_rec
 #define BT_CFG_KERNEL 0x4       /* collect kernel stacks */
 #define BT_CFG_FOLLOW_FORK 0x8  /* children of watched processes are watched too */
 #define BT_CFG_DWARF 0x10       /* copy user registers and stack for unwinding in userspace */
+#define BT_CFG_IDLE 0x20        /* sample the idle tasks too (pid 0, comm swapper/N), with BT_CFG_ALL */
 
 /* Index of the per-CPU counters map (bt_counters) besides the per-type drop counts. */
 enum bt_counter {

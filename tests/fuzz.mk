@@ -1,5 +1,6 @@
 # Fuzzing and sanitizer builds for the parsers of untrusted input (ELF files and notes, symbol
-# tables, decompression, /proc/PID/maps, kallsyms, folded profiles, build-id cache entries).
+# tables, decompression, /proc/PID/maps, kallsyms, folded profiles, build-id cache entries, HTTP
+# request heads, cgroup paths).
 #
 #   make fuzz         build the libFuzzer targets in build-fuzz/ and run each for FUZZ_SECONDS
 #                     (FUZZ_TARGETS picks some); crashes land in build-fuzz/artifacts/TARGET/
@@ -12,7 +13,8 @@
 
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle
+FUZZ_TARGETS ?= buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq \
+                cgroup
 FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The modules instrumented for coverage; libFuzzer's main comes in only when a target is linked.
@@ -21,7 +23,7 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := elf/buildid elf/elffile base/decompress base/safeopen elf/symtab elf/minidebuginfo capture/procmaps \
                 kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
-                base/ustar base/pathfmt base/wfile base/beneath
+                base/ustar base/pathfmt base/wfile base/beneath cmd/httpreq kernel/cgroup
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 

@@ -873,6 +873,8 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		cfg |= BT_CFG_FOLLOW_FORK;
 	if (opts->dwarf && opts->user_stacks && OPT_GIVEN(opts, dwarf))
 		cfg |= BT_CFG_DWARF;
+	if (OPT_GIVEN(opts, idle) && opts->idle && opts->all)
+		cfg |= BT_CFG_IDLE;
 	c->skel->rodata->cfg_flags = cfg;
 	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
 	if (ub && !bt_call_graph_size_ok(ub))

@@ -41,6 +41,8 @@ struct bt_capture_opts {
 	const bool *cpus;       /* sample only the online CPUs c with c < ncpus and cpus[c];
 				 * NULL: every online CPU */
 	size_t ncpus;
+	bool idle;              /* with all: samples of the idle tasks too (pid 0, swapper/N), so
+				 * that the shares of every CPU's time add up */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'

@@ -27,6 +27,7 @@
 #include "output/output.h"
 #include "output/profdir.h"
 #include "cmd/push.h"
+#include "cmd/serve.h"
 #include "base/selfmem.h"
 #include "session/session.h"
 
@@ -35,22 +36,29 @@ static void agent_usage(FILE *f)
 	fprintf(f,
 		"usage: buildtrace agent [--config FILE] [--output-dir DIR] [--interval SECONDS]\n"
 		"                        [-F HZ] [--format pprof,folded] [--max-files N] [--push URL]\n"
-		"                        [--app-name NAME] [--label KEY=VALUE]... [-v]\n"
+		"                        [--push-format pprof|folded] [--header 'NAME: VALUE']...\n"
+		"                        [--app-name NAME] [--label KEY=VALUE]... [--listen ADDR:PORT] [-v]\n"
 		"  Samples every process all the time; every interval writes one profile per format into\n"
 		"  the output directory (timestamped names, the oldest removed beyond --max-files) and,\n"
 		"  with --push, sends it to a Pyroscope-compatible server (POST /ingest) through a bounded\n"
-		"  spool that survives restarts. SIGTERM or SIGINT: a last profile, then exit 0; SIGHUP:\n"
-		"  read the config file again.\n"
+		"  spool that survives restarts: one request per interval with samples, windows that tile\n"
+		"  time. SIGTERM or SIGINT: a last profile, the spool sent for up to push-drain seconds,\n"
+		"  then exit 0; SIGHUP: read the config file (and the credential files) again.\n"
 		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
 		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
-		"                      evict-after, ringbuf-size, call-graph, lines); options given here\n"
-		"                      win over the file\n"
+		"                      evict-after, ringbuf-size, call-graph, lines, push-empty,\n"
+		"                      push-drain, basic-auth-file, bearer-token-file, ca-file,\n"
+		"                      tls-verify); options given here win over the file\n"
 		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
 		"  --interval SECONDS  one profile per this long (default 60)\n"
 		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
 		"  --format LIST       pprof, folded or both (default pprof,folded)\n"
 		"  --max-files N       profiles kept per format (default 60)\n"
 		"  --push URL          Pyroscope server, e.g. http://pyroscope:4040\n"
+		"  --push-format FMT   what is pushed: pprof (default) or folded\n"
+		"  --header 'N: V'     an HTTP header for the server, e.g. 'X-Scope-OrgID: team' (repeatable)\n"
+		"  --listen ADDR:PORT  serve /debug/pprof/profile?seconds=N, /debug/pprof/latest, /metrics\n"
+		"                      and /healthz over HTTP (PORT alone: on 127.0.0.1)\n"
 		"  --app-name NAME     application name for the server (default buildtrace)\n"
 		"  --label KEY=VALUE   a label for the server (repeatable)\n"
 		"  -v, --verbose       say what is written and sent\n"
@@ -89,6 +97,12 @@ struct agent {
 	uint64_t last_unresolved;
 	uint64_t lost_before;          /* capture drops before this interval */
 	int64_t from_ns;               /* wall clock when this interval began */
+	int64_t push_from_s;           /* the next pushed window's start: the last one's end */
+	struct bt_serve *serve;        /* the pull endpoint, when listening */
+	struct bt_profile *pull;       /* the profile a pull request is being answered with */
+	double pull_until;             /* in the loop's seconds */
+	int64_t pull_from_ns;
+	double metrics_at;             /* when /metrics was last refreshed, in the loop's seconds */
 	double interval_start;         /* the same, in the loop's seconds */
 };
 
@@ -209,18 +223,36 @@ struct agent_format {
 static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof" };
 static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded" };
 
-/* The interval's profile in one format: into memory, then the output directory and the spool. The
- * interval is oo's, from time_ns for duration_ns. */
-static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo)
+/* The server's window for an interval ending at until_ns: whole seconds (as Pyroscope reads them),
+ * each starting where the one before ended so that windows tile time, none counted twice. The
+ * seconds are the intervals' ends rounded down: an interval of at least 1 s (when pushing) moves
+ * them on by one at least. Only the last interval, cut short by the stop, can end within the
+ * second its window starts: its window is that second, which holds the whole interval. */
+static void push_window(struct agent *a, int64_t until_ns, int64_t *from_s, int64_t *until_s)
+{
+	*from_s = a->push_from_s;
+	*until_s = until_ns / 1000000000;
+	if (*until_s <= *from_s)
+		*until_s = *from_s + 1;
+	a->push_from_s = *until_s;
+}
+
+/* The interval's profile in one format: into memory, then the output directory (when the format is
+ * one of the files') and the spool (when it is the one pushed and the interval has samples, or empty
+ * intervals are pushed too). The interval is oo's, from time_ns for duration_ns. */
+static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo,
+			 bool to_file, bool to_push, int64_t from_s, int64_t until_s)
 {
 	const char *ext = f->ext;
-	int64_t from_ns = oo->time_ns, until_ns = oo->time_ns + oo->duration_ns;
+	int64_t until_ns = oo->time_ns + oo->duration_ns;
 	struct membuf m = { 0 };
 	FILE *mf = open_memstream(&m.buf, &m.len);
 	int err = mf ? bt_output_session(&a->live.session, f->fmt, oo, mf) : -ENOMEM;
 	if (mf && fclose(mf) != 0 && !err)
 		err = -ENOMEM;
 	char path[BT_AGENT_STR + 128];
+	if (!err && !to_file)
+		goto push;
 	if (!err)
 		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, "buildtrace", until_ns, ext);
 	if (!err)
@@ -237,8 +269,10 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
 	}
-	if (!err && a->push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_ns / 1000000000,
-					       (until_ns + 999999999) / 1000000000) != 0)
+push:
+	if (!err && a->serve && f->fmt == BT_FMT_PPROF)
+		bt_serve_set_latest(a->serve, m.buf, m.len);
+	if (!err && to_push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_s, until_s) != 0)
 		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
 	free(m.buf);
 }
@@ -251,17 +285,24 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	bt_live_collect(&a->live, a->conf.lines);
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
 				     .duration_ns = until_ns - from_ns };
-	if (a->conf.fmt_pprof)
-		write_format(a, &pprof_format, &oo);
-	if (a->conf.fmt_folded)
-		write_format(a, &folded_format, &oo);
+	/* One request per interval, in one format; an interval without samples only when asked. */
+	int64_t from_s = 0, until_s = 0;
+	bool push = a->push && (s->prof.total || a->conf.push_empty);
+	if (a->push)
+		push_window(a, until_ns, &from_s, &until_s);
+	bool pp = a->conf.fmt_pprof, fo = a->conf.fmt_folded;
+	if (pp || (push && !a->conf.push_folded) || a->serve)
+		write_format(a, &pprof_format, &oo, pp, push && !a->conf.push_folded, from_s, until_s);
+	if (fo || (push && a->conf.push_folded))
+		write_format(a, &folded_format, &oo, fo, push && a->conf.push_folded, from_s, until_s);
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
-	bool per_pid = s->prof.per_pid;
+	bool per_pid = s->prof.per_pid, labels = s->prof.labels;
 	bt_profile_free(&s->prof);
 	bt_profile_init(&s->prof);
 	s->prof.per_pid = per_pid;
+	s->prof.labels = labels;
 	/* Symbol tables no interval asked for during evict-after are dropped. */
 	s->dsos.epoch++;
 	uint64_t keep = (uint64_t)(a->conf.evict_s / a->conf.interval_s) + 1;
@@ -386,23 +427,131 @@ static void reload(struct agent *a)
 		fprintf(stderr, "buildtrace agent: config not reloaded, the old one stays: %s\n", err);
 		return;
 	}
-	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user))
-		fprintf(stderr, "buildtrace agent: frequency, ring buffer size and user change at the next start\n");
+	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user) ||
+	    strcmp(n.listen, a->conf.listen) || n.idle != a->conf.idle || n.sample_labels != a->conf.sample_labels)
+		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen, idle and "
+			"sample-labels change at the next start\n");
 	n.freq_hz = a->conf.freq_hz;
 	n.ringbuf_bytes = a->conf.ringbuf_bytes;
 	memcpy(n.user, a->conf.user, sizeof(n.user));
+	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
+	n.idle = a->conf.idle;
+	n.sample_labels = a->conf.sample_labels;
+	/* The worker goes on when only credentials or headers changed (a request in flight is not cut
+	 * short: the server might have taken it and get it again): the credential files are read
+	 * again, so a rotated token is taken up. */
 	bool push_changed = strcmp(n.push_url, a->conf.push_url) || strcmp(n.spool_dir, a->conf.spool_dir) ||
 			    strcmp(n.app_name, a->conf.app_name) || n.nlabels != a->conf.nlabels ||
 			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
-			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes;
+			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes ||
+			    strcmp(n.ca_file, a->conf.ca_file) || n.tls_verify != a->conf.tls_verify;
+	bool had_push = a->push != NULL;
 	a->conf = n;
-	if (push_changed) {
+	if (a->push && !push_changed) {
+		if (bt_push_set_auth(a->push, &a->conf, err, sizeof(err)))
+			fprintf(stderr, "buildtrace agent: credentials not reloaded: %s\n", err);
+	} else {
 		bt_push_stop(a->push);
 		a->push = NULL;
-		if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push) != 0)
-			fprintf(stderr, "buildtrace agent: cannot start pushing: spool %s unusable\n", a->conf.spool_dir);
+		if (a->conf.push_url[0] && bt_push_start(&a->conf, &a->push, err, sizeof(err)) != 0)
+			fprintf(stderr, "buildtrace agent: cannot start pushing: %s\n", err);
 	}
+	if (a->push && !had_push)
+		a->push_from_s = a->from_ns / 1000000000;
 	fprintf(stderr, "buildtrace agent: config reloaded\n");
+}
+
+/* The Prometheus text of the agent's counters. */
+static void metrics_text(struct agent *a, char *buf, size_t len)
+{
+	struct bt_session *s = &a->live.session;
+	struct bt_capture_stats cs = { 0 };
+	bt_capture_stats(a->live.cap, &cs);
+	struct bt_push_stats ps = { 0 };
+	if (a->push)
+		bt_push_get_stats(a->push, &ps);
+	long rss = status_kb("VmRSS");
+	snprintf(buf, len,
+		 "# HELP buildtrace_samples_total Samples taken.\n# TYPE buildtrace_samples_total counter\n"
+		 "buildtrace_samples_total %llu\n"
+		 "# HELP buildtrace_lost_samples_total Samples the ring buffer had no room for.\n"
+		 "# TYPE buildtrace_lost_samples_total counter\nbuildtrace_lost_samples_total %llu\n"
+		 "# HELP buildtrace_unresolved_frames Frames of the last interval that could not be named.\n"
+		 "# TYPE buildtrace_unresolved_frames gauge\nbuildtrace_unresolved_frames %llu\n"
+		 "# HELP buildtrace_processes Processes known.\n# TYPE buildtrace_processes gauge\n"
+		 "buildtrace_processes %zu\n"
+		 "# HELP buildtrace_build_ids Distinct build-ids seen.\n# TYPE buildtrace_build_ids gauge\n"
+		 "buildtrace_build_ids %zu\n"
+		 "# HELP buildtrace_resident_memory_bytes Resident memory of the agent.\n"
+		 "# TYPE buildtrace_resident_memory_bytes gauge\nbuildtrace_resident_memory_bytes %lld\n"
+		 "# HELP buildtrace_intervals_total Interval profiles written.\n"
+		 "# TYPE buildtrace_intervals_total counter\nbuildtrace_intervals_total %llu\n"
+		 "# HELP buildtrace_push_sent_total Profiles the push server acknowledged.\n"
+		 "# TYPE buildtrace_push_sent_total counter\nbuildtrace_push_sent_total %llu\n"
+		 "# HELP buildtrace_push_errors_total Push attempts that failed.\n"
+		 "# TYPE buildtrace_push_errors_total counter\nbuildtrace_push_errors_total %llu\n"
+		 "# HELP buildtrace_push_dropped_total Spooled profiles dropped to keep the spool bounded.\n"
+		 "# TYPE buildtrace_push_dropped_total counter\nbuildtrace_push_dropped_total %llu\n"
+		 "# HELP buildtrace_push_spool_files Profiles waiting in the spool.\n"
+		 "# TYPE buildtrace_push_spool_files gauge\nbuildtrace_push_spool_files %llu\n",
+		 (unsigned long long)s->stats.samples, (unsigned long long)bt_live_lost_samples(&cs),
+		 (unsigned long long)a->last_unresolved, s->procs.nprocs, bt_session_build_ids(s),
+		 rss < 0 ? 0LL : (long long)rss * 1024, (unsigned long long)a->intervals,
+		 (unsigned long long)ps.sent, (unsigned long long)ps.errors, (unsigned long long)ps.dropped,
+		 (unsigned long long)ps.spool_files);
+}
+
+/* The profile of a pull request ends: named, encoded, handed to the request. Samples stop going to
+ * it first; the session's profile is the interval's again afterwards. */
+static void finish_pull(struct agent *a)
+{
+	struct bt_session *s = &a->live.session;
+	while (bt_capture_poll(a->live.cap, 0) > 0)
+		;
+	s->also = NULL;
+	struct bt_profile interval = s->prof;
+	s->prof = *a->pull;
+	bt_session_resolve(s);
+	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = a->pull_from_ns,
+				     .duration_ns = wall_ns() - a->pull_from_ns };
+	struct membuf m = { 0 };
+	FILE *mf = open_memstream(&m.buf, &m.len);
+	int err = mf ? bt_output_session(s, BT_FMT_PPROF, &oo, mf) : -ENOMEM;
+	if (mf && fclose(mf) != 0)
+		err = -ENOMEM;
+	*a->pull = s->prof;
+	s->prof = interval;
+	bt_serve_job_done(a->serve, err ? NULL : m.buf, m.len);
+	free(m.buf);
+	bt_profile_free(a->pull);
+	free(a->pull);
+	a->pull = NULL;
+}
+
+/* The pull endpoint's part of each turn: a profile request taken up or finished, and the metrics
+ * refreshed once a second. */
+static void pull_turn(struct agent *a, double elapsed)
+{
+	struct bt_session *s = &a->live.session;
+	if (a->pull && elapsed >= a->pull_until)
+		finish_pull(a);
+	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve);
+	if (secs && (a->pull = calloc(1, sizeof(*a->pull))) != NULL) {
+		bt_profile_init(a->pull);
+		a->pull->per_pid = s->prof.per_pid;
+		a->pull->labels = s->prof.labels;
+		s->also = a->pull;
+		a->pull_until = elapsed + secs;
+		a->pull_from_ns = wall_ns();
+	} else if (secs) {
+		bt_serve_job_done(a->serve, NULL, 0);
+	}
+	if (elapsed - a->metrics_at >= 1 || a->metrics_at == 0) {
+		char text[4096];
+		metrics_text(a, text, sizeof(text));
+		bt_serve_set_metrics(a->serve, text);
+		a->metrics_at = elapsed;
+	}
 }
 
 /* After every poll: a config reload asked for by SIGHUP, and the end of the interval when it is due. */
@@ -413,12 +562,17 @@ static void on_turn(void *ctx, struct bt_live *l, double elapsed)
 		*a->hup = 0;
 		reload(a);
 	}
+	/* The time now, not the turn's: the loop's own work since (naming frames once a second) would
+	 * make an interval that much shorter than asked, and two pushed windows share a second. */
+	elapsed = bt_live_elapsed(l);
 	if (elapsed - a->interval_start >= a->conf.interval_s) {
 		int64_t until = wall_ns();
 		end_interval(a, a->from_ns, until);
 		a->from_ns = until;
 		a->interval_start = elapsed;
 	}
+	if (a->serve)
+		pull_turn(a, bt_live_elapsed(l));
 }
 
 /* Attached and running as the configured user with only the capabilities it still needs: 0, or the
@@ -429,6 +583,7 @@ static int start(struct agent *a)
 	struct bt_agent_conf *c = &a->conf;
 	struct bt_live_opts lo = {
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
+		.labels = c->sample_labels, .idle = c->idle,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .ustack_bytes = c->ustack_bytes,
 		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
 	};
@@ -437,12 +592,18 @@ static int start(struct agent *a)
 		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
 	if (bt_live_attach(&a->live, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
-	if (c->push_url[0] && (err = bt_push_start(c, &a->push)))
-		return bt_cli_error(1, "cannot use the spool %s: %s", c->spool_dir, strerror(-err));
+	if (c->push_url[0] && (err = bt_push_open(c, &a->push, msg, sizeof(msg))))
+		return bt_cli_error(1, "%s", msg);
+	if (c->listen[0] && (err = bt_serve_open(c->listen, &a->serve, msg, sizeof(msg))))
+		return bt_cli_error(1, "%s", msg);
 	if ((err = switch_user(c)))
 		return err;
 	if ((err = bt_live_drop_privileges()))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+	/* Threads keep the capabilities they were created with: the workers start after the drop. */
+	if ((a->push && (err = bt_push_run(a->push, msg, sizeof(msg)))) ||
+	    (a->serve && (err = bt_serve_run(a->serve, msg, sizeof(msg)))))
+		return bt_cli_error(1, "%s", msg);
 	malloc_trim(0);  /* what loading freed (kallsyms' text, the BPF object) */
 	return 0;
 }
@@ -467,17 +628,30 @@ static int run(struct agent *a)
 	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz, a profile every %g s into %s%s%s\n",
 		c->freq_hz, c->interval_s, c->output_dir, c->push_url[0] ? ", pushed to " : "", c->push_url);
 	a->from_ns = wall_ns();
+	a->push_from_s = a->from_ns / 1000000000;
 	a->interval_start = 0;
 	int err = bt_live_run(&a->live);
 	if (err) {
 		rc = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
 		goto out;
 	}
-	/* The last, partial interval is a profile too. */
+	/* The last, partial interval is a profile too; what the spool holds then gets push-drain seconds
+	 * to reach the server, and status.json says what it acknowledged. */
 	end_interval(a, a->from_ns, wall_ns());
+	if (a->push) {
+		bt_push_drain(a->push, a->conf.drain_s);
+		struct status_ctx sc = { a };
+		bt_atomic_write(a->conf.status_file, write_status, &sc);
+	}
 	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n", a->live.why,
 		(unsigned long long)a->intervals, (unsigned long long)a->live.session.stats.samples);
 out:
+	if (a->pull) {
+		a->live.session.also = NULL;
+		bt_profile_free(a->pull);
+		free(a->pull);
+	}
+	bt_serve_stop(a->serve);
 	bt_push_stop(a->push);
 	bt_live_close(&a->live);
 	return rc;
@@ -485,7 +659,8 @@ out:
 
 int cmd_agent(int argc, char **argv)
 {
-	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL };
+	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL,
+	       O_PUSHFMT, O_HEADER, O_LISTEN };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "output-dir", required_argument, NULL, O_OUTDIR },
@@ -496,6 +671,9 @@ int cmd_agent(int argc, char **argv)
 		{ "push", required_argument, NULL, O_PUSH },
 		{ "app-name", required_argument, NULL, O_APP },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "push-format", required_argument, NULL, O_PUSHFMT },
+		{ "header", required_argument, NULL, O_HEADER },
+		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -523,6 +701,9 @@ int cmd_agent(int argc, char **argv)
 		case O_PUSH: key = "push"; break;
 		case O_APP: key = "app-name"; break;
 		case O_LABEL: key = "label"; break;
+		case O_PUSHFMT: key = "push-format"; break;
+		case O_HEADER: key = "header"; break;
+		case O_LISTEN: key = "listen"; break;
 		case 'v': a->verbose++; break;
 		case 'h': agent_usage(stdout); goto done;
 		case ':': rc = bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]); goto done;

@@ -1,6 +1,7 @@
 /* agentconf.c - the agent's settings: one table of keys, used by the config file and the command
  * line alike, each value checked where it is read. */
 #include "cmd/agentconf.h"
+#include "cmd/serve.h"
 #include "capture/callgraph.h"
 
 #include <ctype.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <linux/types.h>
 
 #include "bt_proto.h"
@@ -27,6 +29,9 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->evict_s = 600;
 	c->ringbuf_bytes = 0;  /* sized from the rate and the CPUs */
 	c->dwarf = true;
+	c->tls_verify = true;
+	c->drain_s = 10;
+	c->sample_labels = true;
 }
 
 static int say(char *err, size_t len, int code, const char *fmt, ...)
@@ -191,14 +196,103 @@ static int set_call_graph(struct bt_agent_conf *c, const char *key, const char *
 	return 0;
 }
 
-static int set_lines(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+static int parse_bool(const char *key, const char *v, bool *out, char *err, size_t errlen)
 {
 	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
-		c->lines = true;
+		*out = true;
 	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
-		c->lines = false;
+		*out = false;
 	else
-		return say(err, errlen, -EINVAL, "lines: '%s' is not yes or no", v);
+		return say(err, errlen, -EINVAL, "%s: '%s' is not yes or no", key, v);
+	return 0;
+}
+
+static int set_lines(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->lines, err, errlen);
+}
+
+static int set_push_format(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "pprof") && strcmp(v, "folded"))
+		return say(err, errlen, -EINVAL, "push-format: '%s' is not pprof or folded", v);
+	c->push_folded = !strcmp(v, "folded");
+	return 0;
+}
+
+static int set_push_empty(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->push_empty, err, errlen);
+}
+
+static int set_basic_auth_file(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->basic_auth_file, sizeof(c->basic_auth_file), key, v, err, errlen);
+}
+
+static int set_bearer_token_file(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->bearer_token_file, sizeof(c->bearer_token_file), key, v, err, errlen);
+}
+
+/* "Name: value": an HTTP token as the name, no control characters in the value (a CR or LF would
+ * start another header). Authorization is refused: credentials come from files. */
+static int set_header(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	const char *colon = strchr(v, ':');
+	if (!colon || colon == v)
+		return say(err, errlen, -EINVAL, "header: '%s' is not 'Name: value'", v);
+	for (const char *s = v; s < colon; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+			return say(err, errlen, -EINVAL, "header: '%.*s' is not a header name", (int)(colon - v), v);
+	for (const char *s = colon + 1; *s; s++)
+		if ((unsigned char)*s < 0x20 && *s != '\t')
+			return say(err, errlen, -EINVAL, "header: the value of '%.*s' holds a control character",
+				   (int)(colon - v), v);
+	if ((size_t)(colon - v) == 13 && !strncasecmp(v, "Authorization", 13))
+		return say(err, errlen, -EINVAL, "header: Authorization comes from basic-auth-file or "
+			   "bearer-token-file, not from a header setting");
+	if (c->nheaders == BT_AGENT_MAX_HEADERS)
+		return say(err, errlen, -E2BIG, "header: at most %d headers", BT_AGENT_MAX_HEADERS);
+	int e = copy(c->headers[c->nheaders], sizeof(c->headers[0]), key, v, err, errlen);
+	if (!e)
+		c->nheaders++;
+	return e;
+}
+
+static int set_ca_file(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->ca_file, sizeof(c->ca_file), key, v, err, errlen);
+}
+
+static int set_tls_verify(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->tls_verify, err, errlen);
+}
+
+static int set_sample_labels(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->sample_labels, err, errlen);
+}
+
+static int set_idle(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->idle, err, errlen);
+}
+
+static int set_listen(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint32_t a;
+	uint16_t port;
+	if (*v && bt_serve_parse_addr(v, &a, &port))
+		return say(err, errlen, -EINVAL, "listen: '%s' is not ADDR:PORT (an IPv4 address) or PORT", v);
+	return copy(c->listen, sizeof(c->listen), key, v, err, errlen);
+}
+
+static int set_push_drain(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (parse_double(v, 0, 3600, &c->drain_s))
+		return say(err, errlen, -EINVAL, "push-drain: '%s' is not a number of seconds in 0..3600", v);
 	return 0;
 }
 
@@ -272,6 +366,17 @@ static const struct setting {
 	{ "status-file", "status_file", set_status_file },
 	{ "evict-after", "evict_after", set_evict_after },
 	{ "ringbuf-size", "ringbuf_size", set_ringbuf_size },
+	{ "push-format", "push_format", set_push_format },
+	{ "push-empty", "push_empty", set_push_empty },
+	{ "basic-auth-file", "basic_auth_file", set_basic_auth_file },
+	{ "bearer-token-file", "bearer_token_file", set_bearer_token_file },
+	{ "header", NULL, set_header },
+	{ "ca-file", "ca_file", set_ca_file },
+	{ "tls-verify", "tls_verify", set_tls_verify },
+	{ "push-drain", "push_drain", set_push_drain },
+	{ "sample-labels", "sample_labels", set_sample_labels },
+	{ "idle", NULL, set_idle },
+	{ "listen", NULL, set_listen },
 };
 
 int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
@@ -342,5 +447,11 @@ int bt_agent_conf_finish(struct bt_agent_conf *c, char *err, size_t errlen)
 	    snprintf(c->status_file, sizeof(c->status_file), "%s/status.json", c->output_dir) >=
 		    (int)sizeof(c->status_file))
 		return say(err, errlen, -EINVAL, "output-dir: too long");
+	if (c->basic_auth_file[0] && c->bearer_token_file[0])
+		return say(err, errlen, -EINVAL, "basic-auth-file and bearer-token-file: set one, not both");
+	/* Pyroscope reads from and until in whole seconds: shorter intervals could not tile. */
+	if (c->push_url[0] && c->interval_s < 1)
+		return say(err, errlen, -EINVAL, "interval: at least 1 s when pushing (the server reads "
+			   "whole seconds)");
 	return 0;
 }

@@ -9,6 +9,7 @@
 
 #define BT_AGENT_MAX_LABELS 16
 #define BT_AGENT_STR 512
+#define BT_AGENT_MAX_HEADERS 8
 
 struct bt_agent_label {
 	char key[64], value[192];
@@ -34,6 +35,19 @@ struct bt_agent_conf {
 	bool dwarf;                      /* call-graph: dwarf (default) or fp */
 	unsigned ustack_bytes;           /* call-graph: dwarf,SIZE; 0 the default */
 	bool lines;                      /* lines: source lines in pprof profiles (default no) */
+	/* Pushing */
+	bool push_folded;                /* push-format: folded, else pprof (the default) */
+	bool push_empty;                 /* push-empty: send intervals without samples (default no) */
+	char basic_auth_file[BT_AGENT_STR];   /* a file holding USER:PASSWORD; "" none */
+	char bearer_token_file[BT_AGENT_STR]; /* a file holding the token; "" none */
+	char headers[BT_AGENT_MAX_HEADERS][256]; /* header: "Name: value", e.g. X-Scope-OrgID: team */
+	size_t nheaders;
+	char ca_file[BT_AGENT_STR];      /* ca-file: certificates to verify the server with; "" the system's */
+	bool tls_verify;                 /* tls-verify: default yes */
+	double drain_s;                  /* push-drain: at stop, how long to go on sending (default 10) */
+	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
+	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
+	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
 };
 
 /* The defaults. */

@@ -87,7 +87,7 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->dbgd = NULL;
 	raise_nofile();
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid,
-				      .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
+				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
 				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
@@ -115,6 +115,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf,
 		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
+		.idle = o->idle,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)

@@ -29,6 +29,8 @@ struct bt_live_opts {
 	size_t ncpus;
 	bool user, kernel;        /* which stacks */
 	bool per_pid;             /* keep the stacks of different processes apart */
+	bool labels;              /* and of threads, executables and cgroups: pprof sample labels */
+	bool idle;                /* with all: the idle tasks' samples too (swapper) */
 	unsigned freq_hz;
 	size_t ringbuf_bytes;     /* 0: the capture's default */
 	bool dwarf;               /* user stacks unwound with call frame information */

@@ -1,6 +1,7 @@
 /* push.c - the push worker: sends the spool's profiles oldest first with libcurl, removes each once
  * the server took it, and backs off (1 s doubling up to 60 s) while the server fails. Spool files are
- * named FROM-UNTIL.FORMAT, so their names sort by time and carry what the request needs. */
+ * named FROM-UNTIL.FORMAT, so their names sort by time and carry what the request needs. Credentials
+ * are read from their files once, when the worker starts. */
 #include "cmd/push.h"
 
 #include <curl/curl.h>
@@ -22,9 +23,27 @@
 
 #define BACKOFF_MAX_S 60
 #define REQUEST_TIMEOUT_S 20
+#define BT_SECRET_MAX 4096
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* What each request carries besides the profile. */
+struct push_auth {
+	char userpwd[BT_SECRET_MAX];  /* basic auth USER:PASSWORD; "" none */
+	struct curl_slist *headers;   /* the configured ones and a bearer token's Authorization */
+};
 
 struct bt_push {
 	char url[BT_AGENT_STR];
+	struct push_auth *auth;       /* the worker's, read by post() without the lock */
+	struct push_auth *auth_next;  /* set under the lock by bt_push_set_auth, taken up by the worker */
+	char ca_file[BT_AGENT_STR];
+	bool tls_verify;
 	char name[1024];             /* app{k=v,...}, URL-encoded */
 	unsigned rate;
 	char spool[BT_AGENT_STR];
@@ -34,9 +53,20 @@ struct bt_push {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool stop, started;
+	_Atomic bool draining;             /* stopping: send what is spooled until drain_until, then end */
+	_Atomic double drain_until;  /* CLOCK_MONOTONIC seconds */
 	_Atomic bool quit;           /* read by curl's progress callback without the lock */
 	struct bt_push_stats st;
 };
+
+static void free_auth(struct push_auth *au)
+{
+	if (!au)
+		return;
+	curl_slist_free_all(au->headers);
+	explicit_bzero(au->userpwd, sizeof(au->userpwd));
+	free(au);
+}
 
 struct spooled {
 	char name[96];
@@ -127,11 +157,13 @@ static size_t discard_body(char *ptr, size_t size, size_t nmemb, void *ud)
 /* Ends a transfer in flight once the agent is stopping. */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-	return ((struct bt_push *)ud)->quit ? 1 : 0;
+	struct bt_push *p = ud;
+	return p->quit || (p->draining && mono_s() >= p->drain_until) ? 1 : 0;
 }
 
 /* One POST /ingest; 0 when the server answered 2xx, else -EIO with the reason in why. */
-static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, size_t len, char *why, size_t wl)
+static int post(struct bt_push *p, const struct push_auth *au, CURL *h, const char *file, const void *buf,
+		size_t len, char *why, size_t wl)
 {
 	int64_t from = 0, until = 0;
 	char fmt[16] = "";
@@ -139,11 +171,21 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	char url[BT_AGENT_STR + 1400];
 	const char *slash = p->url[0] && p->url[strlen(p->url) - 1] == '/' ? "" : "/";
 	snprintf(url, sizeof(url), "%s%singest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=%s"
-		 "&sampleRate=%u&spyName=buildtrace&units=samples&aggregationType=sum",
-		 p->url, slash, p->name, from, until, fmt, p->rate);
+		 "&sampleRate=%u&spyName=ebpfspy%s",
+		 p->url, slash, p->name, from, until, fmt, p->rate,
+		 strcmp(fmt, "folded") ? "" : "&units=samples&aggregationType=sum");
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, p->tls_verify ? 1L : 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, p->tls_verify ? 2L : 0L);
+	if (p->ca_file[0])
+		curl_easy_setopt(h, CURLOPT_CAINFO, p->ca_file);
+	if (au->userpwd[0]) {
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(h, CURLOPT_USERPWD, au->userpwd);
+	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)REQUEST_TIMEOUT_S);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body);
@@ -151,7 +193,10 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "buildtrace");
+	/* The configured headers, then the body's own. */
 	struct curl_slist *hdrs = NULL;
+	for (const struct curl_slist *l = au->headers; l; l = l->next)
+		hdrs = curl_slist_append(hdrs, l->data);
 	curl_mime *mime = NULL;
 	if (!strcmp(fmt, "pprof")) {
 		/* Pyroscope reads a pprof profile from the multipart field "profile". */
@@ -164,9 +209,15 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 		curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
 	} else {
 		hdrs = curl_slist_append(hdrs, "Content-Type: text/plain");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, buf);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	if (p->draining) {
+		/* at stop, no attempt outlives the drain */
+		double left = p->drain_until - mono_s();
+		long ms = left <= 0 ? 1 : (long)(left * 1000) + 1;
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms < REQUEST_TIMEOUT_S * 1000L ? ms : REQUEST_TIMEOUT_S * 1000L);
 	}
 	CURLcode rc = curl_easy_perform(h);
 	long status = 0;
@@ -174,7 +225,10 @@ static int post(struct bt_push *p, CURL *h, const char *file, const void *buf, s
 	curl_slist_free_all(hdrs);
 	curl_mime_free(mime);
 	if (rc != CURLE_OK) {
-		snprintf(why, wl, "%s", curl_easy_strerror(rc));
+		if (p->draining && (rc == CURLE_ABORTED_BY_CALLBACK || rc == CURLE_OPERATION_TIMEDOUT))
+			snprintf(why, wl, "no answer before the end of push-drain");
+		else
+			snprintf(why, wl, "%s", curl_easy_strerror(rc));
 		return -EIO;
 	}
 	if (status < 200 || status > 299) {
@@ -206,14 +260,37 @@ static void *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-/* Waits up to s seconds, or until stopped or woken; the caller holds mu. */
-static void wait_s(struct bt_push *p, unsigned s)
+/* Waits up to s seconds (when draining, no later than its end), or until stopped or woken; the
+ * caller holds mu. */
+static void wait_s(struct bt_push *p, double s)
 {
+	if (p->draining && p->drain_until - mono_s() < s)
+		s = p->drain_until - mono_s();
+	if (s <= 0 || p->stop)
+		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += s;
-	if (!p->stop)
-		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+	int64_t ns = ts.tv_nsec + (int64_t)((s - (int64_t)s) * 1e9);
+	ts.tv_sec += (time_t)s + ns / 1000000000;
+	ts.tv_nsec = ns % 1000000000;
+	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+/* The pause after a failure: new profiles do not cut it short (the server would be asked again at
+ * every interval), a stop does, and so does the start of the drain (one more try before the end). */
+static void backoff_wait(struct bt_push *p, double s)
+{
+	bool was_draining = p->draining;
+	double until = mono_s() + s;
+	while (!p->stop && p->draining == was_draining && mono_s() < until &&
+	       !(p->draining && mono_s() >= p->drain_until))
+		wait_s(p, until - mono_s());
+}
+
+/* Stopping: the worker ends once the spool is empty or the drain's time is up. */
+static bool drain_over(const struct bt_push *p, int spooled)
+{
+	return p->draining && (spooled == 0 || mono_s() >= p->drain_until);
 }
 
 static void *worker(void *arg)
@@ -222,10 +299,10 @@ static void *worker(void *arg)
 	CURL *h = curl_easy_init();
 	unsigned backoff = 0;
 	pthread_mutex_lock(&p->mu);
-	while (!p->stop) {
+	while (!p->stop && !drain_over(p, -1)) {
 		if (backoff) {
-			wait_s(p, backoff);
-			if (p->stop)
+			backoff_wait(p, backoff);
+			if (p->stop || drain_over(p, -1))
 				break;
 		}
 		struct spooled *v;
@@ -236,6 +313,8 @@ static void *worker(void *arg)
 			p->st.spool_files = 0;
 			p->st.spool_bytes = 0;
 			backoff = 0;
+			if (drain_over(p, 0))
+				break;
 			wait_s(p, 5);
 			continue;
 		}
@@ -243,11 +322,16 @@ static void *worker(void *arg)
 		snprintf(file, sizeof(file), "%s", v[0].name);
 		free(v);
 		snprintf(path, sizeof(path), "%s/%s", p->spool, file);
+		if (p->auth_next) {  /* credentials read again (SIGHUP) */
+			free_auth(p->auth);
+			p->auth = p->auth_next;
+			p->auth_next = NULL;
+		}
 		pthread_mutex_unlock(&p->mu);
 		size_t len = 0;
 		void *buf = read_all(path, &len);
 		char why[160] = "";
-		int err = !h ? -ENOMEM : buf ? post(p, h, file, buf, len, why, sizeof(why)) : -ENOENT;
+		int err = !h ? -ENOMEM : buf ? post(p, p->auth, h, file, buf, len, why, sizeof(why)) : -ENOENT;
 		free(buf);
 		pthread_mutex_lock(&p->mu);
 		if (err == 0) {
@@ -270,19 +354,50 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* name{k=v,...} with every byte outside [A-Za-z0-9._-] percent-encoded. */
+static bool has_label(const struct bt_agent_conf *c, const char *key)
+{
+	for (size_t i = 0; i < c->nlabels; i++)
+		if (!strcmp(c->labels[i].key, key))
+			return true;
+	return false;
+}
+
+/* The machine's name as a label value: bytes a label may not hold become '_'. */
+static void host_label(char *out, size_t len)
+{
+	if (gethostname(out, len) != 0 || !out[0])
+		snprintf(out, len, "unknown");
+	out[len - 1] = '\0';
+	for (char *s = out; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '.' || *s == '_' || *s == '-'))
+			*s = '_';
+}
+
+/* name{host=H,service_name=APP,k=v,...} with every byte outside [A-Za-z0-9._-] percent-encoded: the
+ * series a server keeps apart, so only the machine, the application and the configured labels
+ * (per-process labels are in the pprof samples). host and service_name give way to configured
+ * labels of the same keys. */
 static void encode_name(char *out, size_t len, const struct bt_agent_conf *c)
 {
-	char raw[1024];
-	size_t w = (size_t)snprintf(raw, sizeof(raw), "%s.cpu", c->app_name);
-	if (c->nlabels && w < sizeof(raw)) {
-		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "{");
-		for (size_t i = 0; i < c->nlabels && w < sizeof(raw); i++)
-			w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%s%s=%s", i ? "," : "", c->labels[i].key,
-					      c->labels[i].value);
-		if (w < sizeof(raw))
-			snprintf(raw + w, sizeof(raw) - w, "}");
+	char raw[1024], host[256];
+	host_label(host, sizeof(host));
+	size_t w = (size_t)snprintf(raw, sizeof(raw), "%s.cpu{", c->app_name);
+	const char *sep = "";
+	if (!has_label(c, "host")) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "host=%s", host);
+		sep = ",";
 	}
+	if (!has_label(c, "service_name") && w < sizeof(raw)) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%sservice_name=%s", sep, c->app_name);
+		sep = ",";
+	}
+	for (size_t i = 0; i < c->nlabels && w < sizeof(raw); i++) {
+		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%s%s=%s", sep, c->labels[i].key, c->labels[i].value);
+		sep = ",";
+	}
+	if (w < sizeof(raw))
+		snprintf(raw + w, sizeof(raw) - w, "}");
 	size_t o = 0;
 	for (const unsigned char *s = (const unsigned char *)raw; *s && o + 4 < len; s++) {
 		if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
@@ -294,11 +409,127 @@ static void encode_name(char *out, size_t len, const struct bt_agent_conf *c)
 	out[o] = '\0';
 }
 
-int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
+/* A credential file's content without its final line end: a regular file (not followed through a
+ * link, never a FIFO or device) of at most BT_SECRET_MAX - 1 bytes, one line. 0 or -errno. */
+static int read_secret(const char *path, char *out, size_t len)
+{
+	struct stat st;
+	int fd = bt_open_regular(AT_FDCWD, path, BT_OPEN_NOFOLLOW, &st);
+	if (fd < 0)
+		return fd == -ELOOP || fd == -EINVAL ? -EINVAL : fd;
+	int err = (size_t)st.st_size >= len ? -EFBIG : 0;
+	size_t got = 0;
+	while (!err && got < len - 1) {
+		ssize_t n = read(fd, out + got, len - 1 - got);
+		if (n < 0)
+			err = -errno;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (err)
+		return err;
+	out[got] = '\0';
+	while (got && (out[got - 1] == '\n' || out[got - 1] == '\r'))
+		out[--got] = '\0';
+	for (size_t i = 0; i < got; i++)
+		if ((unsigned char)out[i] < 0x20)
+			return -EINVAL;  /* more than one line, or control characters */
+	return got ? 0 : -ENODATA;
+}
+
+/* The credentials and headers of c into p: 0, or -errno with the file named in err. */
+static int load_auth(struct push_auth *p, const struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	char secret[BT_SECRET_MAX];
+	const char *file = c->basic_auth_file[0] ? c->basic_auth_file : c->bearer_token_file;
+	if (file[0]) {
+		int e = read_secret(file, secret, sizeof(secret));
+		if (e) {
+			snprintf(err, errlen, "cannot read the credentials in %s: %s", file,
+				 e == -EINVAL ? "not a regular file of one line" : e == -ENODATA ? "empty" : strerror(-e));
+			return e;
+		}
+		if (c->basic_auth_file[0] && !strchr(secret, ':')) {
+			snprintf(err, errlen, "%s: expected USER:PASSWORD", file);
+			explicit_bzero(secret, sizeof(secret));
+			return -EINVAL;
+		}
+	}
+	if (c->basic_auth_file[0])
+		memcpy(p->userpwd, secret, sizeof(p->userpwd));
+	for (size_t i = 0; i < c->nheaders; i++)
+		p->headers = curl_slist_append(p->headers, c->headers[i]);
+	if (c->bearer_token_file[0]) {
+		char h[BT_SECRET_MAX + 32];
+		snprintf(h, sizeof(h), "Authorization: Bearer %s", secret);
+		p->headers = curl_slist_append(p->headers, h);
+		explicit_bzero(h, sizeof(h));
+	}
+	explicit_bzero(secret, sizeof(secret));
+	return 0;
+}
+
+/* A fresh push_auth from c (malloc'ed), or NULL with errno and a message in err. */
+static struct push_auth *new_auth(const struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	struct push_auth *au = calloc(1, sizeof(*au));
+	if (!au) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	int e = load_auth(au, c, err, errlen);
+	if (e) {
+		free_auth(au);
+		errno = -e;
+		return NULL;
+	}
+	return au;
+}
+
+static void free_push(struct bt_push *p)
+{
+	free_auth(p->auth);
+	free_auth(p->auth_next);
+	free(p);
+}
+
+int bt_push_set_auth(struct bt_push *p, const struct bt_agent_conf *c, char *err, size_t errlen)
+{
+	struct push_auth *au = new_auth(c, err, errlen);
+	if (!au)
+		return -errno;
+	pthread_mutex_lock(&p->mu);
+	free_auth(p->auth_next);
+	p->auth_next = au;
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen)
+{
+	int e = bt_push_open(c, out, err, errlen);
+	if (!e && (e = bt_push_run(*out, err, errlen))) {
+		bt_push_stop(*out);
+		*out = NULL;
+	}
+	return e;
+}
+
+int bt_push_open(const struct bt_agent_conf *c, struct bt_push **out, char *err, size_t errlen)
 {
 	struct bt_push *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	int e = 0;
+	if (!(p->auth = new_auth(c, err, errlen))) {
+		e = -errno;
+		free_push(p);
+		return e;
+	}
+	snprintf(p->ca_file, sizeof(p->ca_file), "%s", c->ca_file);
+	p->tls_verify = c->tls_verify;
 	snprintf(p->url, sizeof(p->url), "%s", c->push_url);
 	snprintf(p->spool, sizeof(p->spool), "%s", c->spool_dir);
 	encode_name(p->name, sizeof(p->name), c);
@@ -306,8 +537,9 @@ int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
 	p->max_files = c->spool_max_files;
 	p->max_bytes = c->spool_max_bytes;
 	if (mkdir(p->spool, 0700) != 0 && errno != EEXIST) {
-		int e = -errno;
-		free(p);
+		e = -errno;
+		snprintf(err, errlen, "cannot use the spool %s: %s", p->spool, strerror(-e));
+		free_push(p);
 		return e;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -316,15 +548,18 @@ int bt_push_start(const struct bt_agent_conf *c, struct bt_push **out)
 	pthread_mutex_lock(&p->mu);
 	spool_bound(p);
 	pthread_mutex_unlock(&p->mu);
-	int err = pthread_create(&p->thread, NULL, worker, p);
-	if (err) {
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-		free(p);
-		return -err;
+	*out = p;
+	return 0;
+}
+
+int bt_push_run(struct bt_push *p, char *err, size_t errlen)
+{
+	int e = pthread_create(&p->thread, NULL, worker, p);
+	if (e) {
+		snprintf(err, errlen, "cannot start the push worker: %s", strerror(e));
+		return -e;
 	}
 	p->started = true;
-	*out = p;
 	return 0;
 }
 
@@ -360,6 +595,22 @@ void bt_push_get_stats(struct bt_push *p, struct bt_push_stats *out)
 	pthread_mutex_unlock(&p->mu);
 }
 
+void bt_push_drain(struct bt_push *p, double secs)
+{
+	if (!p || !p->started)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->drain_until = mono_s() + secs;
+	p->draining = true;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->thread, NULL);
+	p->started = false;
+	pthread_mutex_lock(&p->mu);
+	spool_bound(p);  /* the counts status.json shows: what is left */
+	pthread_mutex_unlock(&p->mu);
+}
+
 void bt_push_stop(struct bt_push *p)
 {
 	if (!p)
@@ -373,6 +624,6 @@ void bt_push_stop(struct bt_push *p)
 		pthread_join(p->thread, NULL);  /* a transfer in flight ends at its next progress call */
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
-	free(p);
+	free_push(p);
 	curl_global_cleanup();
 }

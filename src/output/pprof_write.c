@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "elf/buildid.h"
+#include "kernel/cgroup.h"
 #include "kernel/kident.h"
 #include "output/pprof_pb.h"
 #include "session/session.h"
@@ -471,6 +472,72 @@ static const char synth_comment[] =
 	"buildtrace: user frames are at a synthetic per-mapping address: address - memory_start + "
 	"file_offset is the offset in the file";
 
+/* A string label key=value on sample sm, unless value is NULL or empty (string index 0 would read as
+ * a numeric label). 0 or -ENOMEM. */
+static int str_label(struct pb_build *b, pb_sample *sm, int64_t key, const char *value)
+{
+	if (!value || !*value)
+		return 0;
+	int64_t v = str(b, value);
+	if (v < 0)
+		return -ENOMEM;
+	add_label(b, sm, key)->str = v;
+	return 0;
+}
+
+/* A labelled profile's own labels of one sample: tid, comm, the executable's path and build-id, the
+ * cgroup and the container it names. 0 or -ENOMEM. */
+static int sample_labels(struct pb_build *b, const struct bt_session *s, const struct bt_stack *st,
+			 pb_sample *sm, const int64_t *keys)
+{
+	const struct bt_profile *p = &s->prof;
+	struct bt_dso_registry *dsos = (struct bt_dso_registry *)&s->dsos;
+	add_label(b, sm, keys[0])->num = st->tid;
+	int err = str_label(b, sm, keys[1], bt_strtab_get(&p->names, st->comm_id));
+	const struct bt_file *f = st->exe_file != BT_NAME_UNSET ? bt_dso_file_get(dsos, st->exe_file) : NULL;
+	if (!err && f)
+		err = str_label(b, sm, keys[2], bt_strtab_get(&dsos->paths, f->path_id));
+	const struct bt_dso *d = f && f->dso_id != BT_NO_ID ? bt_dso_get(dsos, f->dso_id) : NULL;
+	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
+	if (!err && d && d->build_id.len)
+		err = str_label(b, sm, keys[3], bt_buildid_hex(&d->build_id, hex, sizeof(hex)));
+	const char *cg = st->cgroup_id != BT_NAME_UNSET ? bt_strtab_get(&p->names, st->cgroup_id) : NULL;
+	if (!err)
+		err = str_label(b, sm, keys[4], cg);
+	char cid[BT_CONTAINER_ID_LEN + 1];
+	if (!err && cg && bt_cgroup_container_id(cg, cid, NULL) == 0)
+		err = str_label(b, sm, keys[5], cid);
+	return err;
+}
+
+/* One sample per stack, labelled "thread" (its comm) and "pid" when processes are kept apart, and
+ * with the labels of sample_labels in a labelled profile. 0 or -ENOMEM. */
+static int add_samples(struct pb_build *b, const struct bt_session *s, const struct bt_pprof_opts *o)
+{
+	const struct bt_profile *p = &s->prof;
+	static const char *const names[] = { "tid", "comm", "exe", "build_id", "cgroup", "container_id" };
+	int64_t keys[6] = { 0 };
+	int64_t thread = str(b, "thread"), pid = p->per_pid ? str(b, "pid") : 0;
+	if (thread < 0 || pid < 0)
+		return -ENOMEM;
+	for (size_t i = 0; p->labels && i < 6; i++)
+		if ((keys[i] = str(b, names[i])) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct bt_stack *st = &p->stacks[i];
+		pb_sample *sm = add_sample(b, st->nframes, st->count, o ? o->period_ns : 0);
+		for (uint32_t j = 0; j < st->nframes; j++)
+			sm->location_id[j] = (uint64_t)p->frames[st->first + st->nframes - 1 - j] + 1;
+		if (str_label(b, sm, thread, bt_strtab_get(&p->names, st->comm_id)))
+			return -ENOMEM;
+		if (p->per_pid)
+			add_label(b, sm, pid)->num = st->pid;
+		if (p->labels && sample_labels(b, s, st, sm, keys))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int build_session(struct pb_build *b, const struct bt_session *s, const struct bt_pprof_opts *o,
 			 struct map_index *mi)
 {
@@ -540,24 +607,7 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		if (loc->mapping_id && !mi->info[loc->mapping_id - 1].kernel)
 			loc->address = b->maps[loc->mapping_id - 1].memory_start + l->addr;
 	}
-	int64_t thread = str(b, "thread"), pid = p->per_pid ? str(b, "pid") : 0;
-	if (thread < 0 || pid < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nstacks; i++) {
-		const struct bt_stack *st = &p->stacks[i];
-		pb_sample *sm = add_sample(b, st->nframes, st->count, o ? o->period_ns : 0);
-		for (uint32_t j = 0; j < st->nframes; j++)
-			sm->location_id[j] = (uint64_t)p->frames[st->first + st->nframes - 1 - j] + 1;
-		int64_t comm = str(b, bt_strtab_get(&p->names, st->comm_id));
-		if (comm < 0)
-			return -ENOMEM;
-		/* string index 0 would read as a numeric label: no comm, no label */
-		if (comm)
-			add_label(b, sm, thread)->str = comm;
-		if (p->per_pid)
-			add_label(b, sm, pid)->num = st->pid;
-	}
-	return 0;
+	return add_samples(b, s, o);
 }
 
 int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opts *o, FILE *out)
@@ -569,7 +619,8 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 	for (size_t i = 0; i < p->nlocs; i++)
 		nlines += p->locs[i].nlines ? p->locs[i].nlines : 1;
 	struct pb_sizes sz = { .maps = p->nlocs + 1, .locs = p->nlocs, .funcs = nlines, .samples = p->nstacks,
-			      .loc_ids = p->nframes, .values = 2 * p->nstacks, .labels = 2 * p->nstacks };
+			      .loc_ids = p->nframes, .values = 2 * p->nstacks,
+			      .labels = (p->labels ? 8 : 2) * p->nstacks };
 	int err = build_init(&b, &sz);
 	if (err)
 		return err;

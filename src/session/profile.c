@@ -69,7 +69,7 @@ int64_t bt_profile_loc(struct bt_profile *p, enum bt_loc_kind kind, uint32_t fil
 }
 
 struct stack_key {
-	uint32_t comm_id, pid;
+	struct bt_sample_key k;
 	const uint32_t *ids;
 	size_t n;
 };
@@ -79,15 +79,32 @@ static bool stack_eq(void *ctx, uint64_t val, const void *k)
 	const struct bt_profile *p = ctx;
 	const struct stack_key *key = k;
 	const struct bt_stack *s = &p->stacks[val];
-	return s->comm_id == key->comm_id && s->pid == key->pid && s->nframes == key->n &&
+	return s->comm_id == key->k.comm_id && s->pid == key->k.pid && s->tid == key->k.tid &&
+	       s->exe_file == key->k.exe_file && s->cgroup_id == key->k.cgroup_id && s->nframes == key->n &&
 	       (key->n == 0 || memcmp(&p->frames[s->first], key->ids, key->n * sizeof(uint32_t)) == 0);
 }
 
 int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
 		   size_t n, uint64_t count)
 {
-	struct stack_key key = { comm_id, p->per_pid ? pid : 0, loc_ids, n };
-	uint32_t h = bt_hash_bytes(loc_ids, n * sizeof(uint32_t), ((uint64_t)comm_id << 32) | key.pid);
+	struct bt_sample_key k = { comm_id, pid, 0, BT_NAME_UNSET, BT_NAME_UNSET };
+	return bt_profile_add_key(p, &k, loc_ids, n, count);
+}
+
+int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, const uint32_t *loc_ids,
+		       size_t n, uint64_t count)
+{
+	struct stack_key key = { *k, loc_ids, n };
+	if (!p->labels) {
+		key.k.tid = 0;
+		key.k.exe_file = key.k.cgroup_id = BT_NAME_UNSET;
+		if (!p->per_pid)
+			key.k.pid = 0;
+	}
+	uint64_t seed = ((uint64_t)key.k.comm_id << 32) | key.k.pid;
+	seed ^= ((uint64_t)key.k.tid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)key.k.exe_file << 17) ^
+		((uint64_t)key.k.cgroup_id << 41);
+	uint32_t h = bt_hash_bytes(loc_ids, n * sizeof(uint32_t), seed);
 	uint64_t *v = bt_htab_find(&p->stack_index, h, stack_eq, p, &key);
 	p->total += count;
 	if (v) {
@@ -100,8 +117,8 @@ int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const u
 	if (n)  /* an empty stack may come with no arrays at all */
 		memcpy(&p->frames[p->nframes], loc_ids, n * sizeof(uint32_t));
 	p->stacks[p->nstacks] = (struct bt_stack){
-		.comm_id = comm_id, .pid = key.pid, .nframes = (uint32_t)n, .first = (uint32_t)p->nframes,
-		.count = count,
+		.comm_id = key.k.comm_id, .pid = key.k.pid, .nframes = (uint32_t)n, .first = (uint32_t)p->nframes,
+		.count = count, .tid = key.k.tid, .exe_file = key.k.exe_file, .cgroup_id = key.k.cgroup_id,
 	};
 	p->nframes += n;
 	if (bt_htab_insert(&p->stack_index, h, p->nstacks))

@@ -55,6 +55,17 @@ struct bt_stack {
 	uint32_t nframes;
 	uint32_t first;      /* index into frames: outermost first */
 	uint64_t count;
+	/* Kept apart only in a profile with labels (else 0 and BT_NAME_UNSET): */
+	uint32_t tid;
+	uint32_t exe_file;   /* the process's executable, a file id of the session; BT_NAME_UNSET unknown */
+	uint32_t cgroup_id;  /* the cgroup's path in names; BT_NAME_UNSET unknown */
+};
+
+/* What a sample is aggregated under besides its frames. */
+struct bt_sample_key {
+	uint32_t comm_id, pid, tid;
+	uint32_t exe_file;   /* BT_NAME_UNSET: unknown */
+	uint32_t cgroup_id;  /* a string in names; BT_NAME_UNSET: unknown */
 };
 
 struct bt_profile {
@@ -71,6 +82,7 @@ struct bt_profile {
 	size_t nsrclines, srclines_cap;
 	uint64_t total;             /* samples added */
 	bool per_pid;               /* distinct stacks per pid, not only per comm */
+	bool labels;                /* distinct stacks per pid, tid, executable and cgroup (implies per_pid) */
 };
 
 void bt_profile_init(struct bt_profile *p);
@@ -82,6 +94,9 @@ int64_t bt_profile_loc(struct bt_profile *p, enum bt_loc_kind kind, uint32_t fil
 /* Adds count samples of the stack loc_ids[0..n) (outermost first) for comm (interned) and pid. */
 int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
 		   size_t n, uint64_t count);
+/* The same with everything a sample is labelled with (kept apart only as per_pid and labels say). */
+int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, const uint32_t *loc_ids,
+		       size_t n, uint64_t count);
 
 /* Gives a name to every location that has none yet (or whose name was a placeholder and that asks
  * to be retried). resolve returns a name (copied here) and sets *final to whether it may change later

@@ -15,6 +15,7 @@
 #include "capture/records.h"
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
+#include "kernel/cgroup.h"
 #include "kernel/kframe.h"
 #include "capture/procmaps.h"
 #include "elf/unwind.h"
@@ -36,7 +37,12 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	s->dsos.cache_budget.max_file = opts->cache_max_file;
 	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
-	s->prof.per_pid = opts->per_pid;
+	s->prof.per_pid = opts->per_pid || opts->labels;
+	s->prof.labels = opts->labels;
+	bt_htab_init(&s->cgroups.index);
+	bt_strtab_init(&s->cgroups.paths);
+	if (opts->labels && bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
+		s->cgroups.mount[0] = '\0';
 	if (opts->kernel) {
 		s->ksyms_err = bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
 		s->kmods_err = bt_kmods_init(&s->kmods, s->opts.proc_root);
@@ -54,7 +60,102 @@ void bt_session_free(struct bt_session *s)
 	bt_kdyn_free(&s->kdyn);
 	bt_cfi_close(s->vdso_cfi);
 	free(s->vdso_image);
+	bt_htab_free(&s->cgroups.index);
+	bt_strtab_free(&s->cgroups.paths);
+	free(s->cgroups.v);
 	memset(s, 0, sizeof(*s));
+}
+
+#define CGROUPS_KEPT 4096
+
+static bool cgroup_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct bt_session *s = ctx;
+	return s->cgroups.v[val].id == *(const uint64_t *)key;
+}
+
+/* The path of cgroup id (read once, then remembered; "" when it cannot be read), or NULL on ENOMEM. */
+static const char *cgroup_path(struct bt_session *s, uint64_t id)
+{
+	uint32_t h = bt_hash_u64(id);
+	uint64_t *v = bt_htab_find(&s->cgroups.index, h, cgroup_eq, s, &id);
+	if (v)
+		return bt_strtab_get(&s->cgroups.paths, s->cgroups.v[*v].path);
+	if (s->cgroups.n == CGROUPS_KEPT) {  /* bounded: an agent sees containers come and go */
+		bt_htab_free(&s->cgroups.index);
+		bt_strtab_free(&s->cgroups.paths);
+		bt_htab_init(&s->cgroups.index);
+		bt_strtab_init(&s->cgroups.paths);
+		s->cgroups.n = 0;
+	}
+	char path[1024] = "";
+	if (!s->cgroups.mount[0] || bt_cgroup_path(s->cgroups.mount, id, path, sizeof(path)) != 0) {
+		path[0] = '\0';
+		s->cgroup_misses++;
+	}
+	if (s->cgroups.n == s->cgroups.cap) {
+		size_t cap = s->cgroups.cap ? 2 * s->cgroups.cap : 64;
+		void *nv = realloc(s->cgroups.v, cap * sizeof(*s->cgroups.v));
+		if (!nv)
+			return NULL;
+		s->cgroups.v = nv;
+		s->cgroups.cap = cap;
+	}
+	int64_t pid = bt_strtab_add(&s->cgroups.paths, path);
+	if (pid < 0 || bt_htab_insert(&s->cgroups.index, h, s->cgroups.n))
+		return NULL;
+	s->cgroups.v[s->cgroups.n].id = id;
+	s->cgroups.v[s->cgroups.n].path = (uint32_t)pid;
+	s->cgroups.n++;
+	return bt_strtab_get(&s->cgroups.paths, (uint32_t)pid);
+}
+
+/* The sample in s->scratch[0..n) (locations of s->prof) into s->also, its strings and locations
+ * interned there. 0 or -ENOMEM. */
+static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n)
+{
+	struct bt_profile *a = s->also;
+	for (size_t i = 0; i < n; i++) {
+		const struct bt_loc *l = &s->prof.locs[s->scratch[i]];
+		int64_t id = bt_profile_loc(a, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
+		if (id < 0)
+			return (int)id;
+		s->also_scratch[i] = (uint32_t)id;
+	}
+	struct bt_sample_key ak = *k;
+	int64_t comm = bt_strtab_add(&a->names, bt_strtab_get(&s->prof.names, k->comm_id));
+	if (comm < 0)
+		return (int)comm;
+	ak.comm_id = (uint32_t)comm;
+	if (k->cgroup_id != BT_NAME_UNSET) {
+		int64_t cg = bt_strtab_add(&a->names, bt_strtab_get(&s->prof.names, k->cgroup_id));
+		if (cg < 0)
+			return (int)cg;
+		ak.cgroup_id = (uint32_t)cg;
+	}
+	return bt_profile_add_key(a, &ak, s->also_scratch, n, 1);
+}
+
+/* What a sample is labelled with besides its frames: its thread, its process's executable (the
+ * lowest-mapped executable file: the program, below its libraries) and its cgroup's path. */
+static int sample_key(struct bt_session *s, const struct bt_rec_sample *r, const struct bt_process *p,
+		      uint32_t comm, struct bt_sample_key *k)
+{
+	*k = (struct bt_sample_key){ comm, r->pid, r->tid, BT_NAME_UNSET, BT_NAME_UNSET };
+	if (!s->prof.labels)
+		return 0;
+	if (p && p->nmaps)
+		k->exe_file = p->maps[0].file_id;
+	const char *cg = cgroup_path(s, r->cgroup_id);
+	if (!cg)
+		return -ENOMEM;
+	if (*cg) {
+		int64_t id = bt_strtab_add(&s->prof.names, cg);
+		if (id < 0)
+			return (int)id;
+		k->cgroup_id = (uint32_t)id;
+	}
+	return 0;
 }
 
 static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
@@ -299,7 +400,13 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	int64_t comm = bt_strtab_intern(&s->prof.names, r->comm, clen);
 	if (comm < 0)
 		return (int)comm;
-	return bt_profile_add(&s->prof, (uint32_t)comm, r->pid, s->scratch, n, 1);
+	struct bt_sample_key key;
+	int err = sample_key(s, r, p, (uint32_t)comm, &key);
+	if (!err && s->also)
+		err = add_also(s, &key, n);
+	if (err)
+		return err;
+	return bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
 }
 
 int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)

@@ -20,6 +20,7 @@ struct bt_session_opts {
 	bool per_pid;            /* keep stacks of different pids apart */
 	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
 	bool cache_store;        /* store binaries with samples in the cache */
+	bool labels;             /* keep stacks apart by pid, tid, executable and cgroup (pprof labels) */
 	uint64_t cache_max_file; /* larger files are not stored; 0: BT_BIDCACHE_MAX_FILE */
 	uint64_t cache_max_size; /* stores stop when the cache holds this much; 0: BT_BIDCACHE_MAX_TOTAL */
 };
@@ -72,6 +73,19 @@ struct bt_session {
 	size_t vdso_len;
 	int vdso_state;
 	char namebuf[1024];
+	/* cgroup ids of samples and their paths (kernfs ids are never reused), for labels */
+	struct {
+		char mount[512];         /* the cgroup2 mount; "" when there is none */
+		struct bt_htab index;    /* id -> entry */
+		struct { uint64_t id; uint32_t path; } *v;
+		size_t n, cap;
+		struct bt_strtab paths;
+	} cgroups;
+	uint64_t cgroup_misses;        /* cgroup ids whose path could not be read */
+	/* A second profile every sample also goes to while it is set (a profile of a few seconds asked
+	 * for over HTTP, beside the interval's), with the same keeping apart as prof. */
+	struct bt_profile *also;
+	uint32_t also_scratch[2 * BT_MAX_STACK];
 };
 
 int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);

@@ -1,8 +1,7 @@
 /* test_agent.c - `buildtrace agent` run as systemd would run it, against real workloads: profiles
  * every interval (named, decodable, rotated), a last profile and exit 0 on SIGTERM, peak memory,
- * capabilities dropped and another user, pushes to a local ingest server (requests checked, the
- * spool filled while the server is down and sent after a restart, and bounded), and a soak with
- * processes starting and exiting constantly whose memory stays flat. */
+ * capabilities dropped and another user, and a soak with processes starting and exiting constantly
+ * whose memory stays flat. Pushing is tested in test_agent_push.c. */
 #include "testutil.h"
 #include "output/pprof.h"
 
@@ -233,110 +232,6 @@ static void agent__sighup__config_reloaded(void **state)
 	assert_true(atoi(out) >= 1);
 }
 
-/* The requests of N.meta files in dir, as "METHOD PATH QUERY CTYPE" lines. */
-static void requests(const char *dir, char *out, size_t len)
-{
-	bt_test_run(out, len, "for f in %s/*.meta; do [ -f \"$f\" ] && tr '\\n' ' ' < \"$f\" && echo; done", dir);
-}
-
-static pid_t start_receiver(int port, const char *dir)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "exec python3 tests/tools/ingest_server.py %d %s", port, dir);
-	pid_t pid = spawn(cmd);
-	for (int i = 0; i < 100 && bt_test_http_status(port, "/ready") != 200; i++)
-		usleep(50000);
-	assert_int_equal(bt_test_http_status(port, "/ready"), 200);
-	return pid;
-}
-
-/* Pushes: every request a POST /ingest with the app name and labels, times, format and rate; the
- * bodies decode. With the server down the profiles wait in the spool (bounded), and the next run
- * sends them once it is back. */
-static void agent__push__ingest_requests_spool_and_replay(void **state)
-{
-	bt_test_require_priv();
-	int port = bt_test_free_port();
-	char url[64], cmd[1024], out[16384];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
-	const char *recv = TMP "/recv";
-	pid_t srv = start_receiver(port, recv);
-	pid_t spin = spawn("exec " SPIN " 0 60");
-	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run3 --interval 2 -F 99 "
-		 "--push %s --app-name testapp --label env=ci --label host=vm1 2> " TMP "/run3.err", url);
-	pid_t ag = spawn(cmd);
-	wait_status(TMP "/run3/status.json", 60);
-	sleep(6);
-	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 20), 0);
-	requests(recv, out, sizeof(out));
-	print_message("requests:\n%s", out);
-	char want[256];
-	snprintf(want, sizeof(want), "POST /ingest name=testapp.cpu%%7Benv%%3Dci%%2Chost%%3Dvm1%%7D&from=");
-	assert_non_null(strstr(out, want));
-	assert_non_null(strstr(out, "&format=pprof&sampleRate=99&spyName=buildtrace"));
-	assert_non_null(strstr(out, "&format=folded&sampleRate=99&spyName=buildtrace"));
-	assert_non_null(strstr(out, "multipart/form-data"));
-	/* from < until in each, and every body decodes: pprof by bt_pprof_decode, folded as lines */
-	int rc = bt_test_run(out, sizeof(out),
-		"for m in %s/*.meta; do q=$(sed -n 3p $m); b=${m%%.meta}.body; "
-		"from=$(echo $q | sed 's/.*from=\\([0-9]*\\).*/\\1/'); until=$(echo $q | sed 's/.*until=\\([0-9]*\\).*/\\1/'); "
-		"[ $from -lt $until ] || { echo bad times $q; exit 1; }; "
-		"case $q in *format=folded*) if [ -s $b ] && grep -qvE '^.+ [0-9]+$' $b; then echo bad folded $b; exit 1; fi ;; "
-		"*format=pprof*) gzip -t $b || { echo bad gzip $b; exit 1; } ;; esac; done; echo ok", recv);
-	if (rc)
-		print_message("%s", out);
-	assert_int_equal(rc, 0);
-	assert_int_equal(bt_test_run(out, sizeof(out), "grep -l 'format=pprof' %s/*.meta | tail -n 1", recv), 0);
-	out[strcspn(out, "\n")] = '\0';
-	char body[600];
-	snprintf(body, sizeof(body), "%.*s.body", (int)(strlen(out) - 5), out);
-	size_t len;
-	void *pb = bt_test_read_file(body, &len);
-	struct bt_folded f;
-	assert_int_equal(bt_pprof_decode(pb, len, &f), 0);
-	bt_folded_free(&f);
-	free(pb);
-	int sent_first = count_files(recv, ".meta");
-	assert_true(sent_first >= 4);
-
-	/* the server goes away: profiles wait in the spool, at most 3 of them */
-	kill(srv, SIGKILL);
-	waitpid(srv, NULL, 0);
-	FILE *cf = fopen(TMP "/spool.conf", "we");
-	fprintf(cf, "spool-max-files = 3\n");
-	fclose(cf);
-	unlink(TMP "/run3/status.json");
-	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run3 --interval 1 -F 99 "
-		 "--push %s --app-name testapp --config " TMP "/spool.conf 2> " TMP "/run3b.err", url);
-	ag = spawn(cmd);
-	wait_status(TMP "/run3/status.json", 60);
-	sleep(7);
-	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 20), 0);
-	int spooled = count_files(TMP "/run3/spool", ".pprof") + count_files(TMP "/run3/spool", ".folded");
-	bt_test_run(out, sizeof(out), "cat " TMP "/run3/status.json");
-	print_message("status with the server down: %s", out);
-	assert_true(spooled >= 1 && spooled <= 3);
-	assert_true(strstr(out, "\"dropped\": 0,") == NULL);  /* more were made than the spool holds */
-	assert_true(strstr(out, "\"errors\": 0,") == NULL);
-
-	/* back up: the next run sends what was spooled */
-	srv = start_receiver(port, TMP "/recv2");
-	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/run3 --interval 30 -F 99 "
-		 "--push %s --app-name testapp 2> " TMP "/run3c.err", url);
-	ag = spawn(cmd);
-	double end = now_s() + 60;
-	while (count_files(TMP "/recv2", ".meta") < spooled && now_s() < end)
-		usleep(200000);
-	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 20), 0);
-	kill(srv, SIGKILL);
-	waitpid(srv, NULL, 0);
-	stop_group(spin);
-	assert_true(count_files(TMP "/recv2", ".meta") >= spooled);
-}
-
 /* Minutes of processes starting and exiting all the time: the agent's memory stays flat. What is
  * watched is what a leak moves: malloc's bytes in use less what the symbol tables hold (they come
  * and go with the programs that run, here and elsewhere on the machine), read from status.json at
@@ -411,7 +306,6 @@ int main(void)
 		cmocka_unit_test(agent__intervals__rotated_profiles_and_clean_stop),
 		cmocka_unit_test(agent__other_user_and_dropped_caps__still_profiles),
 		cmocka_unit_test(agent__sighup__config_reloaded),
-		cmocka_unit_test(agent__push__ingest_requests_spool_and_replay),
 		cmocka_unit_test(agent__soak_with_churn__memory_flat),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -2,6 +2,10 @@
  * values refused with a message naming the key (and the file's line). */
 #include "testutil.h"
 #include "cmd/agentconf.h"
+#include "cmd/serve.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +36,11 @@ static void agentconf__defaults__documented_values(void **state)
 	assert_string_equal(c.push_url, "");
 	assert_true(c.dwarf);
 	assert_false(c.lines);
+	assert_false(c.push_folded);
+	assert_false(c.push_empty);
+	assert_true(c.tls_verify);
+	assert_true(c.drain_s == 10);
+	assert_int_equal(c.nheaders, 0);
 }
 
 static void agentconf__file__every_key_read(void **state)
@@ -96,6 +105,20 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "call-graph", "dwarf,", "call-graph", -EINVAL },
 		{ "lines", "maybe", "lines: 'maybe' is not yes or no", -EINVAL },
 		{ "colour", "blue", "unknown setting 'colour'", -ENOENT },
+		{ "push-format", "json", "push-format: 'json'", -EINVAL },
+		{ "push-empty", "sometimes", "push-empty", -EINVAL },
+		{ "tls-verify", "off-ish", "tls-verify", -EINVAL },
+		{ "push-drain", "-1", "push-drain", -EINVAL },
+		{ "header", "X-Scope-OrgID", "'Name: value'", -EINVAL },
+		{ "header", "X Scope: a", "not a header name", -EINVAL },
+		{ "header", "X-A: b\r\nX-Evil: c", "control character", -EINVAL },
+		{ "header", "authorization: Bearer x", "basic-auth-file", -EINVAL },
+		{ "listen", "localhost:80", "listen: 'localhost:80'", -EINVAL },
+		{ "listen", "127.0.0.1:70000", "listen", -EINVAL },
+		{ "listen", "127.0.0.1:", "listen", -EINVAL },
+		{ "listen", "1.2.3:80", "listen", -EINVAL },
+		{ "idle", "sometimes", "idle", -EINVAL },
+		{ "sample-labels", "all", "sample-labels", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bt_agent_conf c;
@@ -115,6 +138,63 @@ static void agentconf__bad_values__named_errors(void **state)
 	assert_int_equal(bt_agent_conf_set(&c, "output-dir", "relative/dir", err, sizeof(err)), 0);
 	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "absolute"));
+	/* one kind of credentials; whole-second intervals when pushing */
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_set(&c, "basic-auth-file", "/etc/a", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "bearer-token-file", "/etc/b", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not both"));
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_set(&c, "interval", "0.5", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "push", "http://x:4040", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "whole seconds"));
+	bt_agent_conf_defaults(&c);
+	for (int i = 0; i < BT_AGENT_MAX_HEADERS; i++)
+		assert_int_equal(bt_agent_conf_set(&c, "header", "X-A: b", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "header", "X-A: b", err, sizeof(err)), -E2BIG);
+}
+
+static void agentconf__push_keys__read(void **state)
+{
+	char path[] = "/tmp/bt-agentconf-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_conf(path, "push = https://pyro:4040\npush-format = folded\npush-empty = yes\n"
+		   "bearer-token-file = /etc/buildtrace/token\nheader = X-Scope-OrgID: team-a\n"
+		   "header = X-Other:\tv 1\nca-file = /etc/ssl/ca.pem\ntls-verify = no\npush-drain = 2.5\n");
+	struct bt_agent_conf c;
+	char err[256] = "";
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), 0);
+	unlink(path);
+	assert_true(c.push_folded && c.push_empty && !c.tls_verify);
+	assert_true(c.drain_s == 2.5);
+	assert_string_equal(c.bearer_token_file, "/etc/buildtrace/token");
+	assert_string_equal(c.basic_auth_file, "");
+	assert_int_equal(c.nheaders, 2);
+	assert_string_equal(c.headers[0], "X-Scope-OrgID: team-a");
+	assert_string_equal(c.headers[1], "X-Other:\tv 1");
+	assert_string_equal(c.ca_file, "/etc/ssl/ca.pem");
+	/* the pull endpoint and the other sampling keys */
+	assert_true(c.sample_labels && !c.idle && !c.listen[0]);
+	assert_int_equal(bt_agent_conf_set(&c, "listen", "9000", err, sizeof(err)), 0);
+	assert_string_equal(c.listen, "9000");
+	assert_int_equal(bt_agent_conf_set(&c, "listen", "0.0.0.0:4242", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "idle", "yes", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "sample-labels", "no", err, sizeof(err)), 0);
+	assert_true(c.idle && !c.sample_labels);
+	uint32_t a;
+	uint16_t port;
+	assert_int_equal(bt_serve_parse_addr("9000", &a, &port), 0);
+	assert_int_equal(port, 9000);
+	assert_int_equal(a, htonl(INADDR_LOOPBACK));
+	assert_int_equal(bt_serve_parse_addr("10.1.2.3:80", &a, &port), 0);
+	assert_int_equal(a, htonl(0x0a010203));
+	assert_int_equal(bt_serve_parse_addr(":-1", &a, &port), -EINVAL);
 }
 
 static void agentconf__bad_file__line_named(void **state)
@@ -144,6 +224,7 @@ int main(void)
 		cmocka_unit_test(agentconf__file__every_key_read),
 		cmocka_unit_test(agentconf__bad_values__named_errors),
 		cmocka_unit_test(agentconf__bad_file__line_named),
+		cmocka_unit_test(agentconf__push_keys__read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

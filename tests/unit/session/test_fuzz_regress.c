@@ -217,6 +217,13 @@ static void fuzz_regress__compressed_modules__decompress_to_the_module(void **st
 
 /* ---- text formats ------------------------------------------------------------------------- */
 
+/* HTTP request heads and cgroup paths: the seeds (what go tool pprof sends, the runtimes' paths). */
+static void fuzz_regress__http_heads_and_cgroup_paths__seeds(void **state)
+{
+	assert_true(replay_target("httpreq", bt_check_httpreq) >= 4);
+	assert_true(replay_target("cgroup", bt_check_cgroup) >= 3);
+}
+
 static void fuzz_regress__maps_lines__this_process_and_seeds(void **state)
 {
 	assert_true(replay_target("procmaps", bt_check_procmap) > 0);
@@ -340,6 +347,7 @@ int main(void)
 		cmocka_unit_test(minidebuginfo__huge_section_alignment__refused_as_too_big),
 		cmocka_unit_test(fuzz_regress__compressed_modules__decompress_to_the_module),
 		cmocka_unit_test(fuzz_regress__maps_lines__this_process_and_seeds),
+		cmocka_unit_test(fuzz_regress__http_heads_and_cgroup_paths__seeds),
 		cmocka_unit_test(fuzz_regress__kallsyms__this_kernel_and_seeds),
 		cmocka_unit_test(fuzz_regress__folded_inputs__refused_or_round_trip),
 		cmocka_unit_test(fuzz_regress__empty_folded__empty_result),

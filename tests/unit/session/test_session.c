@@ -304,6 +304,49 @@ static void session__kernel_frames__plain_names_marked_when_folded(void **state)
 	teardown(x);
 }
 
+/* With labels: samples of two threads are two stacks, each with the process's executable; a cgroup
+ * whose path cannot be read (no cgroup2 mount under the root) leaves no label and is counted once;
+ * a second profile set as also gets the same samples. */
+static void session__labels__apart_by_thread_with_executable(void **state)
+{
+	struct fx *x = setup(false);
+	bt_session_free(&x->s);
+	struct bt_session_opts so = { .proc_root = x->root, .cache_dir = x->root, .labels = true };
+	assert_int_equal(bt_session_init(&x->s, &so), 0);
+	assert_true(x->s.prof.labels && x->s.prof.per_pid);
+	struct bt_profile also;
+	bt_profile_init(&also);
+	also.labels = true;
+	x->s.also = &also;
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t offs[] = { x->off_main };
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	struct bt_rec_sample r = { .pid = 500, .tid = 501, .user_n = 1, .cgroup_id = 77 };
+	hdr(x, &r.hdr, BT_REC_SAMPLE, sizeof(r));
+	snprintf(r.comm, sizeof(r.comm), "fx");
+	r.ips[0] = BASE + x->off_main;
+	assert_int_equal(bt_session_record(&x->s, &r.hdr), 0);
+	const struct bt_process *p = bt_proctable_find(&x->s.procs, 500);
+	assert_non_null(p);
+	assert_int_equal(x->s.prof.nstacks, 2);
+	assert_int_equal(x->s.prof.stacks[0].tid, 500);
+	assert_int_equal(x->s.prof.stacks[0].count, 2);
+	assert_int_equal(x->s.prof.stacks[1].tid, 501);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(x->s.prof.stacks[i].exe_file, p->maps[0].file_id);
+		assert_int_equal(x->s.prof.stacks[i].cgroup_id, BT_NAME_UNSET);
+	}
+	assert_int_equal(x->s.cgroup_misses, 2);  /* ids 0 and 77, each once */
+	assert_int_equal(also.nstacks, 2);
+	assert_int_equal(also.total, 3);
+	assert_int_equal(also.stacks[1].tid, 501);
+	x->s.also = NULL;
+	bt_profile_free(&also);
+	teardown(x);
+}
+
 static void session__malformed_records__counted_bad(void **state)
 {
 	struct fx *x = setup(false);
@@ -340,6 +383,7 @@ int main(void)
 		cmocka_unit_test(session__pending_build_id__placeholder_then_named),
 		cmocka_unit_test(session__no_build_id__named_from_the_file),
 		cmocka_unit_test(session__kernel_frames__plain_names_marked_when_folded),
+		cmocka_unit_test(session__labels__apart_by_thread_with_executable),
 		cmocka_unit_test(session__malformed_records__counted_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,26 @@
+/* httpreq.h - the head of an HTTP/1 request as the agent's pull endpoint reads it: request line,
+ * target split from its query, Content-Length; and the one query parameter it takes. Untrusted
+ * input: every byte is checked, nothing is read past the buffer. */
+#ifndef BT_HTTPREQ_H
+#define BT_HTTPREQ_H
+
+#include <stddef.h>
+
+struct bt_http_req {
+	const char *method;     /* "GET", "POST" ... (letters only) */
+	const char *target;     /* the path, starting with '/' */
+	const char *query;      /* after '?', "" when none */
+	long content_length;    /* -1 when absent */
+	size_t head_len;        /* bytes up to and including the blank line */
+};
+
+/* Parses the head in buf[0..len) (buf[len] must be NUL; the head is cut into strings in place).
+ * 0; -EAGAIN when the blank line that ends the head has not come yet; -EINVAL when it is not an
+ * HTTP/1 request (a request line other than METHOD SP /TARGET SP HTTP/1.x, a control character in
+ * the target, a Content-Length that is not a number). */
+int bt_http_parse(char *buf, size_t len, struct bt_http_req *out);
+
+/* The value of "seconds=N" in query: dflt when absent, 0 when it is not a number in 1..max. */
+unsigned bt_http_query_seconds(const char *query, unsigned dflt, unsigned max);
+
+#endif

@@ -1,0 +1,51 @@
+/* serve.h - the agent's pull endpoint: a small HTTP/1.1 server on its own threads answering
+ * /debug/pprof/profile?seconds=N (a fresh profile of the next N seconds, as Go's net/http/pprof serves
+ * it), /debug/pprof/latest (the last interval's profile), /metrics (Prometheus text) and /healthz.
+ * Requests never reach the filesystem: every answer is built from memory the agent hands over. The
+ * session belongs to the agent's loop, so a profile request becomes a job the loop takes up
+ * (bt_serve_next_job) and completes (bt_serve_job_done). Bounded: BT_SERVE_MAX_CONN connections at
+ * once (more are answered 503), requests of at most BT_SERVE_MAX_REQ bytes, a timeout on each read. */
+#ifndef BT_SERVE_H
+#define BT_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BT_SERVE_MAX_CONN 4
+#define BT_SERVE_MAX_REQ 8192
+#define BT_SERVE_MAX_SECONDS 300
+
+struct bt_serve;
+
+/* "ADDR:PORT" or "PORT" (ADDR 127.0.0.1): an IPv4 address and a port. 0 or -EINVAL. */
+int bt_serve_parse_addr(const char *spec, uint32_t *addr_be, uint16_t *port);
+
+/* Listens on spec (a port below 1024 needs the capability to bind it, so before capabilities are
+ * dropped). 0 or -errno with a message in err. */
+int bt_serve_open(const char *spec, struct bt_serve **out, char *err, size_t errlen);
+
+/* Starts answering, on threads that have the capabilities the caller has now: call it once they
+ * are dropped. 0 or -errno with a message in err. */
+int bt_serve_run(struct bt_serve *s, char *err, size_t errlen);
+
+/* The port it listens on (the one asked for, or the kernel's choice for port 0). */
+uint16_t bt_serve_port(const struct bt_serve *s);
+
+/* Stops accepting, answers waiting profile requests 503, joins the threads and frees s. */
+void bt_serve_stop(struct bt_serve *s);
+
+/* The profile /debug/pprof/latest serves from now on (a copy of buf is kept). */
+void bt_serve_set_latest(struct bt_serve *s, const void *buf, size_t len);
+
+/* The Prometheus text /metrics serves from now on (copied). */
+void bt_serve_set_metrics(struct bt_serve *s, const char *text);
+
+/* The loop's side of profile requests: the seconds of the oldest request not yet taken up (and
+ * marks it taken), or 0 when there is none. */
+unsigned bt_serve_next_job(struct bt_serve *s);
+
+/* Completes the request taken up last with this gzip pprof (copied), or with none (buf NULL: the
+ * client gets 500). */
+void bt_serve_job_done(struct bt_serve *s, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,202 @@
+/* test_agent_pull.c - `buildtrace agent --listen`, fetched by real clients: Google's pprof (`go tool
+ * pprof`) takes a fresh profile of the next 2 seconds and prints a top list naming the sampled
+ * program's function and its per-sample labels; /debug/pprof/latest is the last interval's profile
+ * byte for byte; Prometheus' text parser reads /metrics; bad requests, paths that would climb out of a
+ * directory and too many connections are refused (tests/tools/pull_checks.py). */
+#include "testutil.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP "build/tests/tmp-agent-pull"
+#define SPIN "build/tests/session/spin"
+
+/* Every process group a test starts, so that a test failing half-way leaves none running (an agent
+ * left behind would write into the next run's directory). */
+static pid_t started[32];
+static int nstarted;
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = bt_test_spawn_group(cmd);
+	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
+		started[nstarted++] = pid;
+	return pid;
+}
+
+/* Ends what the test started and did not wait for itself. */
+static int end_started(void **state)
+{
+	for (int i = 0; i < nstarted; i++)
+		if (waitpid(started[i], NULL, WNOHANG) == 0) {
+			kill(-started[i], SIGKILL);
+			waitpid(started[i], NULL, 0);
+		}
+	nstarted = 0;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int wait_for(pid_t pid, double secs)
+{
+	double end = now_s() + secs;
+	int st;
+	while (now_s() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+static int setup(void **state)
+{
+	/* what an earlier run left is removed as far as it can be; the directory must exist */
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	if (out[0])
+		print_message("setup: %s", out);
+	return rc == 0 ? 0 : -1;
+}
+
+/* The agent listening on a free loopback port, a CPU-bound program beside it. */
+static pid_t start_agent(int port, const char *name)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/%s --interval 2 -F 99 "
+		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d %s 2> " TMP "/agent.err", name, port,
+		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" :
+		 !strcmp(name, "b") ? "--push http://127.0.0.1:9 --config " TMP "/b.conf" : "");
+	pid_t ag = spawn(cmd);
+	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
+		usleep(100000);
+	assert_int_equal(bt_test_http_status(port, "/healthz"), 200);
+	return ag;
+}
+
+static void stop_agent(pid_t ag)
+{
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 30);
+	char out[4096];
+	bt_test_run(out, sizeof(out), "tail -n 5 " TMP "/agent.err");
+	print_message("agent: %s", out);
+	assert_int_equal(rc, 0);
+}
+
+/* go tool pprof -top -tags on /debug/pprof/profile?seconds=2: spin's burn loop at the top by name,
+ * the labels of its samples (its pid, comm, executable, build-id as readelf reads it, cgroup). */
+static void pull__go_tool_pprof__top_and_labels(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t ag = start_agent(port, "a");
+	static char out[65536];
+	char bid[128], exe[4096];
+	assert_int_equal(bt_test_run(bid, sizeof(bid), "readelf -n " SPIN " | awk '/Build ID/ { printf \"%%s\", $3 }'"), 0);
+	assert_non_null(realpath(SPIN, exe));
+	int rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -top "
+			     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
+	print_message("%.3000s\n", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "Duration: 2"));
+	assert_non_null(strstr(out, " burn\n"));
+	rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -tags "
+			 "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
+	print_message("%.3000s\n", out);
+	assert_int_equal(rc, 0);
+	char want[4200];
+	snprintf(want, sizeof(want), "): %d\n", (int)spin);
+	assert_non_null(strstr(out, want));                       /* pid and tid */
+	assert_non_null(strstr(out, "): spin\n"));                /* comm */
+	snprintf(want, sizeof(want), "): %s\n", exe);
+	assert_non_null(strstr(out, want));                       /* exe */
+	snprintf(want, sizeof(want), "): %s\n", bid);
+	assert_non_null(strstr(out, want));                       /* build_id */
+	assert_non_null(strstr(out, " cgroup: Total"));
+	assert_non_null(strstr(out, " tid: Total"));
+	stop_agent(ag);
+	kill(-spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+}
+
+/* /debug/pprof/latest: one of the interval profiles the agent wrote, the same bytes; /metrics and the
+ * refusals as pull_checks.py checks them. */
+static void pull__latest_metrics_and_refusals(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	pid_t spin = spawn("exec " SPIN " 0 60");
+	FILE *f = fopen(TMP "/b.conf", "we");
+	assert_non_null(f);
+	fputs("push-drain = 0\n", f);
+	fclose(f);
+	pid_t ag = start_agent(port, "b");
+	char out[8192];
+	/* every thread (the loop, the push worker, the HTTP ones) holds only what the loop kept: a
+	 * thread keeps the capabilities it was created with */
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat /proc/%d/task/*/status | awk '/^CapEff/ { print $2 }' "
+				     "| sort | uniq -c", (int)ag), 0);
+	print_message("capabilities of the agent's threads: %s", out);
+	assert_int_equal(bt_test_run(NULL, 0, "[ $(ls /proc/%d/task | wc -l) -ge 3 ] && [ $(cat /proc/%d/task/*/status "
+				     "| awk '/^CapEff/ { print $2 }' | sort -u | wc -l) -eq 1 ]", (int)ag, (int)ag), 0);
+	for (int i = 0; i < 600 && access(TMP "/b/status.json", R_OK) != 0; i++)
+		usleep(100000);
+	assert_int_equal(access(TMP "/b/status.json", R_OK), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/latest.pb.gz "
+				     "http://127.0.0.1:%d/debug/pprof/latest && for f in " TMP "/b/*.pb.gz; do "
+				     "cmp -s $f " TMP "/latest.pb.gz && echo same $f; done", port), 0);
+	print_message("%s", out);
+	assert_non_null(strstr(out, "same "));
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/pull_checks.py %d 2>&1", port);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	stop_agent(ag);
+	kill(-spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+}
+
+/* idle = yes: the samples of a profile cover every CPU's time, idle or not (rate x CPUs x duration),
+ * and those of the idle tasks are swapper/N's, pid 0, in the kernel's idle functions. */
+static void pull__idle__every_cpu_counted(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	FILE *f = fopen(TMP "/idle.conf", "we");
+	assert_non_null(f);
+	fputs("idle = yes\n", f);
+	fclose(f);
+	pid_t ag = start_agent(port, "idle");
+	char out[8192];
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/idle.pb.gz "
+				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=3'", port), 0);
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/idle_check.py " TMP "/idle.pb.gz "
+			     "$(nproc) 99 2>&1");
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	stop_agent(ag);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(pull__go_tool_pprof__top_and_labels, end_started),
+		cmocka_unit_test_teardown(pull__latest_metrics_and_refusals, end_started),
+		cmocka_unit_test_teardown(pull__idle__every_cpu_counted, end_started),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,88 @@
+/* test_httpreq.c - HTTP/1 request heads as the pull endpoint reads them: well-formed heads split
+ * into method, target, query and Content-Length; incomplete heads wait for more; malformed ones are
+ * refused; the seconds parameter. */
+#include "testutil.h"
+#include "cmd/httpreq.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int parse(const char *text, struct bt_http_req *r, char *buf, size_t cap)
+{
+	size_t n = strlen(text);
+	assert_true(n < cap);
+	memcpy(buf, text, n + 1);
+	return bt_http_parse(buf, n, r);
+}
+
+static void httpreq__good_heads__split(void **state)
+{
+	char buf[512];
+	struct bt_http_req r;
+	assert_int_equal(parse("GET /debug/pprof/profile?seconds=2&x=1 HTTP/1.1\r\nHost: a\r\n\r\n", &r, buf,
+			       sizeof(buf)), 0);
+	assert_string_equal(r.method, "GET");
+	assert_string_equal(r.target, "/debug/pprof/profile");
+	assert_string_equal(r.query, "seconds=2&x=1");
+	assert_int_equal(r.content_length, -1);
+	assert_int_equal(r.head_len, strlen("GET /debug/pprof/profile?seconds=2&x=1 HTTP/1.1\r\nHost: a\r\n\r\n"));
+	const char *post = "POST /debug/pprof/symbol HTTP/1.0\r\ncontent-length:  12 \r\n\r\n0x1+0x2";
+	assert_int_equal(parse(post, &r, buf, sizeof(buf)), 0);
+	assert_string_equal(r.method, "POST");
+	assert_string_equal(r.query, "");
+	assert_int_equal(r.content_length, 12);
+	assert_int_equal(r.head_len, strlen(post) - 7);
+	assert_int_equal(parse("GET /healthz HTTP/1.1\n\n", &r, buf, sizeof(buf)), 0);
+	assert_string_equal(r.target, "/healthz");
+}
+
+static void httpreq__bad_heads__refused_or_waiting(void **state)
+{
+	char buf[512];
+	struct bt_http_req r;
+	assert_int_equal(parse("GET /healthz HTTP/1.1\r\nHost: a\r\n", &r, buf, sizeof(buf)), -EAGAIN);
+	assert_int_equal(parse("", &r, buf, sizeof(buf)), -EAGAIN);
+	static const char *const bad[] = {
+		"NONSENSE\r\n\r\n",
+		"GET /healthz\r\n\r\n",
+		"GET /healthz HTTP/2.0\r\n\r\n",
+		"GET healthz HTTP/1.1\r\n\r\n",
+		"get /healthz HTTP/1.1\r\n\r\n",
+		" /healthz HTTP/1.1\r\n\r\n",
+		"GET /a\tb HTTP/1.1\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nContent-Length: 12x\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse(bad[i], &r, buf, sizeof(buf)) != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+	/* a NUL inside the head */
+	memcpy(buf, "GET /a\0b HTTP/1.1\r\n\r\n", 22);
+	assert_int_equal(bt_http_parse(buf, 21, &r), -EINVAL);
+}
+
+static void httpreq__seconds__range_and_default(void **state)
+{
+	assert_int_equal(bt_http_query_seconds("", 30, 300), 30);
+	assert_int_equal(bt_http_query_seconds("debug=1", 30, 300), 30);
+	assert_int_equal(bt_http_query_seconds("seconds=2", 30, 300), 2);
+	assert_int_equal(bt_http_query_seconds("a=b&seconds=300&c", 30, 300), 300);
+	assert_int_equal(bt_http_query_seconds("seconds=301", 30, 300), 0);
+	assert_int_equal(bt_http_query_seconds("seconds=0", 30, 300), 0);
+	assert_int_equal(bt_http_query_seconds("seconds=", 30, 300), 0);
+	assert_int_equal(bt_http_query_seconds("seconds=2x", 30, 300), 0);
+	assert_int_equal(bt_http_query_seconds("seconds=-1", 30, 300), 0);
+	assert_int_equal(bt_http_query_seconds("seconds=99999999999999999999", 30, 300), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(httpreq__good_heads__split),
+		cmocka_unit_test(httpreq__bad_heads__refused_or_waiting),
+		cmocka_unit_test(httpreq__seconds__range_and_default),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
