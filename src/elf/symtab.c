@@ -1,6 +1,7 @@
 /* symtab.c - loads the function symbols of an ELF file into one sorted array with a single name
  * arena, resolves aliases once at load time, and answers address lookups by binary search. */
 #include "elf/symtab.h"
+#include "elf/plt.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #define NO_COVER UINT32_MAX
+#define PLT_SUFFIX "@plt"
 #define BT_SYMTAB_MAX_NESTING 64
 
 struct bt_symtab {
@@ -31,6 +33,7 @@ struct cand {
 	const char *name;
 	uint32_t namelen;
 	uint8_t rank;           /* 0 global, 1 weak, 2 local, 3 a label (below) */
+	uint8_t suffix;         /* 1: a PLT entry, named name@plt */
 	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
 };
 
@@ -239,9 +242,9 @@ static int build(struct bt_symtab *st, const struct cands *c)
 		if (i && c->v[i].addr == c->v[i - 1].addr)
 			continue;
 		n++;
-		if (bytes > SIZE_MAX - c->v[i].namelen - 1)
+		if (bytes > SIZE_MAX - c->v[i].namelen - sizeof(PLT_SUFFIX))
 			return -ENOMEM;
-		bytes += c->v[i].namelen + 1;
+		bytes += c->v[i].namelen + 1 + (c->v[i].suffix ? sizeof(PLT_SUFFIX) - 1 : 0);
 	}
 	if (n >= NO_COVER)
 		return -E2BIG;
@@ -267,11 +270,16 @@ static int build(struct bt_symtab *st, const struct cands *c)
 			if (c->v[j].sec_end > send)
 				send = c->v[j].sec_end;
 		}
-		memcpy(w, first->name, first->namelen);
-		w[first->namelen] = '\0';
+		size_t len = first->namelen;
+		memcpy(w, first->name, len);
+		if (first->suffix) {
+			memcpy(w + len, PLT_SUFFIX, sizeof(PLT_SUFFIX) - 1);
+			len += sizeof(PLT_SUFFIX) - 1;
+		}
+		w[len] = '\0';
 		st->syms[k] = (struct bt_sym){ .addr = first->addr, .size = size, .name = w };
 		sec_end[k] = send;
-		w += first->namelen + 1;
+		w += len + 1;
 		i = j;
 	}
 	st->n = n;
@@ -317,7 +325,70 @@ void bt_symtab_free(struct bt_symtab *st)
 	free(st);
 }
 
-int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
+/* The first candidate (the preferred alias) at addr in the sorted c, or NULL. */
+static const struct cand *cand_at(const struct cands *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n && c->v[lo].addr == addr ? &c->v[lo] : NULL;
+}
+
+/* Adds code's PLT entries to the sorted c, and sorts it again. An ifunc's entry takes the name the
+ * table gives the ifunc; one whose ifunc has no symbol stays unnamed. Names point into code. */
+static int add_plt(struct bt_elf *code, struct cands *c)
+{
+	struct bt_plt_entry *pe;
+	size_t np;
+	int err = bt_plt_entries(code, &pe, &np);
+	if (err || np == 0)
+		return err;
+	size_t base = c->n;
+	for (size_t i = 0; !err && i < np; i++) {
+		struct cand k = { .addr = pe[i].addr, .size = pe[i].size, .sec_end = pe[i].addr + pe[i].size,
+				  .name = pe[i].name, .namelen = pe[i].namelen, .suffix = pe[i].suffix };
+		if (!k.name) {
+			const struct cand *f = cand_at(c, pe[i].ifunc);
+			if (!f || f >= c->v + base)
+				continue;
+			k.name = f->name;
+			k.namelen = f->namelen;
+		}
+		err = cands_push(c, &k);
+	}
+	free(pe);
+	if (!err)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	return err;
+}
+
+/* The candidates of every symbol table of e, sorted. */
+static int collect(Elf *elf, bool thumb, struct cands *c)
+{
+	struct sec *secs = NULL;
+	size_t nsecs = 0;
+	int err = section_info(elf, &secs, &nsecs);
+	if (err)
+		return err;
+	struct symfile f = { .elf = elf, .thumb = thumb, .secs = secs, .nsecs = nsecs };
+	Elf_Scn *scn = NULL;
+	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			err = add_table(&f, scn, &sh, c);
+	}
+	free(secs);
+	if (!err)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	return err;
+}
+
+int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out)
 {
 	if (!e || !out)
 		return -EINVAL;
@@ -334,25 +405,13 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 		free(st);
 		return err;
 	}
-	struct sec *secs = NULL;
-	size_t nsecs = 0;
-	if ((err = section_info(elf, &secs, &nsecs)) != 0) {
-		free(st);
-		return err;
-	}
 	struct cands c = { 0 };
-	struct symfile f = { .elf = elf, .thumb = eh.e_machine == EM_ARM, .secs = secs, .nsecs = nsecs };
-	Elf_Scn *scn = NULL;
-	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			err = add_table(&f, scn, &sh, &c);
-	}
-	free(secs);
+	err = collect(elf, eh.e_machine == EM_ARM, &c);
+	if (!err && code)
+		err = add_plt(code, &c);
 	if (!err && c.n == 0)
 		err = -ENODATA;
 	if (!err) {
-		qsort(c.v, c.n, sizeof(*c.v), cand_cmp);
 		drop_inner_labels(&c);
 		err = build(st, &c);
 	}
@@ -363,6 +422,11 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 	}
 	*out = st;
 	return 0;
+}
+
+int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
+{
+	return bt_symtab_load_with_plt(e, e, out);
 }
 
 int bt_symtab_load_path(const char *path, struct bt_symtab **out)

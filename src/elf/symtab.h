@@ -23,6 +23,12 @@ struct bt_symtab;
  * label, global before weak before local, then fewer leading underscores, then the lexically
  * smallest. 0, -ENODATA (no function symbols), or -errno. */
 int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);
+/* PLT entries get symbols too (elf/plt.h): FUNC@plt, and ".plt" for the lazy-binding header, as
+ * perf names them; an ifunc's entry (IRELATIVE) takes the name this table gives the ifunc.
+ * bt_symtab_load reads them from e itself; bt_symtab_load_with_plt from code, the file that was
+ * mapped, when e is its separate debug file (whose PLT holds no bytes), or not at all when code
+ * is NULL. */
+int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out);
 int bt_symtab_load_path(const char *path, struct bt_symtab **out);
 void bt_symtab_free(struct bt_symtab *st);
 

@@ -19,7 +19,7 @@
 #define REG_BP 6
 #define REG_SP 7
 #define REG_RA 16
-#define CFA_MAX_OPS 8
+#define CFA_MAX_OPS 16
 #define EVAL_STACK 16
 
 enum rule_kind { R_UNDEF, R_SAME, R_LOC, R_VAL, R_BAD };

@@ -8,6 +8,7 @@
 #include "elf/unwind.h"
 
 #include <execinfo.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -229,6 +230,69 @@ static void unwind__through_a_signal_handler__interrupted_pc_is_exact(void **sta
 		bt_cfi_close(ms->m[i].cfi);
 }
 
+int main(void);
+
+/* The run-time address of this program's PLT entry for func, from objdump and nm's address of
+ * main. */
+static uint64_t plt_entry(const char *func)
+{
+	char out[128];
+	bt_test_run(out, sizeof(out), "objdump -d -j .plt /proc/%d/exe | awk '$2==\"<%s@plt>:\"{print $1}'",
+		    (int)getpid(), func);
+	uint64_t entry = strtoull(out, NULL, 16);
+	bt_test_run(out, sizeof(out), "nm /proc/%d/exe | awk '$3==\"main\"{print $1}'", (int)getpid());
+	uint64_t file_main = strtoull(out, NULL, 16);
+	assert_true(entry != 0 && file_main != 0);
+	return entry - file_main + (uint64_t)(uintptr_t)&main;
+}
+
+/* A thread stopped in a PLT entry: sp at the return address its call pushed (and, past the lazy
+ * entry's push, one word more). The PLT's CFA is a DWARF expression of rsp and rip (nine
+ * operations): the walk goes on through the caller, to the same frames as from the function the
+ * entry leads to. */
+static void unwind__in_a_plt_entry__walks_through_it(void **state)
+{
+	static struct maps ms_;
+	static struct shot s_;
+	static uint8_t stack[sizeof(s_.stack) + 8];
+	struct maps *ms = &ms_;
+	struct shot *s = &s_;
+	assert_int_equal(bt_procmaps_foreach("", getpid(), collect, ms), 0);
+	level1(s, ms->stack_end);
+	uint64_t ips[64], pips[64];
+	struct bt_unwind_in in = { .regs = s->regs, .stack = s->stack, .len = s->len, .find = find, .ctx = ms };
+	struct bt_unwind_out out = { .ips = ips, .max = 64 };
+	bt_unwind(&in, &out);
+	assert_int_equal(out.why, BT_UNWIND_END);
+	size_t n = out.n;
+	/* capture()'s return address in the copy: where sp was when level3 called it */
+	size_t off = 0;
+	while (off + 8 <= s->len && memcmp(s->stack + off, &ips[1], 8) != 0)
+		off += 8;
+	assert_true(off + 8 <= s->len);
+	uint64_t entry = plt_entry("raise");
+	for (int pushed = 0; pushed <= 1; pushed++) {
+		/* +0: the jump through the GOT slot; +11: the jump to the header, after a push */
+		memset(stack, 0xee, 8);
+		memcpy(stack + 8, s->stack + off, s->len - off);
+		struct bt_unwind_in pin = { .regs = { .ip = entry + (pushed ? 11 : 0),
+						      .sp = s->regs.sp + off - (pushed ? 8 : 0), .bp = 0 },
+					    .stack = pushed ? stack : stack + 8, .len = s->len - off + (pushed ? 8 : 0),
+					    .find = find, .ctx = ms };
+		struct bt_unwind_out pout = { .ips = pips, .max = 64 };
+		bt_unwind(&pin, &pout);
+		print_message("from the PLT (+%d): %zu frames (stop %d), from capture: %zu\n", pushed ? 11 : 0,
+			      pout.n, (int)pout.why, n);
+		assert_int_equal(pout.why, BT_UNWIND_END);
+		assert_int_equal(pout.n, n);
+		assert_int_equal(pips[0], pin.regs.ip);
+		for (size_t i = 1; i < n; i++)
+			assert_int_equal(pips[i], ips[i]);
+	}
+	for (size_t i = 0; i < ms->n; i++)
+		bt_cfi_close(ms->m[i].cfi);
+}
+
 static void unwind__not_elf_or_no_cfi__refused(void **state)
 {
 	struct bt_cfi *c = NULL;
@@ -246,6 +310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwind__own_stack__same_return_addresses_as_backtrace),
 		cmocka_unit_test(unwind__through_a_signal_handler__interrupted_pc_is_exact),
+		cmocka_unit_test(unwind__in_a_plt_entry__walks_through_it),
 		cmocka_unit_test(unwind__not_elf_or_no_cfi__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
