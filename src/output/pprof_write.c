@@ -600,14 +600,14 @@ int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts 
 			frames += *c == ';';
 	struct pb_build b;
 	struct pb_sizes sz = { .maps = 0, .locs = frames, .funcs = frames, .samples = f->n, .loc_ids = frames,
-			      .values = 2 * f->n, .labels = f->n };
+			      .values = 2 * f->n, .labels = (f->per_pid ? 2 : 1) * f->n };
 	int err = build_init(&b, &sz);
 	if (err)
 		return err;
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	int64_t thread = -ENOMEM;
+	int64_t thread = -ENOMEM, pid_key = 0;
 	err = header(&b, &prof, o, NULL);
-	if (!err && (thread = str(&b, "thread")) < 0)
+	if (!err && ((thread = str(&b, "thread")) < 0 || (f->per_pid && (pid_key = str(&b, "pid")) < 0)))
 		err = -ENOMEM;
 	for (size_t i = 0; i < f->n && !err; i++) {
 		const char *text = f->v[i].text;
@@ -616,13 +616,18 @@ int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts 
 			n += *c == ';';
 		pb_sample *sm = add_sample(&b, n, f->v[i].count, o ? o->period_ns : 0);
 		const char *e = strchr(text, ';');
-		int64_t comm = str_n(&b, text, e ? (size_t)(e - text) : strlen(text));
+		size_t comm_len = e ? (size_t)(e - text) : strlen(text);
+		uint32_t pid = 0;
+		bool with_pid = f->per_pid && bt_folded_comm_pid(text, &comm_len, &pid);
+		int64_t comm = str_n(&b, text, comm_len);
 		if (comm < 0) {
 			err = -ENOMEM;
 			break;
 		}
 		if (comm)
 			add_label(&b, sm, thread)->str = comm;
+		if (with_pid)
+			add_label(&b, sm, pid_key)->num = pid;
 		/* one location per distinct name, sharing the function's index */
 		for (size_t j = 0; e; j++) {
 			const char *name = e + 1;
