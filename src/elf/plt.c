@@ -108,7 +108,8 @@ static int read_slots(Elf *elf, struct slots *out)
 				return err;
 		}
 	}
-	qsort(out->v, out->n, sizeof(*out->v), slot_cmp);
+	if (out->n)  /* out->v is NULL when empty, which qsort must not be given */
+		qsort(out->v, out->n, sizeof(*out->v), slot_cmp);
 	return 0;
 }
 
@@ -186,7 +187,7 @@ static int add_section(const GElf_Shdr *sh, Elf_Data *d, const struct slots *s, 
 			continue;
 		}
 		struct slot key = { .offset = got };
-		const struct slot *hit = bsearch(&key, s->v, s->n, sizeof(*s->v), slot_cmp);
+		const struct slot *hit = s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), slot_cmp) : NULL;
 		if (!hit)
 			continue;
 		x.suffix = 1;

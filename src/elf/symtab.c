@@ -362,7 +362,7 @@ static int add_plt(struct bt_elf *code, struct cands *c)
 		err = cands_push(c, &k);
 	}
 	free(pe);
-	if (!err)
+	if (!err && c->n)
 		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
 	return err;
 }
@@ -383,7 +383,7 @@ static int collect(Elf *elf, bool thumb, struct cands *c)
 			err = add_table(&f, scn, &sh, c);
 	}
 	free(secs);
-	if (!err)
+	if (!err && c->n)  /* c->v is NULL when empty, which qsort must not be given */
 		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
 	return err;
 }
