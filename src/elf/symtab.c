@@ -350,6 +350,9 @@ static int add_plt(struct bt_elf *code, struct cands *c)
 		return err;
 	size_t base = c->n;
 	for (size_t i = 0; !err && i < np; i++) {
+		/* as for symbols: nothing at address zero, nothing past the end of the address space */
+		if (pe[i].addr == 0 || pe[i].addr > UINT64_MAX - pe[i].size)
+			continue;
 		struct cand k = { .addr = pe[i].addr, .size = pe[i].size, .sec_end = pe[i].addr + pe[i].size,
 				  .name = pe[i].name, .namelen = pe[i].namelen, .suffix = pe[i].suffix };
 		if (!k.name) {
