@@ -32,9 +32,11 @@ struct cand {
 	uint64_t sec_end;       /* end of the symbol's section, UINT64_MAX when unknown */
 	const char *name;
 	uint32_t namelen;
-	uint8_t rank;           /* 0 global, 1 weak, 2 local, 3 a label (below) */
+	uint8_t bind;           /* STB_GLOBAL, STB_WEAK, STB_LOCAL (GNU_UNIQUE counts as global) */
 	uint8_t suffix;         /* 1: a PLT entry, named name@plt */
 	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
+	bool versioned;         /* the name carried a symbol version (name@@VER, name@VER), cut off */
+	uint64_t order;         /* place in the file: .symtab first, then .dynsym, then the PLT */
 };
 
 struct cands {
@@ -58,40 +60,52 @@ static int cands_push(struct cands *c, const struct cand *x)
 	return 0;
 }
 
-static uint8_t bind_rank(unsigned bind)
+static uint8_t bind_of(unsigned bind)
 {
 	switch (bind) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
-		return 0;
+		return STB_GLOBAL;
 	case STB_WEAK:
-		return 1;
+		return STB_WEAK;
 	default:
-		return 2;
+		return STB_LOCAL;
 	}
 }
 
-static size_t leading_underscores(const char *s)
+static size_t leading_underscores(const char *s, size_t len)
 {
 	size_t n = 0;
-	while (s[n] == '_')
+	while (n < len && s[n] == '_')
 		n++;
 	return n;
 }
 
-/* Orders by address, and within one address puts the preferred alias first. */
+#define PREFER(cond_a, cond_b) do { bool a_ = (cond_a), b_ = (cond_b); if (a_ != b_) return a_ ? -1 : 1; } while (0)
+
+/* Orders by address, and within one address puts the preferred alias first: perf's choice
+ * (choose_best_symbol) with versions set aside. A sized symbol over an unsized one, a function over
+ * an untyped label, a name without a version over a versioned one (glibc's debug symbols:
+ * _IO_new_fclose over fclose@@GLIBC_2.2.5), non-weak over weak, global over local, fewer leading
+ * underscores, the longer name, then the first in the file. */
 static int cand_cmp(const void *pa, const void *pb)
 {
 	const struct cand *a = pa, *b = pb;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
+	PREFER(a->size != 0, b->size != 0);
+	PREFER(!a->label, !b->label);
+	PREFER(!a->versioned, !b->versioned);
+	PREFER(a->bind != STB_WEAK, b->bind != STB_WEAK);
+	PREFER(a->bind == STB_GLOBAL, b->bind == STB_GLOBAL);
+	size_t ua = leading_underscores(a->name, a->namelen), ub = leading_underscores(b->name, b->namelen);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	return strcmp(a->name, b->name);
+	if (a->namelen != b->namelen)
+		return a->namelen > b->namelen ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
 }
+#undef PREFER
 
 struct sec {
 	uint64_t end;           /* UINT64_MAX for sections that occupy no address range */
@@ -200,14 +214,18 @@ static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh,
 		 * annotation (.annobin_*) labels. */
 		if (label && (!in_sec || !f->secs[shndx].code || name[0] == '$' || name[0] == '.'))
 			continue;
+		/* a version (name@@VER, name@VER in .symtab) is not part of the name */
+		const char *at = memchr(name + 1, '@', (size_t)(nul - name) - 1);
 		struct cand k = {
 			.addr = addr,
 			.size = label ? 0 : s.st_size,
 			.sec_end = in_sec ? f->secs[shndx].end : UINT64_MAX,
 			.name = name,
-			.namelen = (uint32_t)(nul - name),
-			.rank = label ? 3 : bind_rank(GELF_ST_BIND(s.st_info)),
+			.namelen = (uint32_t)((at ? at : nul) - name),
+			.bind = bind_of(GELF_ST_BIND(s.st_info)),
 			.label = label,
+			.versioned = at != NULL,
+			.order = (sh->sh_type == SHT_DYNSYM ? (uint64_t)1 << 32 : 0) | i,
 		};
 		int err = cands_push(c, &k);
 		if (err)
@@ -354,7 +372,8 @@ static int add_plt(struct bt_elf *code, struct cands *c)
 		if (pe[i].addr == 0 || pe[i].addr > UINT64_MAX - pe[i].size)
 			continue;
 		struct cand k = { .addr = pe[i].addr, .size = pe[i].size, .sec_end = pe[i].addr + pe[i].size,
-				  .name = pe[i].name, .namelen = pe[i].namelen, .suffix = pe[i].suffix };
+				  .name = pe[i].name, .namelen = pe[i].namelen, .suffix = pe[i].suffix,
+				  .bind = STB_GLOBAL, .order = ((uint64_t)2 << 32) | i };
 		if (!k.name) {
 			const struct cand *f = cand_at(c, pe[i].ifunc);
 			if (!f || f >= c->v + base)
