@@ -35,7 +35,7 @@ struct cand {
 	uint8_t bind;           /* STB_GLOBAL, STB_WEAK, STB_LOCAL (GNU_UNIQUE counts as global) */
 	uint8_t suffix;         /* 1: a PLT entry, named name@plt */
 	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
-	bool versioned;         /* the name carried a symbol version (name@@VER, name@VER), cut off */
+	uint32_t fulllen;       /* the name's length with its version (name@@VER), which namelen leaves out */
 	uint64_t order;         /* place in the file: .symtab first, then .dynsym, then the PLT */
 };
 
@@ -83,11 +83,10 @@ static size_t leading_underscores(const char *s, size_t len)
 
 #define PREFER(cond_a, cond_b) do { bool a_ = (cond_a), b_ = (cond_b); if (a_ != b_) return a_ ? -1 : 1; } while (0)
 
-/* Orders by address, and within one address puts the preferred alias first: perf's choice
- * (choose_best_symbol) with versions set aside. A sized symbol over an unsized one, a function over
- * an untyped label, a name without a version over a versioned one (glibc's debug symbols:
- * _IO_new_fclose over fclose@@GLIBC_2.2.5), non-weak over weak, global over local, fewer leading
- * underscores, the longer name, then the first in the file. */
+/* Orders by address, and within one address puts the preferred alias first, as perf chooses
+ * (choose_best_symbol): a sized symbol over an unsized one, a function over an untyped label,
+ * non-weak over weak, global over local, fewer leading underscores, the longer name (with its
+ * version, as perf compares them), then the first in the file. */
 static int cand_cmp(const void *pa, const void *pb)
 {
 	const struct cand *a = pa, *b = pb;
@@ -95,14 +94,13 @@ static int cand_cmp(const void *pa, const void *pb)
 		return a->addr < b->addr ? -1 : 1;
 	PREFER(a->size != 0, b->size != 0);
 	PREFER(!a->label, !b->label);
-	PREFER(!a->versioned, !b->versioned);
 	PREFER(a->bind != STB_WEAK, b->bind != STB_WEAK);
 	PREFER(a->bind == STB_GLOBAL, b->bind == STB_GLOBAL);
 	size_t ua = leading_underscores(a->name, a->namelen), ub = leading_underscores(b->name, b->namelen);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	if (a->namelen != b->namelen)
-		return a->namelen > b->namelen ? -1 : 1;
+	if (a->fulllen != b->fulllen)
+		return a->fulllen > b->fulllen ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 #undef PREFER
@@ -224,7 +222,7 @@ static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh,
 			.namelen = (uint32_t)((at ? at : nul) - name),
 			.bind = bind_of(GELF_ST_BIND(s.st_info)),
 			.label = label,
-			.versioned = at != NULL,
+			.fulllen = (uint32_t)(nul - name),
 			.order = (sh->sh_type == SHT_DYNSYM ? (uint64_t)1 << 32 : 0) | i,
 		};
 		int err = cands_push(c, &k);
@@ -372,7 +370,8 @@ static int add_plt(struct bt_elf *code, struct cands *c)
 		if (pe[i].addr == 0 || pe[i].addr > UINT64_MAX - pe[i].size)
 			continue;
 		struct cand k = { .addr = pe[i].addr, .size = pe[i].size, .sec_end = pe[i].addr + pe[i].size,
-				  .name = pe[i].name, .namelen = pe[i].namelen, .suffix = pe[i].suffix,
+				  .name = pe[i].name, .namelen = pe[i].namelen, .fulllen = pe[i].namelen,
+				  .suffix = pe[i].suffix,
 				  .bind = STB_GLOBAL, .order = ((uint64_t)2 << 32) | i };
 		if (!k.name) {
 			const struct cand *f = cand_at(c, pe[i].ifunc);

@@ -21,9 +21,9 @@ struct bt_symtab;
  * _start), except inside a sized function and the assembler's .L and $ labels. The table copies
  * what it keeps: e may be closed after. A symbol version is not part of a name (memcpy@@GLIBC_2.14
  * is memcpy). Aliases at one address keep one name, chosen as perf chooses: sized before unsized, a
- * function before a label, a name that had no version before one that had, non-weak before weak,
- * global before local, fewer leading underscores, the longer name, then the first in the file
- * (.symtab before .dynsym). 0, -ENODATA (no function symbols), or -errno. */
+ * function before a label, non-weak before weak, global before local, fewer leading underscores,
+ * the longer name (version included, as perf compares them), then the first in the file (.symtab
+ * before .dynsym). 0, -ENODATA (no function symbols), or -errno. */
 int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);
 /* PLT entries get symbols too (elf/plt.h): FUNC@plt, and ".plt" for the lazy-binding header, as
  * perf names them; an ifunc's entry (IRELATIVE) takes the name this table gives the ifunc.

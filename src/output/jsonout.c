@@ -151,7 +151,9 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			for (uint32_t k = 0; k < l->nlines; k++) {
 				const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
 				fputs(k ? ", {\"function\": " : "{\"function\": ", out);
-				put_str(out, bt_strtab_get(&p->names, sl->func_id));
+				/* the outermost is the frame's own function: named as the frame is */
+				put_str(out, k + 1 < l->nlines || name[0] == '[' ? bt_strtab_get(&p->names, sl->func_id)
+										 : name);
 				fputs(", \"file\": ", out);
 				put_str(out, bt_strtab_get(&p->names, sl->file_id));
 				fprintf(out, ", \"line\": %u}", sl->line);

@@ -518,10 +518,13 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 			continue;
 		}
 		/* Source lines, innermost first as pprof wants them; the symbol's name stands in for a
-		 * function DWARF does not name. */
+		 * function DWARF does not name, and names the outermost, the function the instruction
+		 * belongs to, as it is named without lines (DWARF may say __libc_start_main where the
+		 * symbols, and perf, say __libc_start_main_impl), unless only DWARF names it. */
 		for (uint32_t k = 0; k < l->nlines; k++) {
 			const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
-			const char *fn = bt_strtab_get(&p->names, sl->func_id);
+			const char *fn = k + 1 < l->nlines || name[0] == '[' ? bt_strtab_get(&p->names, sl->func_id)
+									       : NULL;
 			const char *file = bt_strtab_get(&p->names, sl->file_id);
 			int64_t fsid = fn ? str(b, fn) : sid, fid = str(b, file ? file : "");
 			if (fsid < 0 || fid < 0 || (r = func_in(b, fsid, fid)) < 0)

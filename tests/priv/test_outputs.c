@@ -261,6 +261,20 @@ static void outputs__lines__match_llvm_symbolizer(void **state)
 	}
 	/* folded names stay the symbols' */
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c ';fx_caller;fx_outer' " T "/lines.folded"), 0);
+	/* and a frame is named the same with lines: the outermost of its lines is the frame's own name
+	 * (libc's entry point is __libc_start_main, which DWARF calls __libc_start_main_impl, in every
+	 * output) */
+	assert_int_equal(bt_test_run(out, sizeof(out), PY " -c \"import json; d = json.load(open('" T "/lines.json')); "
+				     "print(sum(1 for f in d['frames'] if f.get('lines') and f['lines'][-1]['function'] != f['name']), "
+				     "sum(1 for f in d['frames'] if f.get('lines')))\""), 0);
+	unsigned bad = 1, lined = 0;
+	assert_int_equal(sscanf(out, "%u %u", &bad, &lined), 2);
+	assert_int_equal(bad, 0);
+	assert_true(lined >= 3);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace report " T "/lines.pb.gz -o " T "/lines-back.folded && "
+				     "grep -c '^inl[^;]*;_start;__libc_start_main;' " T "/lines.folded " T
+				     "/lines-back.folded"), 0);
+	assert_null(strstr(out, ":0"));
 }
 
 static void outputs__report__converts_between_formats_offline(void **state)
