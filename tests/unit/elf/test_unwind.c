@@ -238,6 +238,68 @@ static void unwind__through_a_signal_handler__interrupted_pc_is_exact(void **sta
 		bt_cfi_close(ms->m[i].cfi);
 }
 
+/* A frame whose CFA only rbx knows: rbx_frame saves rbx, keeps its entry rsp in it and realigns
+ * rsp, as code built with -mstackrealign does, and describes it so (DW_CFA_def_cfa_register rbx).
+ * Its callee saves rbx in turn, so a walk knows rbx there only from the stack. */
+void rbx_frame(struct shot *s, uint64_t e);
+__asm__(".text\n"
+	".type rbx_frame, @function\n"
+	"rbx_frame:\n"
+	".cfi_startproc\n"
+	"push %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset rbx, -16\n"
+	"mov %rsp, %rbx\n"
+	".cfi_def_cfa_register rbx\n"
+	"and $-64, %rsp\n"
+	"sub $64, %rsp\n"
+	"call rbx_callee\n"
+	"mov %rbx, %rsp\n"
+	".cfi_def_cfa_register rsp\n"
+	"pop %rbx\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rbx_frame, .-rbx_frame\n");
+
+__attribute__((noinline, used)) void rbx_callee(struct shot *s, uint64_t e)
+{
+	__asm__ volatile("xor %%ebx, %%ebx" ::: "rbx");  /* saved on entry, with its CFI */
+	capture(s, e);
+	__asm__ volatile("");
+}
+
+/* Walks through rbx_frame: the caller's rbx is the value its callee saved on the stack. */
+static void unwind__cfa_based_on_rbx__register_restored_from_the_stack(void **state)
+{
+	static struct maps ms_;
+	static struct shot s_;
+	struct maps *ms = &ms_;
+	struct shot *s = &s_;
+	assert_int_equal(bt_procmaps_foreach("", getpid(), collect, ms), 0);
+	rbx_frame(s, ms->stack_end);
+	uint64_t ips[64];
+	struct bt_unwind_in in = { .regs = s->regs, .stack = s->stack, .len = s->len, .find = find, .ctx = ms };
+	struct bt_unwind_out out = { .ips = ips, .max = 64 };
+	bt_unwind(&in, &out);
+	print_message("unwound %zu frames (stop %d), backtrace %d\n", out.n, (int)out.why, s->nbt);
+	assert_int_equal(out.why, BT_UNWIND_END);
+	int k = 0;
+	while (k < s->nbt && (uint64_t)(uintptr_t)s->bt[k] != ips[1])
+		k++;
+	assert_true(k < 3);
+	assert_int_equal(out.n - 1, (size_t)(s->nbt - k));
+	for (size_t i = 1; i < out.n; i++)
+		assert_int_equal(ips[i], (uint64_t)(uintptr_t)s->bt[k + i - 1]);
+	/* rbx_frame's return address is among them: the walk went through it */
+	bool through = false;
+	for (size_t i = 0; i < out.n; i++)
+		through |= ips[i] > (uint64_t)(uintptr_t)rbx_frame && ips[i] < (uint64_t)(uintptr_t)rbx_frame + 64;
+	assert_true(through);
+	for (size_t i = 0; i < ms->n; i++)
+		bt_cfi_close(ms->m[i].cfi);
+}
+
 int main(void);
 
 /* The run-time address of this program's PLT entry for func, from objdump and nm's address of
@@ -323,6 +385,7 @@ int main(void)
 		cmocka_unit_test(unwind__own_stack__same_return_addresses_as_backtrace),
 		cmocka_unit_test(unwind__through_a_signal_handler__interrupted_pc_is_exact),
 		cmocka_unit_test(unwind__in_a_plt_entry__walks_through_it),
+		cmocka_unit_test(unwind__cfa_based_on_rbx__register_restored_from_the_stack),
 		cmocka_unit_test(unwind__not_elf_or_no_cfi__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
