@@ -445,6 +445,14 @@ void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out)
 	r.v[REG_SP] = in->regs.sp;
 	r.v[REG_BP] = in->regs.bp;
 	r.v[REG_RA] = in->regs.ip;
+	if (in->regs.have_saved) {
+		const uint64_t v[] = { in->regs.bx, in->regs.r12, in->regs.r13, in->regs.r14, in->regs.r15 };
+		const uint8_t regno[] = { 3, 12, 13, 14, 15 };
+		for (size_t i = 0; i < sizeof(regno); i++) {
+			r.v[regno[i]] = v[i];
+			r.known |= 1u << regno[i];
+		}
+	}
 	size_t n = 0, max = out->max;
 	bool exact = true;   /* the first pc is where the thread was; the others are return addresses */
 	while (n < max) {

@@ -185,6 +185,37 @@ static void unwind__dwarf__through_plt_entries(void **state)
 	assert_int_equal(samples_matching(TMP "/plt.folded", "\\[[^];]*+0x"), 0);
 }
 
+/* A program spinning in a function that realigns its stack and keeps its CFA in rbx: the sampler
+ * copies rbx (and r12-r15) with the stack, so its samples reach _start as often as perf
+ * --call-graph dwarf's of the same seconds. */
+static void unwind__dwarf__cfa_in_rbx(void **state)
+{
+	bt_test_require_priv();
+	char out[4096], cmd[256];
+	pid_t w = bt_test_spawn("exec " PROG " 8 realign");
+	usleep(300000);
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 499 --call-graph dwarf -o " TMP
+		 "/rbx-perf.data -p %d -- sleep 3 >/dev/null 2>&1", (int)w);
+	pid_t perf = bt_test_spawn(cmd);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 499 -d 3 -o " TMP "/rbx.folded 2>&1", (int)w);
+	waitpid(perf, NULL, 0);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bt_test_perf_fold(TMP "/rbx-perf.data", "", TMP "/rbx-perf.folded"), 0);
+	const char *whole = "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;realign_loop;rbx_spin";
+	int bt_all = samples_matching(TMP "/rbx.folded", ";rbx_spin"),
+	    bt_whole = samples_matching(TMP "/rbx.folded", whole),
+	    perf_all = samples_matching(TMP "/rbx-perf.folded", ";rbx_spin"),
+	    perf_whole = samples_matching(TMP "/rbx-perf.folded", whole);
+	print_message("samples in rbx_spin reaching _start: buildtrace %d of %d, perf %d of %d\n", bt_whole, bt_all,
+		      perf_whole, perf_all);
+	assert_true(bt_all >= 100 && perf_all >= 100);
+	assert_true(bt_whole >= 0.9 * bt_all);
+	assert_true((double)bt_whole / bt_all >= (double)perf_whole / perf_all - 0.02);
+}
+
 /* A stack of about 28 KiB: with the default 8 KiB copied, walks from the leaf end past the copy
  * long before main; --call-graph dwarf,65536 copies enough for them to reach _start. A size out of
  * range is refused before anything is loaded. */
@@ -221,6 +252,7 @@ int main(void)
 		cmocka_unit_test(unwind__dwarf__through_a_signal_handler),
 		cmocka_unit_test(unwind__dwarf_size__deep_stacks_reach_start),
 		cmocka_unit_test(unwind__dwarf__through_plt_entries),
+		cmocka_unit_test(unwind__dwarf__cfa_in_rbx),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
