@@ -1,7 +1,7 @@
 /* unwind.c - the CFI unwinder: libdw reads a file's .eh_frame (or .debug_frame); the frame state
  * for a pc is compiled once into a rule that holds for the whole pc range libdw reports, cached in
  * a sorted array, and evaluated on the sample's registers and stack copy. x86_64 DWARF register
- * numbers: 6 rbp, 7 rsp, 16 the return address. */
+ * numbers: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15, 16 the return address. */
 #include "elf/unwind.h"
 
 #include <dwarf.h>
