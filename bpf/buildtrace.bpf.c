@@ -150,6 +150,11 @@ static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 	u->ip = BPF_CORE_READ(regs, ip);
 	u->sp = BPF_CORE_READ(regs, sp);
 	u->bp = BPF_CORE_READ(regs, bp);
+	u->bx = BPF_CORE_READ(regs, bx);
+	u->r12 = BPF_CORE_READ(regs, r12);
+	u->r13 = BPF_CORE_READ(regs, r13);
+	u->r14 = BPF_CORE_READ(regs, r14);
+	u->r15 = BPF_CORE_READ(regs, r15);
 	u->pad = 0;
 	const void *sp = (const void *)u->sp;
 	__u32 len = 0;

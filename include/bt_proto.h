@@ -158,13 +158,14 @@ struct bt_rec_ustack {
 	__u32 pid;
 	__u32 tid;
 	__u64 ip, sp, bp;
+	__u64 bx, r12, r13, r14, r15;  /* the callee-saved registers CFI rules may be based on */
 	__u32 len;
 	__u32 pad;
 	__u8 data[];
 };
 
 _Static_assert(sizeof(struct bt_rec_hdr) == 16, "bt_rec_hdr size");
-_Static_assert(sizeof(struct bt_rec_ustack) == 16 + 8 + 24 + 8, "bt_rec_ustack size");
+_Static_assert(sizeof(struct bt_rec_ustack) == 16 + 8 + 24 + 40 + 8, "bt_rec_ustack size");
 _Static_assert(sizeof(struct bt_rec_sample) == 16 + 48 + 16 * BT_MAX_STACK, "bt_rec_sample size");
 _Static_assert(sizeof(struct bt_rec_exec) == 16 + 8 + BT_COMM_LEN + BT_PATH_MAX, "bt_rec_exec size");
 _Static_assert(sizeof(struct bt_rec_fork) == 16 + 8 + BT_COMM_LEN, "bt_rec_fork size");

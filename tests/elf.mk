@@ -5,7 +5,7 @@ ELF_CORE_OBJS     := $(BUILD)/elf/elffile.o $(BUILD)/elf/buildid.o $(BUILD)/base
                      $(BUILD)/base/safeopen.o
 TEST_buildid_OBJS := $(ELF_CORE_OBJS)
 TEST_elffile_OBJS := $(ELF_CORE_OBJS)
-TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(ELF_CORE_OBJS)
+TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o $(ELF_CORE_OBJS)
 # The test finds its own mappings through /proc/self/maps.
 TEST_dwarfinfo_OBJS := $(BUILD)/elf/dwarfinfo.o $(ELF_CORE_OBJS)
 TEST_unwind_OBJS  := $(BUILD)/elf/unwind.o $(ELF_CORE_OBJS) $(BUILD)/capture/procmaps.o
@@ -35,6 +35,10 @@ $(FX)/fx-nopie: $(FX_PROG_SRCS)
 $(FX)/fx-note8: $(FX_PROG_SRCS) $(FX_SRC)/fx_note8.S
 	@mkdir -p $(@D)
 	$(FX_CC) -Wl,--build-id=none -o $@ $^
+# A PLT built for IBT: the jumps in .plt.sec, .plt only pushes; __cxa_finalize in .plt.got.
+$(FX)/fx-ibtplt: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -fcf-protection -Wl,-z,ibtplt -Wl,--build-id=sha1 -o $@ $^
 $(FX)/fx-stripped: $(FX)/fx-sha1
 	strip -o $@ $<
 $(FX)/fx-sha1.debug: $(FX)/fx-sha1
@@ -82,7 +86,7 @@ $(FX)/fx-mips64: $(FX_SRC)/fx_free.c
 	$(LLD) -e _start --build-id=md5 -o $@ $@.o
 	@rm -f $@.o
 
-ELF_FIXTURES := $(addprefix $(FX)/,fx-sha1 fx-md5 fx-hexid fx-none fx-nopie fx-note8 fx-stripped \
+ELF_FIXTURES := $(addprefix $(FX)/,fx-sha1 fx-md5 fx-hexid fx-none fx-nopie fx-note8 fx-stripped fx-ibtplt \
 	fx-sha1.debug fx-linked libfx.so fx-cxx fx-mod.ko fx-mod.ko.xz fx-mod.ko.zst fx-mod.ko.gz \
 	fx-sha1.xz fx-i386 fx-mips fx-mips64)
 

@@ -213,7 +213,7 @@ int bt_minidebuginfo_load(struct bt_elf *binary, struct bt_symtab **out)
 	if (!err)
 		err = bt_elf_open_fd(fd, &mini);
 	if (!err) {
-		err = bt_symtab_load(mini, out);
+		err = bt_symtab_load_with_plt(mini, binary, out);
 		bt_elf_close(mini);
 	}
 	close(fd);

@@ -1,6 +1,7 @@
 /* symtab.c - loads the function symbols of an ELF file into one sorted array with a single name
  * arena, resolves aliases once at load time, and answers address lookups by binary search. */
 #include "elf/symtab.h"
+#include "elf/plt.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #define NO_COVER UINT32_MAX
+#define PLT_SUFFIX "@plt"
 #define BT_SYMTAB_MAX_NESTING 64
 
 struct bt_symtab {
@@ -30,8 +32,11 @@ struct cand {
 	uint64_t sec_end;       /* end of the symbol's section, UINT64_MAX when unknown */
 	const char *name;
 	uint32_t namelen;
-	uint8_t rank;           /* 0 global, 1 weak, 2 local, 3 a label (below) */
+	uint8_t bind;           /* STB_GLOBAL, STB_WEAK, STB_LOCAL (GNU_UNIQUE counts as global) */
+	uint8_t suffix;         /* 1: a PLT entry, named name@plt */
 	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
+	uint32_t fulllen;       /* the name's length with its version (name@@VER), which namelen leaves out */
+	uint64_t order;         /* place in the file: .symtab first, then .dynsym, then the PLT */
 };
 
 struct cands {
@@ -55,40 +60,50 @@ static int cands_push(struct cands *c, const struct cand *x)
 	return 0;
 }
 
-static uint8_t bind_rank(unsigned bind)
+static uint8_t bind_of(unsigned bind)
 {
 	switch (bind) {
 	case STB_GLOBAL:
 	case STB_GNU_UNIQUE:
-		return 0;
+		return STB_GLOBAL;
 	case STB_WEAK:
-		return 1;
+		return STB_WEAK;
 	default:
-		return 2;
+		return STB_LOCAL;
 	}
 }
 
-static size_t leading_underscores(const char *s)
+static size_t leading_underscores(const char *s, size_t len)
 {
 	size_t n = 0;
-	while (s[n] == '_')
+	while (n < len && s[n] == '_')
 		n++;
 	return n;
 }
 
-/* Orders by address, and within one address puts the preferred alias first. */
+#define PREFER(cond_a, cond_b) do { bool a_ = (cond_a), b_ = (cond_b); if (a_ != b_) return a_ ? -1 : 1; } while (0)
+
+/* Orders by address, and within one address puts the preferred alias first, as perf chooses
+ * (choose_best_symbol): a sized symbol over an unsized one, a function over an untyped label,
+ * non-weak over weak, global over local, fewer leading underscores, the longer name (with its
+ * version, as perf compares them), then the first in the file. */
 static int cand_cmp(const void *pa, const void *pb)
 {
 	const struct cand *a = pa, *b = pb;
 	if (a->addr != b->addr)
 		return a->addr < b->addr ? -1 : 1;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
+	PREFER(a->size != 0, b->size != 0);
+	PREFER(!a->label, !b->label);
+	PREFER(a->bind != STB_WEAK, b->bind != STB_WEAK);
+	PREFER(a->bind == STB_GLOBAL, b->bind == STB_GLOBAL);
+	size_t ua = leading_underscores(a->name, a->namelen), ub = leading_underscores(b->name, b->namelen);
 	if (ua != ub)
 		return ua < ub ? -1 : 1;
-	return strcmp(a->name, b->name);
+	if (a->fulllen != b->fulllen)
+		return a->fulllen > b->fulllen ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
 }
+#undef PREFER
 
 struct sec {
 	uint64_t end;           /* UINT64_MAX for sections that occupy no address range */
@@ -197,14 +212,18 @@ static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh,
 		 * annotation (.annobin_*) labels. */
 		if (label && (!in_sec || !f->secs[shndx].code || name[0] == '$' || name[0] == '.'))
 			continue;
+		/* a version (name@@VER, name@VER in .symtab) is not part of the name */
+		const char *at = memchr(name + 1, '@', (size_t)(nul - name) - 1);
 		struct cand k = {
 			.addr = addr,
 			.size = label ? 0 : s.st_size,
 			.sec_end = in_sec ? f->secs[shndx].end : UINT64_MAX,
 			.name = name,
-			.namelen = (uint32_t)(nul - name),
-			.rank = label ? 3 : bind_rank(GELF_ST_BIND(s.st_info)),
+			.namelen = (uint32_t)((at ? at : nul) - name),
+			.bind = bind_of(GELF_ST_BIND(s.st_info)),
 			.label = label,
+			.fulllen = (uint32_t)(nul - name),
+			.order = (sh->sh_type == SHT_DYNSYM ? (uint64_t)1 << 32 : 0) | i,
 		};
 		int err = cands_push(c, &k);
 		if (err)
@@ -239,9 +258,9 @@ static int build(struct bt_symtab *st, const struct cands *c)
 		if (i && c->v[i].addr == c->v[i - 1].addr)
 			continue;
 		n++;
-		if (bytes > SIZE_MAX - c->v[i].namelen - 1)
+		if (bytes > SIZE_MAX - c->v[i].namelen - sizeof(PLT_SUFFIX))
 			return -ENOMEM;
-		bytes += c->v[i].namelen + 1;
+		bytes += c->v[i].namelen + 1 + (c->v[i].suffix ? sizeof(PLT_SUFFIX) - 1 : 0);
 	}
 	if (n >= NO_COVER)
 		return -E2BIG;
@@ -267,11 +286,16 @@ static int build(struct bt_symtab *st, const struct cands *c)
 			if (c->v[j].sec_end > send)
 				send = c->v[j].sec_end;
 		}
-		memcpy(w, first->name, first->namelen);
-		w[first->namelen] = '\0';
+		size_t len = first->namelen;
+		memcpy(w, first->name, len);
+		if (first->suffix) {
+			memcpy(w + len, PLT_SUFFIX, sizeof(PLT_SUFFIX) - 1);
+			len += sizeof(PLT_SUFFIX) - 1;
+		}
+		w[len] = '\0';
 		st->syms[k] = (struct bt_sym){ .addr = first->addr, .size = size, .name = w };
 		sec_end[k] = send;
-		w += first->namelen + 1;
+		w += len + 1;
 		i = j;
 	}
 	st->n = n;
@@ -317,7 +341,75 @@ void bt_symtab_free(struct bt_symtab *st)
 	free(st);
 }
 
-int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
+/* The first candidate (the preferred alias) at addr in the sorted c, or NULL. */
+static const struct cand *cand_at(const struct cands *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->n && c->v[lo].addr == addr ? &c->v[lo] : NULL;
+}
+
+/* Adds code's PLT entries to the sorted c, and sorts it again. An ifunc's entry takes the name the
+ * table gives the ifunc; one whose ifunc has no symbol stays unnamed. Names point into code. */
+static int add_plt(struct bt_elf *code, struct cands *c)
+{
+	struct bt_plt_entry *pe;
+	size_t np;
+	int err = bt_plt_entries(code, &pe, &np);
+	if (err || np == 0)
+		return err;
+	size_t base = c->n;
+	for (size_t i = 0; !err && i < np; i++) {
+		/* as for symbols: nothing at address zero, nothing past the end of the address space */
+		if (pe[i].addr == 0 || pe[i].addr > UINT64_MAX - pe[i].size)
+			continue;
+		struct cand k = { .addr = pe[i].addr, .size = pe[i].size, .sec_end = pe[i].addr + pe[i].size,
+				  .name = pe[i].name, .namelen = pe[i].namelen, .fulllen = pe[i].namelen,
+				  .suffix = pe[i].suffix,
+				  .bind = STB_GLOBAL, .order = ((uint64_t)2 << 32) | i };
+		if (!k.name) {
+			const struct cand *f = cand_at(c, pe[i].ifunc);
+			if (!f || f >= c->v + base)
+				continue;
+			k.name = f->name;
+			k.namelen = f->namelen;
+		}
+		err = cands_push(c, &k);
+	}
+	free(pe);
+	if (!err && c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	return err;
+}
+
+/* The candidates of every symbol table of e, sorted. */
+static int collect(Elf *elf, bool thumb, struct cands *c)
+{
+	struct sec *secs = NULL;
+	size_t nsecs = 0;
+	int err = section_info(elf, &secs, &nsecs);
+	if (err)
+		return err;
+	struct symfile f = { .elf = elf, .thumb = thumb, .secs = secs, .nsecs = nsecs };
+	Elf_Scn *scn = NULL;
+	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			err = add_table(&f, scn, &sh, c);
+	}
+	free(secs);
+	if (!err && c->n)  /* c->v is NULL when empty, which qsort must not be given */
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	return err;
+}
+
+int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out)
 {
 	if (!e || !out)
 		return -EINVAL;
@@ -334,25 +426,13 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 		free(st);
 		return err;
 	}
-	struct sec *secs = NULL;
-	size_t nsecs = 0;
-	if ((err = section_info(elf, &secs, &nsecs)) != 0) {
-		free(st);
-		return err;
-	}
 	struct cands c = { 0 };
-	struct symfile f = { .elf = elf, .thumb = eh.e_machine == EM_ARM, .secs = secs, .nsecs = nsecs };
-	Elf_Scn *scn = NULL;
-	while (!err && (scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
-			err = add_table(&f, scn, &sh, &c);
-	}
-	free(secs);
+	err = collect(elf, eh.e_machine == EM_ARM, &c);
+	if (!err && code)
+		err = add_plt(code, &c);
 	if (!err && c.n == 0)
 		err = -ENODATA;
 	if (!err) {
-		qsort(c.v, c.n, sizeof(*c.v), cand_cmp);
 		drop_inner_labels(&c);
 		err = build(st, &c);
 	}
@@ -363,6 +443,11 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
 	}
 	*out = st;
 	return 0;
+}
+
+int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)
+{
+	return bt_symtab_load_with_plt(e, e, out);
 }
 
 int bt_symtab_load_path(const char *path, struct bt_symtab **out)

@@ -19,10 +19,18 @@ struct bt_symtab;
  * and zero-address symbols are left out. Untyped labels (STT_NOTYPE) in code sections count as
  * zero-size functions, as perf and addr2line take them (assembly entry points such as ld.so's
  * _start), except inside a sized function and the assembler's .L and $ labels. The table copies
- * what it keeps: e may be closed after. Aliases at one address keep one name: a function before a
- * label, global before weak before local, then fewer leading underscores, then the lexically
- * smallest. 0, -ENODATA (no function symbols), or -errno. */
+ * what it keeps: e may be closed after. A symbol version is not part of a name (memcpy@@GLIBC_2.14
+ * is memcpy). Aliases at one address keep one name, chosen as perf chooses: sized before unsized, a
+ * function before a label, non-weak before weak, global before local, fewer leading underscores,
+ * the longer name (version included, as perf compares them), then the first in the file (.symtab
+ * before .dynsym). 0, -ENODATA (no function symbols), or -errno. */
 int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);
+/* PLT entries get symbols too (elf/plt.h): FUNC@plt, and ".plt" for the lazy-binding header, as
+ * perf names them; an ifunc's entry (IRELATIVE) takes the name this table gives the ifunc.
+ * bt_symtab_load reads them from e itself; bt_symtab_load_with_plt from code, the file that was
+ * mapped, when e is its separate debug file (whose PLT holds no bytes), or not at all when code
+ * is NULL. */
+int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out);
 int bt_symtab_load_path(const char *path, struct bt_symtab **out);
 void bt_symtab_free(struct bt_symtab *st);
 

@@ -1,7 +1,7 @@
 /* unwind.c - the CFI unwinder: libdw reads a file's .eh_frame (or .debug_frame); the frame state
  * for a pc is compiled once into a rule that holds for the whole pc range libdw reports, cached in
  * a sorted array, and evaluated on the sample's registers and stack copy. x86_64 DWARF register
- * numbers: 6 rbp, 7 rsp, 16 the return address. */
+ * numbers: 3 rbx, 6 rbp, 7 rsp, 12-15 r12-r15, 16 the return address. */
 #include "elf/unwind.h"
 
 #include <dwarf.h>
@@ -19,7 +19,12 @@
 #define REG_BP 6
 #define REG_SP 7
 #define REG_RA 16
-#define CFA_MAX_OPS 8
+/* The registers a callee saves for its caller (rbx, rbp, r12-r15): where a frame saved them, the
+ * caller's values are known, and a caller whose CFA or return address rule is based on one of
+ * them (a frame that realigns its stack, say) can be walked. */
+static const uint8_t SAVED[] = { 3, REG_BP, 12, 13, 14, 15 };
+#define NSAVED (sizeof(SAVED) / sizeof(SAVED[0]))
+#define CFA_MAX_OPS 16
 #define EVAL_STACK 16
 
 enum rule_kind { R_UNDEF, R_SAME, R_LOC, R_VAL, R_BAD };
@@ -37,7 +42,8 @@ struct rule {
 	bool signal;             /* a signal frame: its return address is an exact pc */
 	uint8_t cfa_nops;
 	Dwarf_Op cfa[CFA_MAX_OPS];
-	struct reg_rule ra, bp;
+	struct reg_rule ra;
+	struct reg_rule saved[NSAVED];  /* one per SAVED register */
 };
 
 struct bt_cfi {
@@ -227,7 +233,8 @@ static const struct rule *rule_for(struct bt_cfi *c, uint64_t vaddr)
 		r.cfa_nops = (uint8_t)nops;
 	}
 	compile_reg(f, REG_RA, &r.ra);
-	compile_reg(f, REG_BP, &r.bp);
+	for (size_t i = 0; i < NSAVED; i++)
+		compile_reg(f, SAVED[i], &r.saved[i]);
 	free(f);
 	/* Ranges of one CFI do not overlap; the new one goes where the search ended. */
 	if (lo < c->n && c->rules[lo].start < r.end)
@@ -416,6 +423,20 @@ static bool caller_reg(const struct eval_ctx *x, const struct reg_rule *rr, int 
 	}
 }
 
+/* The caller's values of the SAVED registers, by the rules of the callee's frame, into r (which
+ * x reads the callee's from): known where the rule gives one. */
+static void caller_saved(const struct eval_ctx *x, const struct rule *rule, struct regs *r)
+{
+	uint64_t v[NSAVED];
+	uint32_t known = (1u << REG_SP) | (1u << REG_RA);
+	for (size_t i = 0; i < NSAVED; i++)
+		if (caller_reg(x, &rule->saved[i], SAVED[i], &v[i]))
+			known |= 1u << SAVED[i];
+	for (size_t i = 0; i < NSAVED; i++)
+		r->v[SAVED[i]] = known & (1u << SAVED[i]) ? v[i] : 0;
+	r->known = known;
+}
+
 void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out)
 {
 	enum bt_unwind_stop stop = BT_UNWIND_MAX;
@@ -424,6 +445,14 @@ void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out)
 	r.v[REG_SP] = in->regs.sp;
 	r.v[REG_BP] = in->regs.bp;
 	r.v[REG_RA] = in->regs.ip;
+	if (in->regs.have_saved) {
+		const uint64_t v[] = { in->regs.bx, in->regs.r12, in->regs.r13, in->regs.r14, in->regs.r15 };
+		const uint8_t regno[] = { 3, 12, 13, 14, 15 };
+		for (size_t i = 0; i < sizeof(regno); i++) {
+			r.v[regno[i]] = v[i];
+			r.known |= 1u << regno[i];
+		}
+	}
 	size_t n = 0, max = out->max;
 	bool exact = true;   /* the first pc is where the thread was; the others are return addresses */
 	while (n < max) {
@@ -453,9 +482,7 @@ void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out)
 				stop = cfa >= m.base + m.len ? BT_UNWIND_STACK : BT_UNWIND_BAD;
 				break;
 			}
-			bool have_bp = caller_reg(&x, &rule->bp, REG_BP, &bp);
-			r.known = (1u << REG_SP) | (1u << REG_RA) | (have_bp ? 1u << REG_BP : 0);
-			r.v[REG_BP] = have_bp ? bp : 0;
+			caller_saved(&x, rule, &r);
 			exact = rule->signal;
 		} else {
 			/* No CFI: the frame pointer chain, if this frame keeps one. */

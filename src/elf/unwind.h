@@ -4,6 +4,7 @@
 #ifndef BT_UNWIND_H
 #define BT_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,10 @@ size_t bt_cfi_bytes(const struct bt_cfi *c);
 
 struct bt_unwind_regs {
 	uint64_t ip, sp, bp;
+	/* The callee-saved registers a frame's CFI may be based on (a realigned stack keeps its CFA in
+	 * rbx): used only when have_saved says they hold the thread's values. */
+	uint64_t bx, r12, r13, r14, r15;
+	bool have_saved;
 };
 
 /* The CFI for a pc of the process, and bias such that pc - bias is the address the CFI expects.

@@ -151,7 +151,9 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			for (uint32_t k = 0; k < l->nlines; k++) {
 				const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
 				fputs(k ? ", {\"function\": " : "{\"function\": ", out);
-				put_str(out, bt_strtab_get(&p->names, sl->func_id));
+				/* the outermost is the frame's own function: named as the frame is */
+				put_str(out, k + 1 < l->nlines || name[0] == '[' ? bt_strtab_get(&p->names, sl->func_id)
+										 : name);
 				fputs(", \"file\": ", out);
 				put_str(out, bt_strtab_get(&p->names, sl->file_id));
 				fprintf(out, ", \"line\": %u}", sl->line);
@@ -193,7 +195,7 @@ int bt_json_write_folded(const struct bt_folded *f, const struct bt_json_opts *o
 		bt_strtab_free(&names);
 		return err;
 	}
-	put_header(out, "folded", o, false, f->total);
+	put_header(out, "folded", o, f->per_pid, f->total);
 	fputs("\"frames\": [\n", out);
 	for (size_t i = 0; i < bt_strtab_count(&names); i++) {
 		const char *name = bt_strtab_get(&names, (uint32_t)i);
@@ -209,8 +211,13 @@ int bt_json_write_folded(const struct bt_folded *f, const struct bt_json_opts *o
 	fputs("\n],\n\"stacks\": [\n", out);
 	for (size_t i = 0; i < f->n; i++) {
 		const char *text = f->v[i].text, *e = strchr(text, ';');
+		size_t comm_len = e ? (size_t)(e - text) : strlen(text);
+		uint32_t pid = 0;
+		bool with_pid = f->per_pid && bt_folded_comm_pid(text, &comm_len, &pid);
 		fputs(i ? ",\n{\"comm\": " : "{\"comm\": ", out);
-		bt_json_put_string(out, text, e ? (size_t)(e - text) : strlen(text));
+		bt_json_put_string(out, text, comm_len);
+		if (with_pid)
+			fprintf(out, ", \"pid\": %u", pid);
 		fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)f->v[i].count);
 		for (bool first = true; e; first = false) {
 			const char *name = e + 1;

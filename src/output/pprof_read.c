@@ -250,6 +250,22 @@ static int check_profile(struct decoded *d, struct bt_htab *fidx, struct id_ctx 
 /* Bytes of folded text all distinct stacks may come to. */
 #define MAX_TEXT (256ULL << 20)
 
+/* Whether every sample carries a numeric pid label (a profile kept per process): its stacks then
+ * stay apart per pid, as folded comm-PID lines. */
+static bool has_pid_labels(const pb_profile *p)
+{
+	for (size_t i = 0; i < p->n_sample; i++) {
+		bool has = false;
+		for (size_t j = 0; j < p->sample[i]->n_label && !has; j++) {
+			const pb_label *l = p->sample[i]->label[j];
+			has = str_ok(p, l->key) && !l->str && !strcmp(pstr(p, l->key), "pid");
+		}
+		if (!has)
+			return false;
+	}
+	return p->n_sample > 0;
+}
+
 static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 {
 	size_t work = 0;
@@ -265,6 +281,7 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 	err = index_ids(&lidx, &lctx, p->n_location);
 	uint32_t *ids = NULL;
 	size_t cap = 0;
+	prof->per_pid = has_pid_labels(p);
 	for (size_t i = 0; i < p->n_sample && !err; i++) {
 		const pb_sample *s = p->sample[i];
 		if (s->n_value <= vi || s->value[vi] < 0) {
@@ -274,6 +291,7 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 		if (s->value[vi] == 0)
 			continue;
 		const char *comm = "";
+		uint32_t pid = 0;
 		for (size_t j = 0; j < s->n_label; j++) {
 			const pb_label *l = s->label[j];
 			if (!str_ok(p, l->key) || !str_ok(p, l->str)) {
@@ -282,6 +300,8 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 			}
 			if (l->str && !strcmp(pstr(p, l->key), "thread"))
 				comm = pstr(p, l->str);
+			else if (!l->str && !strcmp(pstr(p, l->key), "pid") && l->num >= 0 && l->num <= UINT32_MAX)
+				pid = (uint32_t)l->num;
 		}
 		int64_t comm_id = err ? 0 : bt_strtab_add(&prof->names, comm);
 		if (comm_id < 0)
@@ -330,7 +350,7 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 		size_t before = prof->nstacks;
 		uint32_t none = 0;
 		if (!err)
-			err = bt_profile_add(prof, (uint32_t)comm_id, 0, ids ? ids : &none, n,
+			err = bt_profile_add(prof, (uint32_t)comm_id, pid, ids ? ids : &none, n,
 					     (uint64_t)s->value[vi]);
 		/* each distinct stack becomes a folded line of about this many bytes */
 		if (!err && prof->nstacks > before && (text += bytes) > MAX_TEXT)

@@ -585,10 +585,13 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 			continue;
 		}
 		/* Source lines, innermost first as pprof wants them; the symbol's name stands in for a
-		 * function DWARF does not name. */
+		 * function DWARF does not name, and names the outermost, the function the instruction
+		 * belongs to, as it is named without lines (DWARF may say __libc_start_main where the
+		 * symbols, and perf, say __libc_start_main_impl), unless only DWARF names it. */
 		for (uint32_t k = 0; k < l->nlines; k++) {
 			const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
-			const char *fn = bt_strtab_get(&p->names, sl->func_id);
+			const char *fn = k + 1 < l->nlines || name[0] == '[' ? bt_strtab_get(&p->names, sl->func_id)
+									       : NULL;
 			const char *file = bt_strtab_get(&p->names, sl->file_id);
 			int64_t fsid = fn ? str(b, fn) : sid, fid = str(b, file ? file : "");
 			if (fsid < 0 || fid < 0 || (r = func_in(b, fsid, fid)) < 0)
@@ -651,14 +654,14 @@ int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts 
 			frames += *c == ';';
 	struct pb_build b;
 	struct pb_sizes sz = { .maps = 0, .locs = frames, .funcs = frames, .samples = f->n, .loc_ids = frames,
-			      .values = 2 * f->n, .labels = f->n };
+			      .values = 2 * f->n, .labels = (f->per_pid ? 2 : 1) * f->n };
 	int err = build_init(&b, &sz);
 	if (err)
 		return err;
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	int64_t thread = -ENOMEM;
+	int64_t thread = -ENOMEM, pid_key = 0;
 	err = header(&b, &prof, o, NULL);
-	if (!err && (thread = str(&b, "thread")) < 0)
+	if (!err && ((thread = str(&b, "thread")) < 0 || (f->per_pid && (pid_key = str(&b, "pid")) < 0)))
 		err = -ENOMEM;
 	for (size_t i = 0; i < f->n && !err; i++) {
 		const char *text = f->v[i].text;
@@ -667,13 +670,18 @@ int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts 
 			n += *c == ';';
 		pb_sample *sm = add_sample(&b, n, f->v[i].count, o ? o->period_ns : 0);
 		const char *e = strchr(text, ';');
-		int64_t comm = str_n(&b, text, e ? (size_t)(e - text) : strlen(text));
+		size_t comm_len = e ? (size_t)(e - text) : strlen(text);
+		uint32_t pid = 0;
+		bool with_pid = f->per_pid && bt_folded_comm_pid(text, &comm_len, &pid);
+		int64_t comm = str_n(&b, text, comm_len);
 		if (comm < 0) {
 			err = -ENOMEM;
 			break;
 		}
 		if (comm)
 			add_label(&b, sm, thread)->str = comm;
+		if (with_pid)
+			add_label(&b, sm, pid_key)->num = pid;
 		/* one location per distinct name, sharing the function's index */
 		for (size_t j = 0; e; j++) {
 			const char *name = e + 1;

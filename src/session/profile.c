@@ -290,6 +290,11 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 		size_t len = 0;
 		const char *comm = bt_strtab_get(&p->names, s->comm_id);
 		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
+		if (!err && p->per_pid) {
+			char pid[16];
+			snprintf(pid, sizeof(pid), "-%u", s->pid);
+			err = append(&buf, &len, &cap, pid, 0);
+		}
 		for (uint32_t j = 0; j < s->nframes && !err; j++) {
 			const struct bt_loc *l = &p->locs[p->frames[s->first + j]];
 			const char *name = bt_strtab_get(&p->names, l->name_id);
@@ -308,7 +313,27 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 	}
 	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	f->per_pid = p->per_pid;
 	return 0;
+}
+
+bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid)
+{
+	const char *e = strchr(text, ';');
+	size_t len = e ? (size_t)(e - text) : strlen(text), d = len;
+	while (d > 0 && text[d - 1] >= '0' && text[d - 1] <= '9')
+		d--;
+	/* a pid of 1 to 10 digits after the '-', a comm of at least one character before it */
+	if (d == len || len - d > 10 || d < 2 || text[d - 1] != '-')
+		return false;
+	uint64_t v = 0;
+	for (size_t i = d; i < len; i++)
+		v = v * 10 + (uint64_t)(text[i] - '0');
+	if (v > UINT32_MAX)
+		return false;
+	*comm_len = d - 1;
+	*pid = (uint32_t)v;
+	return true;
 }
 
 int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
@@ -353,6 +378,12 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 	}
 	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	f->per_pid = f->n > 0;
+	for (size_t i = 0; i < f->n && f->per_pid; i++) {
+		size_t cl;
+		uint32_t pid;
+		f->per_pid = bt_folded_comm_pid(f->v[i].text, &cl, &pid);
+	}
 	return 0;
 }
 

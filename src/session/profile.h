@@ -123,7 +123,8 @@ bool bt_folded_is_kernel(const char *name, size_t len);
 
 /* Stacks as folded lines: "comm;outer;...;inner" with their counts, identical name sequences
  * merged, sorted frame by frame (lines sharing leading frames are adjacent); kernel frames that have
- * a name carry BT_FOLDED_KERNEL_SUFFIX. ';' and newlines inside names are replaced by ':'. */
+ * a name carry BT_FOLDED_KERNEL_SUFFIX. ';' and newlines inside names are replaced by ':'. A profile
+ * kept per process begins each line with "comm-PID" instead, as stackcollapse-perf --pid does. */
 struct bt_folded_line {
 	char *text;
 	uint64_t count;
@@ -132,9 +133,14 @@ struct bt_folded {
 	struct bt_folded_line *v;
 	size_t n, cap;
 	uint64_t total;
+	bool per_pid;        /* every line begins with comm-PID */
 };
+/* The first element of a folded line read as "comm-PID": the comm's length and the pid. false when
+ * it does not end with '-' and a pid after a comm of its own. */
+bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid);
 int bt_profile_fold(const struct bt_profile *p, struct bt_folded *out);
-/* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. */
+/* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. The
+ * profile is taken as per process (per_pid) when every line begins with comm-PID. */
 int bt_folded_parse(FILE *in, struct bt_folded *out, size_t *bad_line);
 void bt_folded_free(struct bt_folded *f);
 /* Writes "text count\n" lines. 0 or -errno (a write error). */

@@ -334,7 +334,9 @@ static double mono_ns(void)
 static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_t size)
 {
 	double t0 = mono_ns();
-	struct bt_unwind_in in = { .regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp }, .stack = u->data,
+	struct bt_unwind_in in = { .regs = { .ip = u->ip, .sp = u->sp, .bp = u->bp, .bx = u->bx, .r12 = u->r12,
+					      .r13 = u->r13, .r14 = u->r14, .r15 = u->r15, .have_saved = true },
+				   .stack = u->data,
 				   .len = u->len <= size - sizeof(*u) ? u->len : 0, .find = find_cfi, .ctx = s };
 	struct bt_unwind_out out = { .ips = s->ustack.ips, .exact = s->ustack.exact, .max = BT_MAX_STACK };
 	s->unwind_pid = (int)u->pid;

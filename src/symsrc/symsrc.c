@@ -244,13 +244,15 @@ static int debug_next(struct debug_iter *it, const char **origin)
 	return -ENOENT;
 }
 
-static int load_fd(int fd, struct bt_symtab **out)
+/* The symbols of the debug file open as fd; its PLT entries from code, the mapped binary, when
+ * there is one (a debug file's PLT holds no bytes). */
+static int load_fd(int fd, struct bt_elf *code, struct bt_symtab **out)
 {
 	struct bt_elf *e = NULL;
 	int err = bt_elf_open_fd(fd, &e);
 	if (err)
 		return err;
-	err = bt_symtab_load(e, out);
+	err = bt_symtab_load_with_plt(e, code ? code : e, out);
 	bt_elf_close(e);
 	return err;
 }
@@ -281,7 +283,7 @@ int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *r
 	const char *src;
 	int fd;
 	while ((fd = debug_next(&it, &src)) >= 0) {
-		int r = load_fd(fd, out);
+		int r = load_fd(fd, berr ? NULL : b.e, out);
 		close(fd);
 		if (r == 0) {
 			adopt_layout(*out, berr ? NULL : &b);
@@ -313,16 +315,15 @@ int bt_symsrc_adopt_debug_fd(const struct bt_symsrc_opts *o, const struct bt_bui
 	char cache[PATH_MAX];
 	if (bt_symsrc_cache_dir(o, cache, sizeof(cache)) == 0)
 		bt_bidcache_add_debug_fd(cache, id, path, debug_fd);
-	err = load_fd(debug_fd, out);
-	if (err)
-		return err;
 	struct binary b;
 	struct bt_symsrc_req req = { .id = id, .mapped_fd = mapped_fd, .path = path };
-	if (binary_open(o, &req, &b) == 0) {
+	bool have_bin = binary_open(o, &req, &b) == 0;
+	err = load_fd(debug_fd, have_bin ? b.e : NULL, out);
+	if (!err && have_bin)
 		adopt_layout(*out, &b);
+	if (have_bin)
 		binary_close(&b);
-	}
-	return 0;
+	return err;
 }
 
 int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,

@@ -161,7 +161,7 @@ static void outputs__per_pid__pid_labels_are_the_processes(void **state)
 	pid_t b = bt_test_spawn("exec build/tests/session/spin 0.3 1.5 > /dev/null");
 	char cmd[512], out[4096];
 	snprintf(cmd, sizeof(cmd), "./buildtrace -p %d,%d --per-pid --user-only -d 3 -f pprof -o " T "/pid.pb.gz "
-		 "--also-write json:" T "/pid.json 2>&1", (int)a, (int)b);
+		 "--also-write json:" T "/pid.json --also-write folded:" T "/pid.folded 2>&1", (int)a, (int)b);
 	int rc = bt_test_run(out, sizeof(out), "%s", cmd);
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
@@ -173,6 +173,23 @@ static void outputs__per_pid__pid_labels_are_the_processes(void **state)
 		    "print(\" \".join(str(p) for p in sorted(set(s[\"pid\"] for s in d[\"stacks\"]))), end=\" \")' "
 		    T "/pid.json");
 	assert_string_equal(out, want);
+	/* folded lines say whose they are: comm-PID, as stackcollapse-perf --pid writes them */
+	bt_test_run(out, sizeof(out), "grep -c -v -E '^spin-(%d|%d);' " T "/pid.folded; "
+		    "sed 's/;.*//' " T "/pid.folded | sort -u | sed 's/^spin-//' | sort -n | tr '\\n' ' '", (int)a, (int)b);
+	char want_folded[80];
+	snprintf(want_folded, sizeof(want_folded), "0\n%s", want);
+	assert_string_equal(out, want_folded);
+	/* and report reads them back: into JSON with the same pids, and from the pprof profile into the
+	 * same folded lines */
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace report " T "/pid.folded -f json -o " T
+				     "/back.json && " PY " -c 'import json, sys; d = json.load(open(sys.argv[1])); "
+				     "print(d[\"per_pid\"], \" \".join(str(p) for p in sorted(set(s[\"pid\"] for s in "
+				     "d[\"stacks\"]))), end=\" \")' " T "/back.json"), 0);
+	snprintf(want_folded, sizeof(want_folded), "True %s", want);
+	assert_string_equal(out, want_folded);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace report " T "/pid.pb.gz -o " T "/back.folded && "
+				     "sort " T "/pid.folded | cmp - " T "/back.folded && echo same"), 0);
+	assert_string_equal(out, "same\n");
 	if (!npm_ready())
 		return;
 	bt_test_run(out, sizeof(out), DUMP " " T "/pid.pb.gz | awk -F'\\t' '$1 == \"sample\" { n = split($3, l, \",\"); "
@@ -244,6 +261,20 @@ static void outputs__lines__match_llvm_symbolizer(void **state)
 	}
 	/* folded names stay the symbols' */
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c ';fx_caller;fx_outer' " T "/lines.folded"), 0);
+	/* and a frame is named the same with lines: the outermost of its lines is the frame's own name
+	 * (libc's entry point is __libc_start_main, which DWARF calls __libc_start_main_impl, in every
+	 * output) */
+	assert_int_equal(bt_test_run(out, sizeof(out), PY " -c \"import json; d = json.load(open('" T "/lines.json')); "
+				     "print(sum(1 for f in d['frames'] if f.get('lines') and f['lines'][-1]['function'] != f['name']), "
+				     "sum(1 for f in d['frames'] if f.get('lines')))\""), 0);
+	unsigned bad = 1, lined = 0;
+	assert_int_equal(sscanf(out, "%u %u", &bad, &lined), 2);
+	assert_int_equal(bad, 0);
+	assert_true(lined >= 3);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace report " T "/lines.pb.gz -o " T "/lines-back.folded && "
+				     "grep -c '^inl[^;]*;_start;__libc_start_main;' " T "/lines.folded " T
+				     "/lines-back.folded"), 0);
+	assert_null(strstr(out, ":0"));
 }
 
 static void outputs__report__converts_between_formats_offline(void **state)

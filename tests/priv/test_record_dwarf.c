@@ -2,7 +2,7 @@
  * run through libc's qsort into a comparator and through a function built with frame pointers back
  * into code without them: the stacks match perf --call-graph dwarf's for the same process and
  * seconds, and reach the program's entry; the frame-pointer walk, for contrast, does not. Stacks
- * through the vDSO and through a signal handler are whole too. */
+ * through the vDSO, through a signal handler and through PLT entries are whole too. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -66,7 +66,7 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 	/* Both hot paths, complete: from the program's entry through libc into the comparator, and
 	 * through the frame-pointer function back into code without frame pointers. */
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '^nofp;_start;__libc_start_main[^;]*;"
-				     "__libc_start_call_main;main;run;fill_and_sort;sort_block;qsort[^;]*;.*cmp ' "
+				     "__libc_start_call_main;main;run;fill_and_sort;sort_block;[^;]*qsort[^;]*;.*cmp ' "
 				     TMP "/bt.folded"), 0);
 	assert_true(atoi(out) >= 1);
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '^nofp;_start;.*;main;run;fp_layer;nofp_leaf ' "
@@ -132,6 +132,90 @@ static void unwind__dwarf__through_a_signal_handler(void **state)
 		     "samples in the handler reach _start through __restore_rt");
 }
 
+/* A program spinning in a PLT entry (rand@plt, its GOT slot pointed at the entry itself): every
+ * sample stops there. buildtrace names the entry as perf does and walks through it (its CFA is a
+ * DWARF expression) to _start, at least as often as perf --call-graph dwarf does over the same run;
+ * no frame is left as an address in a file. */
+static void unwind__dwarf__through_plt_entries(void **state)
+{
+	bt_test_require_priv();
+	char out[4096], cmd[512];
+	/* "ADDR <plt_loop>:", then "ADDR <rand@plt>:" and its jump "... # SLOT <rand@GLIBC...>" */
+	assert_int_equal(bt_test_run(out, sizeof(out), "objdump -d " PROG " | grep -A1 -E '<(plt_loop|rand@plt)>:' "
+				     "| grep -oE '^[0-9a-f]+ <(plt_loop|rand@plt)>|# [0-9a-f]+' | tr -d '#<>'"), 0);
+	unsigned long loop = 0, plt = 0, slot = 0, v;
+	char what[64];
+	for (char *line = out, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		*nl = '\0';
+		int k = sscanf(line, " %lx %63s", &v, what);
+		if (k == 2 && !strcmp(what, "plt_loop"))
+			loop = v;
+		else if (k == 2 && !strcmp(what, "rand@plt"))
+			plt = v;
+		else if (k == 1 && plt && !slot)
+			slot = v;
+	}
+	long plt_off = (long)(plt - loop), slot_off = (long)(slot - loop);
+	assert_true(loop && plt && slot);
+	assert_true(plt_off != 0 && slot_off != 0);
+	/* both profilers watch it until it exits, after 4 s of CPU time */
+	snprintf(cmd, sizeof(cmd), "exec " PROG " 4 plt %ld %ld", plt_off, slot_off);
+	pid_t w = bt_test_spawn(cmd);
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 499 --call-graph dwarf -o " TMP
+		 "/plt-perf.data -p %d >/dev/null 2>&1", (int)w);
+	pid_t perf = bt_test_spawn(cmd);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 499 -o " TMP "/plt.folded 2>&1", (int)w);
+	waitpid(w, NULL, 0);
+	waitpid(perf, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bt_test_perf_fold(TMP "/plt-perf.data", "", TMP "/plt-perf.folded"), 0);
+	const char *whole = "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;plt_loop;rand@plt";
+	int bt_all = samples_matching(TMP "/plt.folded", "."),
+	    bt_whole = samples_matching(TMP "/plt.folded", whole),
+	    perf_all = samples_matching(TMP "/plt-perf.folded", "."),
+	    perf_whole = samples_matching(TMP "/plt-perf.folded", whole);
+	print_message("samples through rand@plt from _start: buildtrace %d of %d, perf %d of %d\n", bt_whole,
+		      bt_all, perf_whole, perf_all);
+	assert_true(bt_all >= 200 && perf_all >= 200);
+	assert_true(bt_whole >= 0.9 * bt_all);
+	/* at least as complete as perf's, give or take the noise of a few samples */
+	assert_true((double)bt_whole / bt_all >= (double)perf_whole / perf_all - 0.02);
+	/* every frame of a file is named: none is [FILE+0xOFFSET] */
+	assert_int_equal(samples_matching(TMP "/plt.folded", "\\[[^];]*+0x"), 0);
+}
+
+/* A program spinning in a function that realigns its stack and keeps its CFA in rbx: the sampler
+ * copies rbx (and r12-r15) with the stack, so its samples reach _start as often as perf
+ * --call-graph dwarf's of the same seconds. */
+static void unwind__dwarf__cfa_in_rbx(void **state)
+{
+	bt_test_require_priv();
+	char out[4096], cmd[256];
+	pid_t w = bt_test_spawn("exec " PROG " 8 realign");
+	usleep(300000);
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 499 --call-graph dwarf -o " TMP
+		 "/rbx-perf.data -p %d -- sleep 3 >/dev/null 2>&1", (int)w);
+	pid_t perf = bt_test_spawn(cmd);
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -F 499 -d 3 -o " TMP "/rbx.folded 2>&1", (int)w);
+	waitpid(perf, NULL, 0);
+	kill(w, SIGKILL);
+	waitpid(w, NULL, 0);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bt_test_perf_fold(TMP "/rbx-perf.data", "", TMP "/rbx-perf.folded"), 0);
+	const char *whole = "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;realign_loop;rbx_spin";
+	int bt_all = samples_matching(TMP "/rbx.folded", ";rbx_spin"),
+	    bt_whole = samples_matching(TMP "/rbx.folded", whole),
+	    perf_all = samples_matching(TMP "/rbx-perf.folded", ";rbx_spin"),
+	    perf_whole = samples_matching(TMP "/rbx-perf.folded", whole);
+	print_message("samples in rbx_spin reaching _start: buildtrace %d of %d, perf %d of %d\n", bt_whole, bt_all,
+		      perf_whole, perf_all);
+	assert_true(bt_all >= 100 && perf_all >= 100);
+	assert_true(bt_whole >= 0.9 * bt_all);
+	assert_true((double)bt_whole / bt_all >= (double)perf_whole / perf_all - 0.02);
+}
+
 /* A stack of about 28 KiB: with the default 8 KiB copied, walks from the leaf end past the copy
  * long before main; --call-graph dwarf,65536 copies enough for them to reach _start. A size out of
  * range is refused before anything is loaded. */
@@ -167,6 +251,8 @@ int main(void)
 		cmocka_unit_test(unwind__dwarf__through_the_vdso),
 		cmocka_unit_test(unwind__dwarf__through_a_signal_handler),
 		cmocka_unit_test(unwind__dwarf_size__deep_stacks_reach_start),
+		cmocka_unit_test(unwind__dwarf__through_plt_entries),
+		cmocka_unit_test(unwind__dwarf__cfa_in_rbx),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

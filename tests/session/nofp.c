@@ -5,12 +5,16 @@
  * vDSO, which is no file) instead; with "signal", in main -> signal_loop -> nofp_leaf with a
  * profiling timer whose handler (on_tick -> tick_work) takes a good part of the time, on top of
  * whatever it interrupted (a shallow stack: the signal frame and all fit in the 8 KiB copied);
- * with "deep", in main -> deep_loop -> descend x DEPTH -> nofp_leaf, a stack of about 28 KiB. */
+ * with "deep", in main -> deep_loop -> descend x DEPTH -> nofp_leaf, a stack of about 28 KiB; with
+ * "plt PLT_OFF SLOT_OFF", in main -> plt_loop -> rand@plt, spinning in the PLT entry (see plt_loop);
+ * with "realign", in main -> realign_loop -> rbx_spin, whose CFA only rbx knows. */
 #include <signal.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 int fp_layer(int n);
 
@@ -106,6 +110,60 @@ __attribute__((noinline)) void on_tick(int sig)
 	tick_work();
 }
 
+static void leave(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
+/* Spins in a PLT entry: rand's GOT slot (still unresolved: nothing called rand before) is pointed
+ * at rand's own PLT entry, whose jump through the slot then goes to itself, so every sample is in
+ * the entry, called from here. plt_off and slot_off: the entry's and the slot's addresses less
+ * plt_loop's (objdump tells). Exits after secs of CPU time (a loaded machine only makes it take
+ * longer). */
+__attribute__((noinline)) void plt_loop(double secs, long plt_off, long slot_off)
+{
+	const char *base = (const char *)(uintptr_t)plt_loop;
+	signal(SIGPROF, leave);
+	struct itimerval it = { { 0, 0 }, { (time_t)secs, (long)((secs - (time_t)secs) * 1e6) } };
+	setitimer(ITIMER_PROF, &it, NULL);
+	*(const void *volatile *)(uintptr_t)(base + slot_off) = base + plt_off;
+	rand();
+	__asm__ volatile("");  /* a call, not a tail jump: plt_loop stays the caller */
+}
+
+/* Spins n times with its stack realigned, its CFA kept in rbx (as -mstackrealign code does) and
+ * described so: a walk from inside needs the sampled rbx. */
+void rbx_spin(long n);
+__asm__(".text\n"
+	".globl rbx_spin\n"
+	".type rbx_spin, @function\n"
+	"rbx_spin:\n"
+	".cfi_startproc\n"
+	"push %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset rbx, -16\n"
+	"mov %rsp, %rbx\n"
+	".cfi_def_cfa_register rbx\n"
+	"and $-64, %rsp\n"
+	"1: dec %rdi\n"
+	"jnz 1b\n"
+	"mov %rbx, %rsp\n"
+	".cfi_def_cfa_register rsp\n"
+	"pop %rbx\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rbx_spin, .-rbx_spin\n");
+
+__attribute__((noinline)) void realign_loop(double secs)
+{
+	time_t end = time(NULL) + (time_t)secs;
+	while (time(NULL) < end)
+		rbx_spin(1000000);
+	__asm__ volatile("");
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5;
@@ -123,6 +181,10 @@ int main(int argc, char **argv)
 		signal_loop(secs);
 	else if (argc > 2 && !strcmp(argv[2], "deep"))
 		deep_loop(secs);
+	else if (argc > 2 && !strcmp(argv[2], "realign"))
+		realign_loop(secs);
+	else if (argc > 2 && !strcmp(argv[2], "plt"))
+		plt_loop(secs, argc > 4 ? strtol(argv[3], NULL, 0) : 0, argc > 4 ? strtol(argv[4], NULL, 0) : 0);
 	else
 		run(secs);
 	return 0;

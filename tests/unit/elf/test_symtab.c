@@ -136,6 +136,84 @@ static void label_counts(struct nm_file *f)
 	}
 }
 
+/* A PLT entry objdump names: NAME@plt; *ABS*+0xADDR@plt for an ifunc's, pending until nm's names
+ * of ADDR are known; the lazy-binding header, objdump's FIRST@plt-0x10, is perf's ".plt". objdump
+ * labels the start of .plt ".plt" when it names no entry there: the header (an IBT .plt) unless its
+ * first instruction is an entry's jump, or the section holds no bytes (a debug file). */
+struct plt_pending {
+	struct nm_file *f;
+	uint64_t addr, ifunc;
+};
+
+static void plt_line(struct nm_file *cur, char *line, struct plt_pending **pend, size_t *npend,
+		     uint64_t *section_label)
+{
+	if (*section_label) {
+		if (!strstr(line, "jmp") && !strstr(line, "..."))
+			nm_file_add(cur, *section_label, 0, ".plt", true, false);
+		*section_label = 0;
+	}
+	char *lt = strchr(line, '<'), *gt = lt ? strstr(lt, ">:") : NULL;
+	if (!gt)
+		return;
+	*gt = '\0';
+	char *name = lt + 1;
+	uint64_t addr = strtoull(line, NULL, 16);
+	size_t l = strlen(name);
+	if (strcmp(name, ".plt") == 0) {
+		*section_label = addr;
+	} else if (strstr(name, "@plt-0x")) {
+		nm_file_add(cur, addr, 0, ".plt", true, false);
+	} else if (strncmp(name, "*ABS*+0x", 8) == 0 && l > 4 && strcmp(name + l - 4, "@plt") == 0) {
+		*pend = realloc(*pend, (*npend + 1) * sizeof(**pend));
+		assert_non_null(*pend);
+		(*pend)[(*npend)++] = (struct plt_pending){ cur, addr, strtoull(name + 8, NULL, 16) };
+	} else if (l > 4 && strcmp(name + l - 4, "@plt") == 0) {
+		nm_file_add(cur, addr, 0, name, true, false);
+	}
+}
+
+/* Adds the PLT entries objdump -d names in each x86_64 file (the oracle for elf/plt.c). An ifunc's
+ * entry is listed under every name nm gives the ifunc, followed by @plt. */
+static void objdump_plt_oracle(struct nm_file *files, size_t n, const char *args)
+{
+	size_t clen = strlen(args) + 256;
+	char *cmd = malloc(clen), line[8192];
+	assert_non_null(cmd);
+	snprintf(cmd, clen, "LC_ALL=C objdump -d --no-show-raw-insn -j .plt -j .plt.sec -j .plt.got %s "
+			    "2>/dev/null | grep -A1 -E 'file format|>:$'", args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	struct nm_file *cur = NULL;
+	struct plt_pending *pend = NULL;
+	size_t npend = 0;
+	uint64_t section_label = 0;
+	while (fgets(line, sizeof(line), p)) {
+		char *fmt = strstr(line, ":     file format ");
+		if (fmt) {
+			*fmt = '\0';
+			cur = strstr(fmt + 1, "elf64-x86-64") ? find_file(files, n, trim(line)) : NULL;
+			section_label = 0;
+		} else if (cur) {
+			plt_line(cur, line, &pend, &npend, &section_label);
+		}
+	}
+	pclose(p);
+	for (size_t i = 0; i < npend; i++) {
+		struct nm_file *f = pend[i].f;
+		size_t had = f->n;
+		for (size_t j = 0; j < had; j++) {
+			if (!f->v[j].func || f->v[j].label || f->v[j].addr != pend[i].ifunc)
+				continue;
+			char name[4096];
+			snprintf(name, sizeof(name), "%s@plt", f->v[j].name);
+			nm_file_add(f, pend[i].addr, 0, name, true, false);
+		}
+	}
+	free(pend);
+	free(cmd);
+}
+
 /* Fills each file's build-id (readelf -n) and defined symbols (nm, nm -D) with two commands for the
  * whole batch: headers ("File: ", "Symbols from ") tell the files apart; a lone file has none. */
 static void nm_oracle(struct nm_file *files, size_t n)
@@ -190,6 +268,7 @@ static void nm_oracle(struct nm_file *files, size_t n)
 		nm_file_add(cur, addr, func ? size : 0, name, func, label);
 	}
 	pclose(p);
+	objdump_plt_oracle(files, n, args);
 	for (size_t i = 0; i < n; i++)
 		if (files[i].n) {
 			qsort(files[i].v, files[i].n, sizeof(*files[i].v), nm_sym_cmp);
@@ -280,7 +359,7 @@ static const struct bt_sym *lookup_name(const struct bt_symtab *st, uint64_t add
 
 static void symtab__fixtures__agree_with_nm(void **state)
 {
-	static const char *const names[] = { "fx-sha1", "fx-nopie", "libfx.so", "fx-cxx", "fx-sha1.debug",
+	static const char *const names[] = { "fx-sha1", "fx-nopie", "libfx.so", "fx-cxx", "fx-sha1.debug", "fx-ibtplt",
 					     "fx-i386", "fx-mips", "fx-mips64", "fx-note8" };
 	char p[512];
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -412,11 +491,22 @@ static void symtab__aliases__global_over_weak_over_local(void **state)
 	expect_name_at(c, "fx_weak", "fx_weak");
 }
 
-static void symtab__aliases__fewer_underscores_then_smallest_name(void **state)
+/* The first of two names at addr in the file's symbol table, by readelf -s. */
+static void first_in_table(const char *path, const char *a, const char *b, char *out, size_t len)
+{
+	bt_test_run(out, len, "LC_ALL=C readelf -sW '%s' | awk '$8==\"%s\" || $8==\"%s\" {print $8; exit}'", path, a, b);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* perf's tie-breaks: fewer leading underscores, then the longer name, then the first in the file. */
+static void symtab__aliases__fewer_underscores_then_longest_then_first(void **state)
 {
 	struct fx_case *c = *state;
+	char first[64];
 	expect_name_at(c, "_fxs_wa", "fxs_wb");
-	expect_name_at(c, "fxs_gb", "fxs_ga");
+	first_in_table(c->path, "fxs_ga", "fxs_gb", first, sizeof(first));
+	assert_true(first[0]);
+	expect_name_at(c, "fxs_gb", first);
 	expect_name_at(c, "__fxs_lx", "_fxs_ly");
 	expect_name_at(c, "fx_global", "fx_alias_of_global");
 }
@@ -445,13 +535,15 @@ static void symtab__table__sorted_one_entry_per_address(void **state)
 	assert_int_equal(distinct, n);
 }
 
-static void symtab__unsized_global_with_sized_alias__keeps_size(void **state)
+/* A sized weak alias names the address before an unsized global (perf prefers a size first), and
+ * its size holds. */
+static void symtab__unsized_global_with_sized_alias__sized_names_it(void **state)
 {
 	struct fx_case *c = *state;
 	uint64_t a = nm_addr(c->path, "fxs_z5"), off;
 	const struct bt_sym *s = lookup_name(c->st, a + 7, &off);
 	assert_non_null(s);
-	assert_string_equal(s->name, "fxs_z5");
+	assert_string_equal(s->name, "fxs_s5");
 	assert_int_equal(s->size, 8);
 	assert_null(bt_symtab_lookup(c->st, a + 8, &off));
 	assert_true(nm_addr(c->path, "fxs_after_z5") > a + 8);
@@ -604,31 +696,132 @@ static void symtab__running_code__found_by_file_offset(void **state)
 	bt_symtab_free(st);
 }
 
-/* A stripped executable that exports nothing has no function symbols left. */
-static void symtab__stripped_executable__enodata(void **state)
+/* A stripped executable that exports nothing keeps only its PLT entries, named as objdump names
+ * them; without them it has no function symbols left. */
+static void symtab__stripped_executable__plt_entries_only(void **state)
 {
 	char p[512], out[64];
 	fx(p, "fx-stripped");
 	bt_test_run(out, sizeof(out), "LC_ALL=C nm -D --defined-only -f sysv '%s' 2>/dev/null | grep -c FUNC", p);
 	assert_int_equal(strtoul(out, NULL, 10), 0);
-	struct bt_symtab *st = (void *)1;
-	assert_int_equal(bt_symtab_load_path(p, &st), -ENODATA);
+	struct bt_symtab *st = load_or_fail(p);
+	struct nm_file f = { .path = strdup(p) };
+	assert_non_null(f.path);
+	nm_oracle(&f, 1);
+	assert_true(nm_funcs(&f) >= 2);  /* the header and at least one libc function */
+	check_against_nm(st, &f);
+	for (size_t i = 0; i < bt_symtab_count(st); i++) {
+		const char *name = bt_symtab_at(st, i)->name;
+		size_t l = strlen(name);
+		assert_true(strcmp(name, ".plt") == 0 || (l > 4 && strcmp(name + l - 4, "@plt") == 0));
+	}
+	nm_file_free(&f);
+	bt_symtab_free(st);
+	struct bt_elf *e;
+	assert_int_equal(bt_elf_open_path(p, &e), 0);
+	st = (void *)1;
+	assert_int_equal(bt_symtab_load_with_plt(e, NULL, &st), -ENODATA);
 	assert_null(st);
+	bt_elf_close(e);
 }
 
-/* The debug-only file names the same functions at the same places as the original. */
+/* The debug-only file names the same functions at the same places as the original, the PLT
+ * entries read from the original (the debug file's PLT holds no bytes). */
 static void symtab__debug_file__same_symbols_as_original(void **state)
 {
 	char a[512], b[512];
-	struct bt_symtab *x = load_or_fail(fx(a, "fx-sha1")), *y = load_or_fail(fx(b, "fx-sha1.debug"));
+	struct bt_symtab *x = load_or_fail(fx(a, "fx-sha1")), *y = NULL, *z = load_or_fail(fx(b, "fx-sha1.debug"));
+	struct bt_elf *orig, *dbg;
+	assert_int_equal(bt_elf_open_path(a, &orig), 0);
+	assert_int_equal(bt_elf_open_path(b, &dbg), 0);
+	assert_int_equal(bt_symtab_load_with_plt(dbg, orig, &y), 0);
+	bt_elf_close(orig);
+	bt_elf_close(dbg);
 	assert_int_equal(bt_symtab_count(x), bt_symtab_count(y));
+	size_t plt = 0;
 	for (size_t i = 0; i < bt_symtab_count(x); i++) {
 		assert_int_equal(bt_symtab_at(x, i)->addr, bt_symtab_at(y, i)->addr);
 		assert_int_equal(bt_symtab_at(x, i)->size, bt_symtab_at(y, i)->size);
 		assert_string_equal(bt_symtab_at(x, i)->name, bt_symtab_at(y, i)->name);
+		plt += strstr(bt_symtab_at(x, i)->name, "@plt") != NULL;
 	}
+	/* alone, the debug file names all but the PLT */
+	assert_true(plt > 0);
+	assert_int_equal(bt_symtab_count(z) + plt + 1, bt_symtab_count(x));
 	bt_symtab_free(x);
 	bt_symtab_free(y);
+	bt_symtab_free(z);
+}
+
+/* The section holding addr, by readelf -S. */
+static void section_of(const char *path, uint64_t addr, char *name, size_t len)
+{
+	static char out[32768];
+	bt_test_run(out, sizeof(out), "LC_ALL=C readelf -SW '%s' | sed -n 's/^ *\\[ *[0-9]*\\] //p'", path);
+	name[0] = '\0';
+	for (char *line = out, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		*nl = '\0';
+		char sec[64];
+		unsigned long a, size;
+		if (sscanf(line, "%63s %*s %lx %*s %lx", sec, &a, &size) == 3 && a && addr >= a && addr < a + size) {
+			snprintf(name, len, "%s", sec);
+			return;
+		}
+	}
+}
+
+/* Each kind of PLT entry: .plt.sec's (IBT), with the whole pushing .plt named ".plt"; .plt.got's
+ * (GLOB_DAT); and libc's ifunc entries (IRELATIVE), named after the ifunc nm lists at the
+ * relocation's addend. */
+static void symtab__plt_kinds__named_from_relocations(void **state)
+{
+	char p[512], sec[64];
+	struct bt_symtab *st = load_or_fail(fx(p, "fx-ibtplt"));
+	bool in_sec = false, in_got = false;
+	for (size_t i = 0; i < bt_symtab_count(st); i++) {
+		const struct bt_sym *s = bt_symtab_at(st, i);
+		if (!strstr(s->name, "@plt") && strcmp(s->name, ".plt") != 0)
+			continue;
+		section_of(p, s->addr, sec, sizeof(sec));
+		if (strcmp(s->name, ".plt") == 0) {
+			assert_string_equal(sec, ".plt");
+			char out[64];
+			bt_test_run(out, sizeof(out), "LC_ALL=C readelf -SW '%s' | awk '$2==\".plt\"{print $6}'", p);
+			assert_int_equal(s->size, strtoull(out, NULL, 16));
+		}
+		in_sec |= strcmp(sec, ".plt.sec") == 0;
+		in_got |= strcmp(sec, ".plt.got") == 0 && strcmp(s->name, "__cxa_finalize@plt") == 0;
+	}
+	assert_true(in_sec);
+	assert_true(in_got);
+	bt_symtab_free(st);
+
+	/* libc: every IRELATIVE entry of .rela.plt is named NAME@plt, NAME an ifunc at its addend */
+	char libc[512], out[16384];
+	bt_test_run(libc, sizeof(libc), "awk '$6 ~ /\\/libc\\.so/ {print $6; exit}' /proc/%d/maps", (int)getpid());
+	libc[strcspn(libc, "\n")] = '\0';
+	st = load_or_fail(libc);
+	bt_test_run(out, sizeof(out), "LC_ALL=C objdump -d -j .plt '%s' | grep -o '^[0-9a-f]* <\\*ABS\\*+0x[0-9a-f]*@plt>' "
+		    "| sed 's/ <\\*ABS\\*+/ /; s/@plt>//'", libc);
+	size_t n = 0;
+	for (char *line = out, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1, n++) {
+		*nl = '\0';
+		char *sp = strchr(line, ' ');
+		assert_non_null(sp);
+		uint64_t entry = strtoull(line, NULL, 16), ifunc = strtoull(sp + 1, NULL, 16), off;
+		const struct bt_sym *e = bt_symtab_lookup(st, entry, &off), *f = bt_symtab_lookup(st, ifunc, &off);
+		assert_non_null(e);
+		assert_non_null(f);
+		assert_int_equal(f->addr, ifunc);
+		char want[512], type[16];
+		snprintf(want, sizeof(want), "%s@plt", f->name);
+		assert_string_equal(e->name, want);
+		bt_test_run(type, sizeof(type), "nm -D --defined-only '%s' | awk '$3==\"%s\" || $3 ~ /^%s@/ {print $2; exit}'",
+			    libc, f->name, f->name);
+		assert_true(type[0] == 'i' || type[0] == 'T' || type[0] == 't');
+	}
+	assert_true(n >= 10);
+	bt_symtab_free(st);
 }
 
 /* A compressed module loads as its uncompressed self. */
@@ -977,9 +1170,7 @@ static void symtab__not_elf_or_bad_args__errors(void **state)
 	assert_int_equal(bt_symtab_count(NULL), 0);
 	assert_null(bt_symtab_at(NULL, 0));
 	assert_null(bt_symtab_layout(NULL));
-	char p[512];
-	/* a file with no function symbols at all */
-	assert_int_equal(bt_symtab_load_path(fx(p, "fx-stripped"), &st), -ENODATA);
+	assert_int_equal(bt_symtab_load_with_plt(NULL, NULL, &st), -EINVAL);
 	bt_symtab_free(NULL);
 }
 
@@ -1032,10 +1223,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(symtab__zero_size_symbol__extends_to_next, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(symtab__zero_size_symbol__stops_at_section_end, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(symtab__aliases__global_over_weak_over_local, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(symtab__aliases__fewer_underscores_then_smallest_name, fx_setup,
+		cmocka_unit_test_setup_teardown(symtab__aliases__fewer_underscores_then_longest_then_first, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(symtab__table__sorted_one_entry_per_address, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(symtab__unsized_global_with_sized_alias__keeps_size, fx_setup,
+		cmocka_unit_test_setup_teardown(symtab__unsized_global_with_sized_alias__sized_names_it, fx_setup,
 						fx_teardown),
 		cmocka_unit_test_setup_teardown(symtab__nested_symbol__outer_covers_past_inner, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(symtab__ifunc_kept_object_and_notype_skipped, fx_setup, fx_teardown),
@@ -1043,8 +1234,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(symtab__names__stored_in_one_arena, fx_setup, fx_teardown),
 		cmocka_unit_test(symtab__lookup_offset__matches_section_offsets),
 		cmocka_unit_test(symtab__running_code__found_by_file_offset),
-		cmocka_unit_test(symtab__stripped_executable__enodata),
+		cmocka_unit_test(symtab__stripped_executable__plt_entries_only),
 		cmocka_unit_test(symtab__debug_file__same_symbols_as_original),
+		cmocka_unit_test(symtab__plt_kinds__named_from_relocations),
 		cmocka_unit_test(symtab__compressed_module__same_as_plain),
 		cmocka_unit_test(symtab__cxx__names_stay_mangled),
 		cmocka_unit_test(symtab__concurrent_lookups__agree),

@@ -8,6 +8,7 @@
 #include "elf/unwind.h"
 
 #include <execinfo.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -82,6 +83,7 @@ struct shot {
 	size_t len;
 	void *bt[64];
 	int nbt;
+	uint64_t caller_bp;
 };
 
 /* A copy of live stack memory, other frames' included: not instrumented, as AddressSanitizer
@@ -104,7 +106,14 @@ __attribute__((noinline)) static void capture(struct shot *s, uint64_t stack_end
 	__asm__ volatile("" ::: "memory");
 }
 
-__attribute__((noinline)) static void level3(struct shot *s, uint64_t e) { capture(s, e); __asm__ volatile(""); }
+/* level3 also keeps its rbp as it is at the call to capture (rbp changes only in prologues and
+ * epilogues): what a PLT entry called from there would see. */
+__attribute__((noinline)) static void level3(struct shot *s, uint64_t e)
+{
+	__asm__ volatile("mov %%rbp, %0" : "=r"(s->caller_bp));
+	capture(s, e);
+	__asm__ volatile("");
+}
 __attribute__((noinline)) static void level2(struct shot *s, uint64_t e) { level3(s, e); __asm__ volatile(""); }
 __attribute__((noinline)) static void level1(struct shot *s, uint64_t e) { level2(s, e); __asm__ volatile(""); }
 
@@ -229,6 +238,135 @@ static void unwind__through_a_signal_handler__interrupted_pc_is_exact(void **sta
 		bt_cfi_close(ms->m[i].cfi);
 }
 
+/* A frame whose CFA only rbx knows: rbx_frame saves rbx, keeps its entry rsp in it and realigns
+ * rsp, as code built with -mstackrealign does, and describes it so (DW_CFA_def_cfa_register rbx).
+ * Its callee saves rbx in turn, so a walk knows rbx there only from the stack. */
+void rbx_frame(struct shot *s, uint64_t e);
+__asm__(".text\n"
+	".type rbx_frame, @function\n"
+	"rbx_frame:\n"
+	".cfi_startproc\n"
+	"push %rbx\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset rbx, -16\n"
+	"mov %rsp, %rbx\n"
+	".cfi_def_cfa_register rbx\n"
+	"and $-64, %rsp\n"
+	"sub $64, %rsp\n"
+	"call rbx_callee\n"
+	"mov %rbx, %rsp\n"
+	".cfi_def_cfa_register rsp\n"
+	"pop %rbx\n"
+	".cfi_def_cfa_offset 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size rbx_frame, .-rbx_frame\n");
+
+__attribute__((noinline, used)) void rbx_callee(struct shot *s, uint64_t e)
+{
+	__asm__ volatile("xor %%ebx, %%ebx" ::: "rbx");  /* saved on entry, with its CFI */
+	capture(s, e);
+	__asm__ volatile("");
+}
+
+/* Walks through rbx_frame: the caller's rbx is the value its callee saved on the stack. */
+static void unwind__cfa_based_on_rbx__register_restored_from_the_stack(void **state)
+{
+	static struct maps ms_;
+	static struct shot s_;
+	struct maps *ms = &ms_;
+	struct shot *s = &s_;
+	assert_int_equal(bt_procmaps_foreach("", getpid(), collect, ms), 0);
+	rbx_frame(s, ms->stack_end);
+	uint64_t ips[64];
+	struct bt_unwind_in in = { .regs = s->regs, .stack = s->stack, .len = s->len, .find = find, .ctx = ms };
+	struct bt_unwind_out out = { .ips = ips, .max = 64 };
+	bt_unwind(&in, &out);
+	print_message("unwound %zu frames (stop %d), backtrace %d\n", out.n, (int)out.why, s->nbt);
+	assert_int_equal(out.why, BT_UNWIND_END);
+	int k = 0;
+	while (k < s->nbt && (uint64_t)(uintptr_t)s->bt[k] != ips[1])
+		k++;
+	assert_true(k < 3);
+	assert_int_equal(out.n - 1, (size_t)(s->nbt - k));
+	for (size_t i = 1; i < out.n; i++)
+		assert_int_equal(ips[i], (uint64_t)(uintptr_t)s->bt[k + i - 1]);
+	/* rbx_frame's return address is among them: the walk went through it */
+	bool through = false;
+	for (size_t i = 0; i < out.n; i++)
+		through |= ips[i] > (uint64_t)(uintptr_t)rbx_frame && ips[i] < (uint64_t)(uintptr_t)rbx_frame + 64;
+	assert_true(through);
+	for (size_t i = 0; i < ms->n; i++)
+		bt_cfi_close(ms->m[i].cfi);
+}
+
+int main(void);
+
+/* The run-time address of this program's PLT entry for func, from objdump and nm's address of
+ * main. */
+static uint64_t plt_entry(const char *func)
+{
+	char out[128];
+	bt_test_run(out, sizeof(out), "objdump -d -j .plt /proc/%d/exe | awk '$2==\"<%s@plt>:\"{print $1}'",
+		    (int)getpid(), func);
+	uint64_t entry = strtoull(out, NULL, 16);
+	bt_test_run(out, sizeof(out), "nm /proc/%d/exe | awk '$3==\"main\"{print $1}'", (int)getpid());
+	uint64_t file_main = strtoull(out, NULL, 16);
+	assert_true(entry != 0 && file_main != 0);
+	return entry - file_main + (uint64_t)(uintptr_t)&main;
+}
+
+/* A thread stopped in a PLT entry: sp at the return address its call pushed (and, past the lazy
+ * entry's push, one word more). The PLT's CFA is a DWARF expression of rsp and rip (nine
+ * operations): the walk goes on through the caller, to the same frames as from the function the
+ * entry leads to. */
+static void unwind__in_a_plt_entry__walks_through_it(void **state)
+{
+	static struct maps ms_;
+	static struct shot s_;
+	static uint8_t stack[sizeof(s_.stack) + 8];
+	struct maps *ms = &ms_;
+	struct shot *s = &s_;
+	assert_int_equal(bt_procmaps_foreach("", getpid(), collect, ms), 0);
+	level1(s, ms->stack_end);
+	uint64_t ips[64], pips[64];
+	struct bt_unwind_in in = { .regs = s->regs, .stack = s->stack, .len = s->len, .find = find, .ctx = ms };
+	struct bt_unwind_out out = { .ips = ips, .max = 64 };
+	bt_unwind(&in, &out);
+	assert_int_equal(out.why, BT_UNWIND_END);
+	size_t n = out.n;
+	/* capture()'s return address in the copy: where sp was when level3 called it. A stale copy of
+	 * the value may lie below it in capture's frame (a sanitized build keeps some): the highest
+	 * one within the first KiB is the slot the call pushed. */
+	size_t off = SIZE_MAX;
+	for (size_t o = 0; o + 8 <= s->len && o < 1024; o += 8)
+		if (memcmp(s->stack + o, &ips[1], 8) == 0)
+			off = o;
+	assert_true(off != SIZE_MAX);
+	uint64_t entry = plt_entry("raise");
+	for (int pushed = 0; pushed <= 1; pushed++) {
+		/* +0: the jump through the GOT slot; +11: the jump to the header, after a push */
+		memset(stack, 0xee, 8);
+		memcpy(stack + 8, s->stack + off, s->len - off);
+		struct bt_unwind_in pin = { .regs = { .ip = entry + (pushed ? 11 : 0),
+						      .sp = s->regs.sp + off - (pushed ? 8 : 0),
+						      .bp = s->caller_bp },
+					    .stack = pushed ? stack : stack + 8, .len = s->len - off + (pushed ? 8 : 0),
+					    .find = find, .ctx = ms };
+		struct bt_unwind_out pout = { .ips = pips, .max = 64 };
+		bt_unwind(&pin, &pout);
+		print_message("from the PLT (+%d): %zu frames (stop %d), from capture: %zu\n", pushed ? 11 : 0,
+			      pout.n, (int)pout.why, n);
+		assert_int_equal(pout.why, BT_UNWIND_END);
+		assert_int_equal(pout.n, n);
+		assert_int_equal(pips[0], pin.regs.ip);
+		for (size_t i = 1; i < n; i++)
+			assert_int_equal(pips[i], ips[i]);
+	}
+	for (size_t i = 0; i < ms->n; i++)
+		bt_cfi_close(ms->m[i].cfi);
+}
+
 static void unwind__not_elf_or_no_cfi__refused(void **state)
 {
 	struct bt_cfi *c = NULL;
@@ -246,6 +384,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwind__own_stack__same_return_addresses_as_backtrace),
 		cmocka_unit_test(unwind__through_a_signal_handler__interrupted_pc_is_exact),
+		cmocka_unit_test(unwind__in_a_plt_entry__walks_through_it),
+		cmocka_unit_test(unwind__cfa_based_on_rbx__register_restored_from_the_stack),
 		cmocka_unit_test(unwind__not_elf_or_no_cfi__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,6 +82,61 @@ static void profile__different_addresses_same_name__merged_in_output(void **stat
 	bt_profile_free(&p);
 }
 
+/* Kept per process, one stack of one comm in two pids gives two lines, each saying whose it is as
+ * stackcollapse-perf --pid does (comm-PID); read back, the file is known to be per process. */
+static void profile__per_pid__comm_pid_lines_read_back(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	p.per_pid = true;
+	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "app-2");
+	uint32_t s[] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_USER, 2) };
+	bt_profile_add(&p, comm, 41, s, 2, 3);
+	bt_profile_add(&p, comm, 7, s, 2, 1);
+	bt_profile_add(&p, comm, 41, s, 1, 2);
+	int calls = 0;
+	bt_profile_resolve(&p, resolve, &calls);
+	char *out = folded(&p);
+	assert_string_equal(out, "app-2-41;f1 2\napp-2-41;f1;f2 3\napp-2-7;f1;f2 1\n");
+	FILE *in = fmemopen(out, strlen(out), "r");
+	struct bt_folded f;
+	assert_int_equal(bt_folded_parse(in, &f, NULL), 0);
+	fclose(in);
+	assert_true(f.per_pid);
+	assert_int_equal(f.n, 3);
+	size_t cl;
+	uint32_t pid;
+	assert_true(bt_folded_comm_pid(f.v[2].text, &cl, &pid));
+	assert_int_equal(cl, 5);  /* "app-2": the pid is after the last '-' */
+	assert_int_equal(pid, 7);
+	bt_folded_free(&f);
+	free(out);
+	/* the same profile not kept per process: one line, no pid */
+	p.per_pid = false;
+	bt_profile_free(&p);
+	bt_profile_init(&p);
+	comm = (uint32_t)bt_strtab_add(&p.names, "app");
+	uint32_t t[] = { loc(&p, BT_LOC_USER, 1) };
+	bt_profile_add(&p, comm, 41, t, 1, 3);
+	bt_profile_add(&p, comm, 7, t, 1, 1);
+	bt_profile_resolve(&p, resolve, &calls);
+	out = folded(&p);
+	assert_string_equal(out, "app;f1 4\n");
+	free(out);
+	bt_profile_free(&p);
+	/* a file is per process only when every line begins with comm-PID */
+	static const char *const mixed[] = { "a-1;f 1\nb;f 2\n", "-1;f 1\n", "a-;f 1\n", "a-99999999999;f 1\n",
+					     "a-1x;f 1\n" };
+	for (size_t i = 0; i < sizeof(mixed) / sizeof(mixed[0]); i++) {
+		in = fmemopen((void *)mixed[i], strlen(mixed[i]), "r");
+		assert_int_equal(bt_folded_parse(in, &f, NULL), 0);
+		fclose(in);
+		if (f.per_pid)
+			fail_msg("%s: taken as per process", mixed[i]);
+		bt_folded_free(&f);
+	}
+}
+
 static void profile__pending_names__retried_and_counted(void **state)
 {
 	struct bt_profile p;
@@ -205,6 +260,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(profile__same_stack__counted_once),
 		cmocka_unit_test(profile__different_addresses_same_name__merged_in_output),
+		cmocka_unit_test(profile__per_pid__comm_pid_lines_read_back),
 		cmocka_unit_test(profile__pending_names__retried_and_counted),
 		cmocka_unit_test(profile__separator_in_name__escaped),
 		cmocka_unit_test(profile__set_lines__kept_once_strings_interned),
