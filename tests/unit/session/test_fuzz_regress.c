@@ -245,6 +245,11 @@ static void fuzz_regress__kallsyms__this_kernel_and_seeds(void **state)
 	free(data);
 }
 
+static void fuzz_regress__perfmap__seeds(void **state)
+{
+	assert_true(replay_target("perfmap", bt_check_perfmap) > 0);
+}
+
 static void fuzz_regress__folded_inputs__refused_or_round_trip(void **state)
 {
 	assert_true(replay_target("folded", bt_check_folded) > 0);
@@ -341,6 +346,7 @@ int main(void)
 		cmocka_unit_test(fuzz_regress__compressed_modules__decompress_to_the_module),
 		cmocka_unit_test(fuzz_regress__maps_lines__this_process_and_seeds),
 		cmocka_unit_test(fuzz_regress__kallsyms__this_kernel_and_seeds),
+		cmocka_unit_test(fuzz_regress__perfmap__seeds),
 		cmocka_unit_test(fuzz_regress__folded_inputs__refused_or_round_trip),
 		cmocka_unit_test(fuzz_regress__empty_folded__empty_result),
 		cmocka_unit_test(fuzz_regress__symbol_names__demangle_properties),
