@@ -1,0 +1,63 @@
+/* jitmap.h - names of the code JIT compilers make in the session's processes, from the perf maps
+ * they write: /tmp/perf-NSPID.map inside the process's own root, NSPID its pid in its own pid
+ * namespace. Each process incarnation (up to its exec or exit) has a table of its own. */
+#ifndef BT_JITMAP_H
+#define BT_JITMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "base/htab.h"
+#include "symsrc/perfmap.h"
+
+/* A process's perf map is looked for, and read again for the lines appended to it, at most this
+ * often: a miss costs at most one read per second per process. */
+#define BT_JITMAP_REREAD_NS 1000000000ULL
+
+struct bt_jitproc {
+	int pid;              /* as the host sees it */
+	int nspid;            /* in its own pid namespace: the name of its map */
+	int fd;               /* the open map, -1 when none or gone */
+	bool has_map;         /* found once: its id may be in locations, it is never reused */
+	bool gone;            /* exec'ed or exited: its map describes no live address space */
+	uint64_t checked_ns;  /* when the map was last looked for or read */
+	uint64_t gone_ns;
+	struct bt_perfmap map;
+};
+
+struct bt_jitmaps {
+	const char *proc_root;   /* "" for the real /proc */
+	struct bt_jitproc *procs;
+	size_t n, cap;
+	struct bt_htab index;    /* pid -> index of its live entry */
+	uint32_t *free_ids;      /* entries of processes gone without a map, for reuse */
+	size_t nfree, free_cap;
+	uint64_t reads;          /* reads of perf maps */
+	uint64_t refused;        /* maps not opened: not a regular file, or owned by another user */
+};
+
+void bt_jitmaps_init(struct bt_jitmaps *j, const char *proc_root);
+void bt_jitmaps_free(struct bt_jitmaps *j);
+
+/* The id of pid's JIT code table, when the process writes a perf map (looked for at most once per
+ * BT_JITMAP_REREAD_NS while it has none); -ENOENT when it has none, -ENOMEM. A map is opened only
+ * when it is a regular file inside the process's root, owned by the process's user or root. */
+int64_t bt_jitmaps_proc(struct bt_jitmaps *j, int pid, uint64_t now_ns);
+
+/* The name of the code at addr in table id, as the map's line gives it. On a miss, the lines
+ * appended since the last read are read first (at most once per BT_JITMAP_REREAD_NS). NULL when
+ * no line holds addr; then *final says whether that is for good (the process is gone). */
+const char *bt_jitmaps_name(struct bt_jitmaps *j, uint32_t id, uint64_t addr, uint64_t now_ns,
+			    bool *final);
+
+/* The host pid of table id, or 0. */
+int bt_jitmaps_pid(const struct bt_jitmaps *j, uint32_t id);
+
+/* pid exec'ed or exited: its table is read no more, and its later samples get a new one. */
+void bt_jitmaps_gone(struct bt_jitmaps *j, int pid, uint64_t now_ns);
+
+/* Frees the tables of processes gone more than grace_ns before now_ns (their ids stay valid and
+ * name nothing). */
+void bt_jitmaps_reap(struct bt_jitmaps *j, uint64_t now_ns, uint64_t grace_ns);
+
+#endif

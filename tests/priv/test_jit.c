@@ -1,0 +1,279 @@
+/* test_jit.c - JIT code named from the perf maps runtimes write: Node (--perf-basic-prof) profiled by
+ * pid on both call graphs, a function compiled after attach, and Node in a mount and pid namespace of
+ * its own writing the map in its own /tmp. The map file itself is the oracle for the names. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TMP "build/tests/tmp-jit"
+
+/* Spends its time in btHotLoop until the file argv[2] appears, then in btLateLoop, which is not
+ * called (so not compiled) before. */
+static const char script[] =
+	"const fs = require('fs');\n"
+	"function btHotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) % 1000003; return s; }\n"
+	"function btLateLoop(n) { let s = 1; for (let i = 0; i < n; i++) s = (s * 17 + i) % 999983; return s; }\n"
+	"let t = 0;\n"
+	"for (;;) {\n"
+	"  if (fs.existsSync(process.argv[2])) { for (;;) t += btLateLoop(2e6); }\n"
+	"  t += btHotLoop(2e6);\n"
+	"}\n";
+
+static char dir[PATH_MAX];
+
+static int setup(void **state)
+{
+	if (bt_test_run(NULL, 0, "mkdir -p " TMP) != 0 || !realpath(TMP, dir))
+		return -1;
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/work.js", dir);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -1;
+	fputs(script, f);
+	return fclose(f) ? -1 : 0;
+}
+
+static void need_node(void)
+{
+	if (access("/usr/bin/node", X_OK) != 0) {
+		if (bt_test_in_ci())
+			fail_msg("node is missing (tools/deps.sh installs nodejs)");
+		skip();
+	}
+}
+
+/* Whether the file at path holds needle: waited for as long as process pid lives. */
+static bool wait_for_text(const char *path, const char *needle, pid_t pid)
+{
+	for (;;) {
+		size_t len = 0;
+		FILE *f = fopen(path, "re");
+		if (f) {
+			char *buf = NULL;
+			size_t cap = 0;
+			ssize_t n;
+			bool found = false;
+			while (!found && (n = getline(&buf, &cap, f)) > 0)
+				found = strstr(buf, needle) != NULL;
+			len = found;
+			free(buf);
+			fclose(f);
+		}
+		if (len)
+			return true;
+		if (kill(pid, 0) != 0)
+			return false;
+		usleep(50000);
+	}
+}
+
+/* CPU seconds process pid has used (utime + stime of /proc/PID/stat). */
+static double proc_cpu(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	unsigned long long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Waits until process pid has used secs more CPU time, however long that takes. */
+static void wait_cpu(pid_t pid, double secs)
+{
+	double end = proc_cpu(pid) + secs;
+	while (kill(pid, 0) == 0 && proc_cpu(pid) < end)
+		usleep(50000);
+}
+
+/* The names the map at path gives code of function fn ("JS:*fn ...", "JS:~fn ..."), '\n'-joined. */
+static char *map_names(const char *path, const char *fn)
+{
+	char cmd[PATH_MAX + 256];
+	static char out[1 << 16];
+	snprintf(cmd, sizeof(cmd), "cut -d' ' -f3- '%s' | grep -F '%s' | sort -u", path, fn);
+	bt_test_run(out, sizeof(out), "%s", cmd);
+	return out;
+}
+
+struct share {
+	unsigned long long total, hits;   /* node's samples; those whose innermost user frame is fn */
+	char leaf[512];                   /* the name of one such frame */
+};
+
+/* Reads a folded profile: of node's samples, those whose innermost frame that is not the kernel's
+ * names fn. */
+static void leaf_share(const char *folded, const char *fn, struct share *sh)
+{
+	memset(sh, 0, sizeof(*sh));
+	FILE *f = fopen(folded, "re");
+	assert_non_null(f);
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *sp = strrchr(line, ' ');
+		if (!sp || strncmp(line, "node;", 5) != 0)
+			continue;
+		*sp = '\0';
+		unsigned long long count = strtoull(sp + 1, NULL, 10);
+		sh->total += count;
+		char *leaf = NULL;
+		for (char *t = strtok(line, ";"); t; t = strtok(NULL, ";")) {
+			size_t n = strlen(t);
+			if (n < 4 || strcmp(t + n - 4, "_[k]") != 0)
+				leaf = t;
+		}
+		if (leaf && !strncmp(leaf, "JS:", 3) && strstr(leaf, fn)) {
+			sh->hits += count;
+			snprintf(sh->leaf, sizeof(sh->leaf), "%s", leaf);
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* The name must be one the map gives, as it gives it. */
+static void assert_from_map(const char *name, const char *names)
+{
+	const char *p = names;
+	size_t n = strlen(name);
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == names || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return;
+		p += n;
+	}
+	fail_msg("'%s' is not a name of the map:\n%s", name, names);
+}
+
+/* Profiles node (host pid `node`, its map at `map`) with callgraph until btLateLoop, started
+ * after attach, has run a CPU second; checks btHotLoop's share and btLateLoop's name. */
+static void profile_node(pid_t node, const char *map, const char *callgraph, const char *tag)
+{
+	char folded[PATH_MAX + 64], err[PATH_MAX + 64], trig[PATH_MAX + 64], cmd[3 * PATH_MAX];
+	snprintf(folded, sizeof(folded), "%s/%s.folded", dir, tag);
+	snprintf(err, sizeof(err), "%s/%s.err", dir, tag);
+	snprintf(trig, sizeof(trig), "%s/%s.go", dir, tag);
+	/* its hot function compiled and optimized before the session, as a running service's is */
+	assert_true(wait_for_text(map, "JS:*btHotLoop", node));
+	unlink(err);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v --call-graph %s -o %s 2>%s", (int)node,
+		 callgraph, folded, err);
+	pid_t bt = bt_test_spawn(cmd);
+	assert_true(wait_for_text(err, "sampling at", bt));
+	wait_cpu(node, 2.0);
+	/* then a function node compiles only now */
+	FILE *t = fopen(trig, "we");
+	assert_non_null(t);
+	fclose(t);
+	assert_true(wait_for_text(map, "JS:*btLateLoop", node));
+	wait_cpu(node, 1.0);
+	kill(bt, SIGINT);
+	int st = 0;
+	waitpid(bt, &st, 0);
+	bt_test_run(NULL, 0, "cat %s >&2", err);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	struct share hot, late;
+	leaf_share(folded, "btHotLoop", &hot);
+	leaf_share(folded, "btLateLoop", &late);
+	print_message("%s: %llu node samples, %llu in btHotLoop (%s), %llu in btLateLoop (%s)\n", tag,
+		      hot.total, hot.hits, hot.leaf, late.hits, late.leaf);
+	assert_true(hot.total >= 50);
+	/* before the trigger, all but the calls to existsSync is btHotLoop; after it, btLateLoop */
+	assert_true(hot.hits + late.hits >= hot.total * 95 / 100);
+	assert_true(hot.hits > 0 && late.hits > 0);
+	assert_from_map(hot.leaf, map_names(map, "btHotLoop"));
+	assert_from_map(late.leaf, map_names(map, "btLateLoop"));
+}
+
+static pid_t start_node(const char *tag)
+{
+	char cmd[2 * PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "exec node --perf-basic-prof %s/work.js %s/%s.go", dir, dir, tag);
+	return bt_test_spawn(cmd);
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static void jit__node_perf_basic_prof__functions_named_on_both_call_graphs(void **state)
+{
+	bt_test_require_priv();
+	need_node();
+	static const char *const graphs[] = { "fp", "dwarf" };
+	for (size_t i = 0; i < 2; i++) {
+		char tag[32], map[64];
+		snprintf(tag, sizeof(tag), "host-%s", graphs[i]);
+		pid_t node = start_node(tag);
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)node);
+		profile_node(node, map, graphs[i], tag);
+		stop(node);
+		unlink(map);
+	}
+}
+
+/* The host pid of the only child of process parent, once it has one. */
+static pid_t child_of(pid_t parent)
+{
+	for (;;) {
+		char out[64];
+		if (bt_test_run(out, sizeof(out), "pgrep -P %d", (int)parent) == 0 && atoi(out) > 0)
+			return atoi(out);
+		if (kill(parent, 0) != 0)
+			return -1;
+		usleep(50000);
+	}
+}
+
+static void jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp(void **state)
+{
+	bt_test_require_priv();
+	need_node();
+	char cmd[3 * PATH_MAX];
+	/* its own /tmp (a tmpfs in its mount namespace) and pid 1 of its own pid namespace: the map
+	 * is /tmp/perf-1.map there, seen from here only through its root */
+	snprintf(cmd, sizeof(cmd), "exec unshare -mpf --kill-child --mount-proc sh -c 'mount -t tmpfs tmpfs /tmp && "
+		 "exec node --perf-basic-prof %s/work.js %s/ns.go'", dir, dir);
+	pid_t us = bt_test_spawn(cmd);
+	pid_t node = child_of(us);
+	assert_true(node > 0);
+	char map[64];
+	snprintf(map, sizeof(map), "/proc/%d/root/tmp/perf-1.map", (int)node);
+	assert_true(wait_for_text(map, "JS:*btHotLoop", node));
+	/* not where a process of this namespace would write it */
+	char host_map[64];
+	snprintf(host_map, sizeof(host_map), "/tmp/perf-%d.map", (int)node);
+	assert_int_not_equal(access(host_map, F_OK), 0);
+	profile_node(node, map, "dwarf", "ns");
+	kill(node, SIGKILL);
+	stop(us);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(jit__node_perf_basic_prof__functions_named_on_both_call_graphs),
+		cmocka_unit_test(jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
