@@ -205,7 +205,7 @@ static void profile_node(pid_t node, const char *map, const char *callgraph, con
 
 static pid_t start_node(const char *tag)
 {
-	char cmd[2 * PATH_MAX];
+	char cmd[3 * PATH_MAX];
 	snprintf(cmd, sizeof(cmd), "exec node --perf-basic-prof %s/work.js %s/%s.go", dir, dir, tag);
 	return bt_test_spawn(cmd);
 }
