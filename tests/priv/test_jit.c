@@ -29,6 +29,36 @@ static const char script[] =
 	"}\n";
 
 static char dir[PATH_MAX];
+/* What a test started, killed by its teardown when an assertion cut it short. */
+static pid_t started[4];
+
+static void track(pid_t pid)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (!started[i]) {
+			started[i] = pid;
+			return;
+		}
+}
+
+/* pid was waited for: it is not ours to kill any more. */
+static void untrack(pid_t pid)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (started[i] == pid)
+			started[i] = 0;
+}
+
+static int kill_started(void **state)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (started[i] > 0) {
+			kill(started[i], SIGKILL);
+			waitpid(started[i], NULL, 0);
+			started[i] = 0;
+		}
+	return 0;
+}
 
 static int setup(void **state)
 {
@@ -52,8 +82,11 @@ static void need_node(void)
 	}
 }
 
-/* Whether the file at path holds needle: waited for as long as process pid lives. */
-static bool wait_for_text(const char *path, const char *needle, pid_t pid)
+static double proc_cpu(pid_t pid);
+
+/* Whether the file at path holds needle: waited for as long as process pid lives, and, when
+ * max_cpu > 0, has used less than max_cpu CPU seconds (a runtime that never writes it). */
+static bool wait_for(const char *path, const char *needle, pid_t pid, double max_cpu)
 {
 	for (;;) {
 		size_t len = 0;
@@ -71,10 +104,21 @@ static bool wait_for_text(const char *path, const char *needle, pid_t pid)
 		}
 		if (len)
 			return true;
-		if (kill(pid, 0) != 0)
+		if (kill(pid, 0) != 0 || (max_cpu > 0 && proc_cpu(pid) > max_cpu))
 			return false;
 		usleep(50000);
 	}
+}
+
+static bool wait_for_text(const char *path, const char *needle, pid_t pid)
+{
+	return wait_for(path, needle, pid, 0);
+}
+
+/* node writes it within a few CPU seconds; a minute is a margin, not a measure */
+static bool wait_for_map(const char *path, const char *needle, pid_t node)
+{
+	return wait_for(path, needle, node, proc_cpu(node) + 60);
 }
 
 /* CPU seconds process pid has used (utime + stime of /proc/PID/stat). */
@@ -162,31 +206,65 @@ static void assert_from_map(const char *name, const char *names)
 	fail_msg("'%s' is not a name of the map:\n%s", name, names);
 }
 
+/* The same session's JSON (read by Python's json) and pprof (read by go tool pprof): the frames
+ * named leaf are JIT frames of process node, named from its perf map, in a mapping "[jit] PID". */
+static void check_outputs(pid_t node, const char *tag, const char *leaf)
+{
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 -c '"
+			     "import json, sys; d = json.load(open(sys.argv[1])); "
+			     "f = [x for x in d[\"frames\"] if x[\"name\"] == sys.argv[2]]; "
+			     "assert f and all(x[\"kind\"] == \"jit\" and x[\"name_from\"] == \"perf-map\" and "
+			     "x[\"pid\"] == int(sys.argv[3]) and x[\"resolved\"] for x in f), f; "
+			     "print(len(f))' %s/%s.json '%s' %d 2>&1", dir, tag, leaf, (int)node);
+	print_message("json: %s", out);
+	assert_int_equal(rc, 0);
+	if (access("/usr/bin/go", X_OK) != 0) {
+		if (bt_test_in_ci())
+			fail_msg("go is missing: go tool pprof is the oracle of the pprof output");
+		return;
+	}
+	/* -raw lists mappings as "N: START/LIMIT/OFFSET FILE BUILDID" and locations as
+	 * "N: ADDRESS M=MAPPING NAME ..." */
+	rc = bt_test_run(out, sizeof(out), "cd %s && HOME=%s GOFLAGS=-mod=mod go tool pprof -raw %s.pb.gz 2>&1 | "
+			 "awk -v want='[jit] %d' -v leaf='%s' '"
+			 "/^Mappings/ { m = 1; next } "
+			 "m && index($0, want) { split($1, a, \":\"); jit = a[1] } "
+			 "!m && index($0, leaf) { split($3, b, \"=\"); locs[b[2]]++ } "
+			 "END { n = 0; for (k in locs) { n++; if (k != jit) { print \"bad mapping \" k; exit 1 } } "
+			 "if (!n || jit == \"\") { print \"none\"; exit 1 } print n \" mapping(s) ok\" }'",
+			 dir, dir, tag, (int)node, leaf);
+	print_message("pprof: %s", out);
+	assert_int_equal(rc, 0);
+}
+
 /* Profiles node (host pid `node`, its map at `map`) with callgraph until btLateLoop, started
  * after attach, has run a CPU second; checks btHotLoop's share and btLateLoop's name. */
 static void profile_node(pid_t node, const char *map, const char *callgraph, const char *tag)
 {
-	char folded[PATH_MAX + 64], err[PATH_MAX + 64], trig[PATH_MAX + 64], cmd[3 * PATH_MAX];
+	char folded[PATH_MAX + 64], err[PATH_MAX + 64], trig[PATH_MAX + 64], cmd[8 * PATH_MAX];
 	snprintf(folded, sizeof(folded), "%s/%s.folded", dir, tag);
 	snprintf(err, sizeof(err), "%s/%s.err", dir, tag);
 	snprintf(trig, sizeof(trig), "%s/%s.go", dir, tag);
 	/* its hot function compiled and optimized before the session, as a running service's is */
-	assert_true(wait_for_text(map, "JS:*btHotLoop", node));
+	assert_true(wait_for_map(map, "JS:*btHotLoop", node));
 	unlink(err);
-	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v --call-graph %s -o %s 2>%s", (int)node,
-		 callgraph, folded, err);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v --call-graph %s -o %s --also-write json:%s/%s.json "
+		 "--also-write pprof:%s/%s.pb.gz 2>%s", (int)node, callgraph, folded, dir, tag, dir, tag, err);
 	pid_t bt = bt_test_spawn(cmd);
+	track(bt);
 	assert_true(wait_for_text(err, "sampling at", bt));
 	wait_cpu(node, 2.0);
 	/* then a function node compiles only now */
 	FILE *t = fopen(trig, "we");
 	assert_non_null(t);
 	fclose(t);
-	assert_true(wait_for_text(map, "JS:*btLateLoop", node));
+	assert_true(wait_for_map(map, "JS:*btLateLoop", node));
 	wait_cpu(node, 1.0);
 	kill(bt, SIGINT);
 	int st = 0;
 	waitpid(bt, &st, 0);
+	untrack(bt);
 	bt_test_run(NULL, 0, "cat %s >&2", err);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
@@ -201,19 +279,34 @@ static void profile_node(pid_t node, const char *map, const char *callgraph, con
 	assert_true(hot.hits > 0 && late.hits > 0);
 	assert_from_map(hot.leaf, map_names(map, "btHotLoop"));
 	assert_from_map(late.leaf, map_names(map, "btLateLoop"));
+	check_outputs(node, tag, hot.leaf);
+}
+
+/* The trigger of btLateLoop, absent until the test makes it. */
+static void untrigger(const char *tag)
+{
+	char trig[PATH_MAX + 64];
+	snprintf(trig, sizeof(trig), "%s/%s.go", dir, tag);
+	unlink(trig);
 }
 
 static pid_t start_node(const char *tag)
 {
 	char cmd[3 * PATH_MAX];
-	snprintf(cmd, sizeof(cmd), "exec node --perf-basic-prof %s/work.js %s/%s.go", dir, dir, tag);
-	return bt_test_spawn(cmd);
+	untrigger(tag);
+	/* without inlining, so that the functions keep frames of their own whatever V8 decides */
+	snprintf(cmd, sizeof(cmd), "exec node --perf-basic-prof --no-turbo-inlining %s/work.js %s/%s.go",
+		 dir, dir, tag);
+	pid_t pid = bt_test_spawn(cmd);
+	track(pid);
+	return pid;
 }
 
 static void stop(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	untrack(pid);
 }
 
 static void jit__node_perf_basic_prof__functions_named_on_both_call_graphs(void **state)
@@ -253,27 +346,31 @@ static void jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp(void **
 	/* its own /tmp (a tmpfs in its mount namespace) and pid 1 of its own pid namespace: the map
 	 * is /tmp/perf-1.map there, seen from here only through its root */
 	snprintf(cmd, sizeof(cmd), "exec unshare -mpf --kill-child --mount-proc sh -c 'mount -t tmpfs tmpfs /tmp && "
-		 "exec node --perf-basic-prof %s/work.js %s/ns.go'", dir, dir);
+		 "exec node --perf-basic-prof --no-turbo-inlining %s/work.js %s/ns.go'", dir, dir);
+	untrigger("ns");
 	pid_t us = bt_test_spawn(cmd);
+	track(us);
 	pid_t node = child_of(us);
 	assert_true(node > 0);
+	track(node);
 	char map[64];
 	snprintf(map, sizeof(map), "/proc/%d/root/tmp/perf-1.map", (int)node);
-	assert_true(wait_for_text(map, "JS:*btHotLoop", node));
+	assert_true(wait_for_map(map, "JS:*btHotLoop", node));
 	/* not where a process of this namespace would write it */
 	char host_map[64];
 	snprintf(host_map, sizeof(host_map), "/tmp/perf-%d.map", (int)node);
 	assert_int_not_equal(access(host_map, F_OK), 0);
 	profile_node(node, map, "dwarf", "ns");
 	kill(node, SIGKILL);
+	untrack(node);
 	stop(us);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(jit__node_perf_basic_prof__functions_named_on_both_call_graphs),
-		cmocka_unit_test(jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp),
+		cmocka_unit_test_teardown(jit__node_perf_basic_prof__functions_named_on_both_call_graphs, kill_started),
+		cmocka_unit_test_teardown(jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp, kill_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
