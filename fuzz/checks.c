@@ -13,6 +13,7 @@
 #include "session/profile.h"
 #include "elf/symtab.h"
 #include "symsrc/perfmap.h"
+#include "symsrc/jitdump.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1035,6 +1036,51 @@ int bt_check_perfmap(const uint8_t *data, size_t len)
 	for (size_t i = 1; i < whole.nsorted; i++)
 		CHECK(whole.sorted[i - 1].end <= whole.sorted[i].start);
 out:
+	bt_perfmap_free(&whole);
+	bt_perfmap_free(&parts);
+	return err;
+}
+
+/* ---- jitdump ------------------------------------------------------------------------------ */
+
+int bt_check_jitdump(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	struct bt_jitdump dw, dp;
+	struct bt_perfmap whole, parts;
+	bt_jitdump_init(&dw);
+	bt_jitdump_init(&dp);
+	bt_perfmap_init(&whole);
+	bt_perfmap_init(&parts);
+	size_t used = SIZE_MAX, u1 = 0, u2 = 0;
+	int rw = bt_jitdump_parse(&dw, data, len, len, &whole, &used);
+	CHECK(rw == 0 || rw == -EINVAL || rw == -EBADMSG || rw == -ENOMEM);
+	if (rw == -ENOMEM) {
+		err = rw;
+		goto out;
+	}
+	CHECK(used <= len && dw.bytes == used);
+	/* The same bytes in two pieces, the first of which is all there is yet: the same records. */
+	size_t cut = len ? data[len - 1] % (len + 1) : 0;
+	int r1 = bt_jitdump_parse(&dp, data, cut, cut, &parts, &u1);
+	CHECK(u1 <= cut);
+	int r2 = r1 ? r1 : bt_jitdump_parse(&dp, data + u1, len - u1, len - u1, &parts, &u2);
+	CHECK(r2 == rw && (r2 || u1 + u2 == used));
+	CHECK(parts.nraw == whole.nraw && dp.bad_records == dw.bad_records);
+	for (size_t i = 0; i < whole.nraw; i++) {
+		const struct bt_perfmap_entry *a = &whole.raw[i], *b = &parts.raw[i];
+		CHECK(a->start == b->start && a->end == b->end && a->start < a->end);
+		CHECK(!strcmp(bt_perfmap_name(&whole, a), bt_perfmap_name(&parts, b)));
+	}
+	for (size_t i = 0; i < whole.nraw && i < 256; i++) {
+		const struct bt_perfmap_entry *e = &whole.raw[i];
+		CHECK_OK(check_perfmap_at(&whole, e->start));
+		CHECK_OK(check_perfmap_at(&whole, e->end - 1));
+		CHECK_OK(check_perfmap_at(&whole, e->end));
+	}
+out:
+	bt_jitdump_free(&dw);
+	bt_jitdump_free(&dp);
 	bt_perfmap_free(&whole);
 	bt_perfmap_free(&parts);
 	return err;

@@ -83,9 +83,18 @@ static int take_line(struct bt_perfmap *m, const char *p, const char *end)
 	const char *name = skip_blanks(q, end);
 	while (end > name && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
 		end--;
-	if (name == end || size == 0 || start > UINT64_MAX - size)
+	return bt_perfmap_add(m, start, size, name, (size_t)(end - name));
+}
+
+int bt_perfmap_add(struct bt_perfmap *m, uint64_t start, uint64_t size, const char *name, size_t nlen)
+{
+	if (!nlen || nlen > BT_PERFMAP_LINE_MAX || memchr(name, '\0', nlen) || size == 0 ||
+	    start > UINT64_MAX - size)
 		return 0;
-	size_t nlen = (size_t)(end - name);
+	if (m->nraw >= BT_PERFMAP_MAX_LINES || m->names_len + nlen + 1 > BT_PERFMAP_MAX_BYTES) {
+		m->truncated = true;
+		return 0;
+	}
 	if (grow((void **)&m->raw, &m->raw_cap, m->nraw + 1, sizeof(*m->raw)) ||
 	    grow((void **)&m->names, &m->names_cap, m->names_len + nlen + 1, 1))
 		return -ENOMEM;

@@ -45,6 +45,11 @@ void bt_perfmap_free(struct bt_perfmap *m);
  * unfinished last line is left for the next call. 0 or -ENOMEM. */
 int bt_perfmap_parse(struct bt_perfmap *m, const char *buf, size_t len, bool eof, size_t *used);
 
+/* Adds the code at [start, start + size) named name[0..nlen) as a line would: 1 taken, 0 refused
+ * (an empty or over-long name, one holding a NUL, a size of 0 or past the end of the address space,
+ * or a full table, which sets truncated), -ENOMEM. */
+int bt_perfmap_add(struct bt_perfmap *m, uint64_t start, uint64_t size, const char *name, size_t nlen);
+
 /* Reads fd from offset m->bytes to its end (the lines appended since the last read), within the
  * bounds; an unfinished last line waits for the next read. 0 or -errno (a read error, -ENOMEM). */
 int bt_perfmap_read_fd(struct bt_perfmap *m, int fd);
