@@ -1,5 +1,6 @@
-/* jitmap.c - per-process perf maps: found inside the process's root under its namespaced pid, kept
- * open and read again only for what was appended, on a miss and at most once a second. */
+/* jitmap.c - per-process perf maps and jitdumps: a map found inside the process's root under its
+ * namespaced pid, a jitdump through the process's mapping of it; both kept open and read again only
+ * for what was appended, on a miss and at most once a second. */
 #include "session/jitmap.h"
 
 #include <errno.h>
@@ -21,9 +22,14 @@ void bt_jitmaps_init(struct bt_jitmaps *j, const char *proc_root)
 void bt_jitmaps_free(struct bt_jitmaps *j)
 {
 	for (size_t i = 0; i < j->n; i++) {
-		if (j->procs[i].fd >= 0)
-			close(j->procs[i].fd);
-		bt_perfmap_free(&j->procs[i].map);
+		struct bt_jitproc *p = &j->procs[i];
+		if (p->fd >= 0)
+			close(p->fd);
+		if (p->dump_fd >= 0)
+			close(p->dump_fd);
+		bt_perfmap_free(&p->map);
+		bt_perfmap_free(&p->dump_map);
+		bt_jitdump_free(&p->dump);
 	}
 	free(j->procs);
 	free(j->free_ids);
@@ -88,6 +94,58 @@ static int open_map(struct bt_jitmaps *j, struct bt_jitproc *p)
 	return fd;
 }
 
+/* Whether name (a path) ends in jit-DIGITS.dump, as the runtimes name their jitdumps. */
+static bool is_jitdump(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	if (strncmp(b, "jit-", 4) != 0)
+		return false;
+	const char *d = b + 4;
+	while (*d >= '0' && *d <= '9')
+		d++;
+	return d > b + 4 && !strcmp(d, ".dump");
+}
+
+struct dump_where {
+	uint64_t start, end;
+};
+
+static int find_dump(void *ctx, const struct bt_procmap *m)
+{
+	struct dump_where *w = ctx;
+	if (!is_jitdump(m->path))
+		return 0;
+	w->start = m->start;
+	w->end = m->end;
+	return 1;
+}
+
+/* The jitdump the process maps, through its mapping (the very file, whatever its path holds now),
+ * owned by the process's user or root. fd or -errno. */
+static int open_dump(struct bt_jitmaps *j, struct bt_jitproc *p)
+{
+	char path[4096];
+	struct stat pst, st;
+	struct dump_where w = { 0 };
+	snprintf(path, sizeof(path), "%s/proc/%d", j->proc_root, p->pid);
+	if (stat(path, &pst) != 0)
+		return -errno;
+	if (bt_procmaps_foreach(j->proc_root, p->pid, find_dump, &w) != 1)
+		return -ENOENT;
+	int fd = bt_procmaps_open_mapped(j->proc_root, p->pid, w.start, w.end);
+	if (fd == -EINVAL)
+		j->refused++;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) != 0 || (st.st_uid != pst.st_uid && st.st_uid != 0)) {
+		j->refused++;
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
 static int64_t new_entry(struct bt_jitmaps *j, int pid)
 {
 	size_t id;
@@ -108,7 +166,10 @@ static int64_t new_entry(struct bt_jitmaps *j, int pid)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->fd = -1;
+	p->dump_fd = -1;
 	bt_perfmap_init(&p->map);
+	bt_perfmap_init(&p->dump_map);
+	bt_jitdump_init(&p->dump);
 	if (bt_htab_insert(&j->index, bt_hash_u64((uint64_t)pid), id)) {
 		p->pid = 0;
 		if (id + 1 == j->n)
@@ -126,11 +187,14 @@ static void read_map(struct bt_jitmaps *j, struct bt_jitproc *p, uint64_t now_ns
 	j->reads++;
 	struct stat st;
 	/* A map written anew from its start (a shorter file) is read again whole. */
-	if (fstat(p->fd, &st) == 0 && (uint64_t)st.st_size < p->map.bytes) {
+	if (p->fd >= 0 && fstat(p->fd, &st) == 0 && (uint64_t)st.st_size < p->map.bytes) {
 		bt_perfmap_free(&p->map);
 		bt_perfmap_init(&p->map);
 	}
-	bt_perfmap_read_fd(&p->map, p->fd);
+	if (p->fd >= 0)
+		bt_perfmap_read_fd(&p->map, p->fd);
+	if (p->dump_fd >= 0)
+		bt_jitdump_read_fd(&p->dump, p->dump_fd, &p->dump_map);
 }
 
 int64_t bt_jitmaps_proc(struct bt_jitmaps *j, int pid, uint64_t now_ns)
@@ -147,13 +211,24 @@ int64_t bt_jitmaps_proc(struct bt_jitmaps *j, int pid, uint64_t now_ns)
 	if (p->checked_ns && now_ns < p->checked_ns + BT_JITMAP_REREAD_NS)
 		return -ENOENT;
 	p->checked_ns = now_ns ? now_ns : 1;
-	int fd = open_map(j, p);
-	if (fd < 0)
+	int fd = open_map(j, p), dfd = open_dump(j, p);
+	if (fd < 0 && dfd < 0)
 		return -ENOENT;
-	p->fd = fd;
+	p->fd = fd < 0 ? -1 : fd;
+	p->dump_fd = dfd < 0 ? -1 : dfd;
 	p->has_map = true;
 	read_map(j, p, p->checked_ns);
 	return id;
+}
+
+/* The jitdump's records first (they are exact about moves), then the map's lines. */
+static const char *lookup(struct bt_jitproc *p, uint64_t addr)
+{
+	const struct bt_perfmap_entry *e = bt_perfmap_lookup(&p->dump_map, addr);
+	if (e)
+		return bt_perfmap_name(&p->dump_map, e);
+	e = bt_perfmap_lookup(&p->map, addr);
+	return e ? bt_perfmap_name(&p->map, e) : NULL;
 }
 
 const char *bt_jitmaps_name(struct bt_jitmaps *j, uint32_t id, uint64_t addr, uint64_t now_ns,
@@ -163,15 +238,25 @@ const char *bt_jitmaps_name(struct bt_jitmaps *j, uint32_t id, uint64_t addr, ui
 	if (id >= j->n || !j->procs[id].has_map)
 		return NULL;
 	struct bt_jitproc *p = &j->procs[id];
-	const struct bt_perfmap_entry *e = bt_perfmap_lookup(&p->map, addr);
-	if (!e && !p->gone && p->fd >= 0 && now_ns >= p->checked_ns + BT_JITMAP_REREAD_NS) {
+	const char *name = lookup(p, addr);
+	if (!name && !p->gone && (p->fd >= 0 || p->dump_fd >= 0) &&
+	    now_ns >= p->checked_ns + BT_JITMAP_REREAD_NS) {
 		read_map(j, p, now_ns);
-		e = bt_perfmap_lookup(&p->map, addr);
+		name = lookup(p, addr);
 	}
-	if (e)
-		return bt_perfmap_name(&p->map, e);
-	*final = p->gone;
-	return NULL;
+	if (!name)
+		*final = p->gone;
+	return name;
+}
+
+const char *bt_jitmaps_source(const struct bt_jitmaps *j, uint32_t id, uint64_t addr)
+{
+	if (id >= j->n)
+		return NULL;
+	const struct bt_jitproc *p = &j->procs[id];
+	if (bt_perfmap_find(&p->dump_map, addr))
+		return "jitdump";
+	return bt_perfmap_find(&p->map, addr) ? "perf-map" : NULL;
 }
 
 int bt_jitmaps_pid(const struct bt_jitmaps *j, uint32_t id)
@@ -188,9 +273,15 @@ void bt_jitmaps_gone(struct bt_jitmaps *j, int pid, uint64_t now_ns)
 	size_t id = (size_t)*v;
 	bt_htab_remove(&j->index, h, pid_eq, j, &pid);
 	struct bt_jitproc *p = &j->procs[id];
+	/* What the runtime wrote last (a buffered writer flushes as it exits) is read before the
+	 * files are let go. */
+	if (p->has_map)
+		read_map(j, p, now_ns);
 	if (p->fd >= 0)
 		close(p->fd);
-	p->fd = -1;
+	if (p->dump_fd >= 0)
+		close(p->dump_fd);
+	p->fd = p->dump_fd = -1;
 	p->gone = true;
 	p->gone_ns = now_ns;
 	if (p->has_map)
@@ -211,9 +302,10 @@ void bt_jitmaps_reap(struct bt_jitmaps *j, uint64_t now_ns, uint64_t grace_ns)
 {
 	for (size_t i = 0; i < j->n; i++) {
 		struct bt_jitproc *p = &j->procs[i];
-		if (p->gone && p->has_map && p->map.names && now_ns > p->gone_ns + grace_ns) {
+		if (p->gone && p->has_map && now_ns > p->gone_ns + grace_ns) {
 			bt_perfmap_free(&p->map);
-			bt_perfmap_init(&p->map);
+			bt_perfmap_free(&p->dump_map);
+			bt_jitdump_free(&p->dump);
 		}
 	}
 }

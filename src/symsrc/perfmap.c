@@ -294,6 +294,11 @@ const struct bt_perfmap_entry *bt_perfmap_lookup(struct bt_perfmap *m, uint64_t 
 			return NULL;
 		}
 	}
+	return bt_perfmap_find(m, addr);
+}
+
+const struct bt_perfmap_entry *bt_perfmap_find(const struct bt_perfmap *m, uint64_t addr)
+{
 	size_t lo = 0, hi = m->nsorted;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;

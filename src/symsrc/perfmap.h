@@ -58,6 +58,10 @@ int bt_perfmap_read_fd(struct bt_perfmap *m, int fd);
  * since the last lookup first; NULL with errno ENOMEM when that fails. */
 const struct bt_perfmap_entry *bt_perfmap_lookup(struct bt_perfmap *m, uint64_t addr);
 
+/* The same on a table already sorted (by an earlier bt_perfmap_lookup): lines added since are not
+ * seen. */
+const struct bt_perfmap_entry *bt_perfmap_find(const struct bt_perfmap *m, uint64_t addr);
+
 static inline const char *bt_perfmap_name(const struct bt_perfmap *m, const struct bt_perfmap_entry *e)
 {
 	return m->names + e->name_off;

@@ -103,11 +103,15 @@ static void jitmap__miss__map_read_again_at_most_once_a_second(void **state)
 	for (uint64_t t = 0; t < 10; t++)
 		assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 31 * SEC + t * (SEC / 10), &final));
 	assert_int_equal(j.reads, reads + 2);
-	/* once gone, a miss is final and nothing is read */
+	/* what the process wrote as it exited is read once more when it is gone */
+	write_map(fx, 8, "a", "9000 10 flushed_at_exit\n");
 	bt_jitmaps_gone(&j, 4300, 40 * SEC);
-	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 50 * SEC, &final));
+	assert_int_equal(j.reads, reads + 3);
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 50 * SEC, &final), "flushed_at_exit");
+	/* and after that, a miss is final and nothing is read */
+	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0xa000, 50 * SEC, &final));
 	assert_true(final);
-	assert_int_equal(j.reads, reads + 2);
+	assert_int_equal(j.reads, reads + 3);
 	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 50 * SEC, &final), "first");
 	/* freed after the grace period: the id stays valid and names nothing */
 	bt_jitmaps_reap(&j, 60 * SEC, 5 * SEC);
