@@ -17,15 +17,16 @@
 #define TMP "build/tests/tmp-jit"
 
 /* Spends its time in btHotLoop until the file argv[2] appears, then in btLateLoop, which is not
- * called (so not compiled) before. */
+ * called (so not compiled) before; exits (flushing what it buffered) when argv[2].exit appears. */
 static const char script[] =
 	"const fs = require('fs');\n"
 	"function btHotLoop(n) { let s = 0; for (let i = 0; i < n; i++) s = (s * 31 + i) % 1000003; return s; }\n"
 	"function btLateLoop(n) { let s = 1; for (let i = 0; i < n; i++) s = (s * 17 + i) % 999983; return s; }\n"
-	"let t = 0;\n"
+	"let t = 0, late = false;\n"
 	"for (;;) {\n"
-	"  if (fs.existsSync(process.argv[2])) { for (;;) t += btLateLoop(2e6); }\n"
-	"  t += btHotLoop(2e6);\n"
+	"  if (fs.existsSync(process.argv[2] + '.exit')) process.exit(0);\n"
+	"  if (!late && fs.existsSync(process.argv[2])) late = true;\n"
+	"  t += late ? btLateLoop(2e6) : btHotLoop(2e6);\n"
 	"}\n";
 
 static char dir[PATH_MAX];
@@ -288,6 +289,8 @@ static void untrigger(const char *tag)
 	char trig[PATH_MAX + 64];
 	snprintf(trig, sizeof(trig), "%s/%s.go", dir, tag);
 	unlink(trig);
+	snprintf(trig, sizeof(trig), "%s/%s.go.exit", dir, tag);
+	unlink(trig);
 }
 
 static pid_t start_node(const char *tag)
@@ -323,6 +326,89 @@ static void jit__node_perf_basic_prof__functions_named_on_both_call_graphs(void 
 		stop(node);
 		unlink(map);
 	}
+}
+
+/* The names of the code loads of the jitdump at path that name fn, '\n'-joined (Python reads it). */
+static char *dump_names(const char *path, const char *fn)
+{
+	static char out[1 << 16];
+	bt_test_run(out, sizeof(out), "/usr/bin/python3 -c '"
+		    "import struct, sys\n"
+		    "b = open(sys.argv[1], \"rb\").read(); pos = struct.unpack_from(\"<I\", b, 8)[0]; names = set()\n"
+		    "while pos + 16 <= len(b):\n"
+		    "    i, sz = struct.unpack_from(\"<II\", b, pos)\n"
+		    "    if i == 0: names.add(b[pos + 56:b.index(b\"\\0\", pos + 56)].decode())\n"
+		    "    pos += sz\n"
+		    "print(\"\\n\".join(sorted(n for n in names if sys.argv[2] in n)))' %s %s", path, fn);
+	return out;
+}
+
+/* Whether process pid maps a file whose name ends in suffix. */
+static bool maps_file(pid_t pid, const char *suffix)
+{
+	char out[256];
+	return bt_test_run(out, sizeof(out), "grep -q -- '%s$' /proc/%d/maps", suffix, (int)pid) == 0;
+}
+
+static void jit__node_perf_prof__named_from_its_jitdump(void **state)
+{
+	bt_test_require_priv();
+	need_node();
+	char cmd[8 * PATH_MAX], err[PATH_MAX + 64], folded[PATH_MAX + 64], trig[PATH_MAX + 64];
+	untrigger("dump");
+	/* node writes jit-PID.dump in its working directory, and maps it so that profilers find it */
+	snprintf(cmd, sizeof(cmd), "cd %s && exec node --perf-prof --no-turbo-inlining work.js %s/dump.go", dir, dir);
+	pid_t node = bt_test_spawn(cmd);
+	track(node);
+	char suffix[64], dump[PATH_MAX + 64];
+	snprintf(suffix, sizeof(suffix), "/jit-%d.dump", (int)node);
+	snprintf(dump, sizeof(dump), "%s%s", dir, suffix);
+	for (double end = proc_cpu(node) + 60; !maps_file(node, suffix);) {
+		assert_true(kill(node, 0) == 0 && proc_cpu(node) < end);
+		usleep(50000);
+	}
+	snprintf(err, sizeof(err), "%s/dump.err", dir);
+	snprintf(folded, sizeof(folded), "%s/dump.folded", dir);
+	unlink(err);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v -o %s --also-write json:%s/dump.json 2>%s", (int)node,
+		 folded, dir, err);
+	pid_t bt = bt_test_spawn(cmd);
+	track(bt);
+	assert_true(wait_for_text(err, "sampling at", bt));
+	wait_cpu(node, 2.0);
+	snprintf(trig, sizeof(trig), "%s/dump.go", dir);
+	fclose(fopen(trig, "we"));
+	wait_cpu(node, 1.0);
+	/* node exits, flushing the records it buffered; the session ends with it */
+	snprintf(trig, sizeof(trig), "%s/dump.go.exit", dir);
+	fclose(fopen(trig, "we"));
+	int st = 0;
+	waitpid(node, &st, 0);
+	untrack(node);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	waitpid(bt, &st, 0);
+	untrack(bt);
+	bt_test_run(NULL, 0, "cat %s >&2", err);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct share hot, late;
+	leaf_share(folded, "btHotLoop", &hot);
+	leaf_share(folded, "btLateLoop", &late);
+	print_message("dump: %llu node samples, %llu in btHotLoop (%s), %llu in btLateLoop (%s)\n", hot.total,
+		      hot.hits, hot.leaf, late.hits, late.leaf);
+	assert_true(hot.total >= 50);
+	assert_true(hot.hits + late.hits >= hot.total * 95 / 100);
+	assert_true(hot.hits > 0 && late.hits > 0);
+	assert_from_map(hot.leaf, dump_names(dump, "btHotLoop"));
+	assert_from_map(late.leaf, dump_names(dump, "btLateLoop"));
+	char out[1024];
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 -c '"
+			     "import json, sys; d = json.load(open(sys.argv[1])); "
+			     "f = [x for x in d[\"frames\"] if x[\"name\"] == sys.argv[2]]; "
+			     "assert f and all(x[\"kind\"] == \"jit\" and x[\"name_from\"] == \"jitdump\" for x in f), f' "
+			     "%s/dump.json '%s' 2>&1", dir, hot.leaf);
+	print_message("json: %s\n", out);
+	assert_int_equal(rc, 0);
+	unlink(dump);
 }
 
 /* The host pid of the only child of process parent, once it has one. */
@@ -371,6 +457,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(jit__node_perf_basic_prof__functions_named_on_both_call_graphs, kill_started),
 		cmocka_unit_test_teardown(jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp, kill_started),
+		cmocka_unit_test_teardown(jit__node_perf_prof__named_from_its_jitdump, kill_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
