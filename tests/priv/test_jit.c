@@ -1,6 +1,7 @@
-/* test_jit.c - JIT code named from the perf maps runtimes write: Node (--perf-basic-prof) profiled by
- * pid on both call graphs, a function compiled after attach, and Node in a mount and pid namespace of
- * its own writing the map in its own /tmp. The map file itself is the oracle for the names. */
+/* test_jit.c - JIT code named from the perf maps and jitdumps runtimes write: Node (--perf-basic-prof)
+ * profiled by pid on both call graphs, a function compiled after attach, Node in a mount and pid
+ * namespace of its own writing the map in its own /tmp, Node's jitdump (--perf-prof), and the JVM's
+ * map (jcmd Compiler.perfmap). The runtime's own file is the oracle for the names. */
 #include "testutil.h"
 
 #include <errno.h>
@@ -163,9 +164,9 @@ struct share {
 	char leaf[512];                   /* the name of one such frame */
 };
 
-/* Reads a folded profile: of node's samples, those whose innermost frame that is not the kernel's
- * names fn. */
-static void leaf_share(const char *folded, const char *fn, struct share *sh)
+/* Reads a folded profile: of the samples of threads named comm, those whose innermost frame that is
+ * not the kernel's names fn. */
+static void leaf_share_of(const char *folded, const char *comm, const char *fn, struct share *sh)
 {
 	memset(sh, 0, sizeof(*sh));
 	FILE *f = fopen(folded, "re");
@@ -174,7 +175,8 @@ static void leaf_share(const char *folded, const char *fn, struct share *sh)
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
 		char *sp = strrchr(line, ' ');
-		if (!sp || strncmp(line, "node;", 5) != 0)
+		size_t clen = strlen(comm);
+		if (!sp || strncmp(line, comm, clen) != 0 || line[clen] != ';')
 			continue;
 		*sp = '\0';
 		unsigned long long count = strtoull(sp + 1, NULL, 10);
@@ -185,13 +187,18 @@ static void leaf_share(const char *folded, const char *fn, struct share *sh)
 			if (n < 4 || strcmp(t + n - 4, "_[k]") != 0)
 				leaf = t;
 		}
-		if (leaf && !strncmp(leaf, "JS:", 3) && strstr(leaf, fn)) {
+		if (leaf && strstr(leaf, fn)) {
 			sh->hits += count;
 			snprintf(sh->leaf, sizeof(sh->leaf), "%s", leaf);
 		}
 	}
 	free(line);
 	fclose(f);
+}
+
+static void leaf_share(const char *folded, const char *fn, struct share *sh)
+{
+	leaf_share_of(folded, "node", fn, sh);
 }
 
 /* The name must be one the map gives, as it gives it. */
@@ -411,6 +418,76 @@ static void jit__node_perf_prof__named_from_its_jitdump(void **state)
 	unlink(dump);
 }
 
+#define JDK "/usr/lib/jvm/java-17-openjdk-amd64/bin"
+
+static const char java_src[] =
+	"public class BtWork {\n"
+	"    static int btHot(int n) { int s = 0; for (int i = 0; i < n; i++) s = (s * 31 + i) % 1000003; return s; }\n"
+	"    public static void main(String[] a) { long t = 0; for (;;) t += btHot(1000000); }\n"
+	"}\n";
+
+static void jit__jvm_compiler_perfmap__hot_method_named_on_both_call_graphs(void **state)
+{
+	bt_test_require_priv();
+	if (access(JDK "/jcmd", X_OK) != 0) {
+		if (bt_test_in_ci())
+			fail_msg("jcmd is missing (tools/deps.sh installs openjdk-17-jdk-headless)");
+		skip();
+	}
+	char path[PATH_MAX + 64], cmd[8 * PATH_MAX], out[4096];
+	snprintf(path, sizeof(path), "%s/BtWork.java", dir);
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(java_src, f);
+	fclose(f);
+	/* its own frame whatever C2 decides: not inlined into main's loop */
+	snprintf(cmd, sizeof(cmd), "exec " JDK "/java -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,BtWork::btHot "
+		 "%s >/dev/null", path);
+	pid_t java = bt_test_spawn(cmd);
+	track(java);
+	/* compiled by C2 (tier 4), as jcmd lists it */
+	for (double end = proc_cpu(java) + 120;;) {
+		if (bt_test_run(out, sizeof(out), JDK "/jcmd %d Compiler.codelist 2>/dev/null | "
+				"grep -q ' 4 0 BtWork.btHot'", (int)java) == 0)
+			break;
+		assert_true(kill(java, 0) == 0 && proc_cpu(java) < end);
+		usleep(100000);
+	}
+	assert_int_equal(bt_test_run(out, sizeof(out), JDK "/jcmd %d Compiler.perfmap", (int)java), 0);
+	char map[64];
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)java);
+	assert_true(wait_for_map(map, "BtWork.btHot", java));
+	static const char *const graphs[] = { "fp", "dwarf" };
+	for (size_t i = 0; i < 2; i++) {
+		char folded[PATH_MAX + 64], err[PATH_MAX + 64];
+		snprintf(folded, sizeof(folded), "%s/java-%s.folded", dir, graphs[i]);
+		snprintf(err, sizeof(err), "%s/java-%s.err", dir, graphs[i]);
+		unlink(err);
+		snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v --call-graph %s -o %s 2>%s", (int)java,
+			 graphs[i], folded, err);
+		pid_t bt = bt_test_spawn(cmd);
+		track(bt);
+		assert_true(wait_for_text(err, "sampling at", bt));
+		wait_cpu(java, 2.0);
+		kill(bt, SIGINT);
+		int st = 0;
+		waitpid(bt, &st, 0);
+		untrack(bt);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		struct share hot;
+		/* the main thread, which does nothing else (the compiler and GC threads have names of
+		 * their own) */
+		leaf_share_of(folded, "java", "btHot", &hot);
+		print_message("java %s: %llu main thread samples, %llu in btHot (%s)\n", graphs[i], hot.total,
+			      hot.hits, hot.leaf);
+		assert_true(hot.total >= 50);
+		assert_true(hot.hits >= hot.total * 95 / 100);
+		assert_from_map(hot.leaf, map_names(map, "BtWork.btHot"));
+	}
+	stop(java);
+	unlink(map);
+}
+
 /* The host pid of the only child of process parent, once it has one. */
 static pid_t child_of(pid_t parent)
 {
@@ -458,6 +535,7 @@ int main(void)
 		cmocka_unit_test_teardown(jit__node_perf_basic_prof__functions_named_on_both_call_graphs, kill_started),
 		cmocka_unit_test_teardown(jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp, kill_started),
 		cmocka_unit_test_teardown(jit__node_perf_prof__named_from_its_jitdump, kill_started),
+		cmocka_unit_test_teardown(jit__jvm_compiler_perfmap__hot_method_named_on_both_call_graphs, kill_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
