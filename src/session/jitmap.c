@@ -222,27 +222,35 @@ int64_t bt_jitmaps_proc(struct bt_jitmaps *j, int pid, uint64_t now_ns)
 }
 
 /* The jitdump's records first (they are exact about moves), then the map's lines. */
-static const char *lookup(struct bt_jitproc *p, uint64_t addr)
+static const char *lookup(struct bt_jitproc *p, uint64_t addr, uint64_t *off)
 {
+	const struct bt_perfmap *m = &p->dump_map;
 	const struct bt_perfmap_entry *e = bt_perfmap_lookup(&p->dump_map, addr);
-	if (e)
-		return bt_perfmap_name(&p->dump_map, e);
-	e = bt_perfmap_lookup(&p->map, addr);
-	return e ? bt_perfmap_name(&p->map, e) : NULL;
+	if (!e) {
+		m = &p->map;
+		e = bt_perfmap_lookup(&p->map, addr);
+	}
+	if (!e)
+		return NULL;
+	/* the start of the line's code, which an overlapping newer line may have cut into */
+	const struct bt_perfmap_entry *line = &m->raw[e->seq];
+	if (off)
+		*off = addr - line->start;
+	return bt_perfmap_name(m, e);
 }
 
 const char *bt_jitmaps_name(struct bt_jitmaps *j, uint32_t id, uint64_t addr, uint64_t now_ns,
-			    bool *final)
+			    bool *final, uint64_t *off)
 {
 	*final = true;
 	if (id >= j->n || !j->procs[id].has_map)
 		return NULL;
 	struct bt_jitproc *p = &j->procs[id];
-	const char *name = lookup(p, addr);
+	const char *name = lookup(p, addr, off);
 	if (!name && !p->gone && (p->fd >= 0 || p->dump_fd >= 0) &&
 	    now_ns >= p->checked_ns + BT_JITMAP_REREAD_NS) {
 		read_map(j, p, now_ns);
-		name = lookup(p, addr);
+		name = lookup(p, addr, off);
 	}
 	if (!name)
 		*final = p->gone;

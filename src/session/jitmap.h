@@ -51,12 +51,13 @@ void bt_jitmaps_free(struct bt_jitmaps *j);
  * by the process's user or root. */
 int64_t bt_jitmaps_proc(struct bt_jitmaps *j, int pid, uint64_t now_ns);
 
-/* The name of the code at addr in table id, as the jitdump's record or the map's line gives it. On
+/* The name of the code at addr in table id, as the jitdump's record or the map's line gives it, and
+ * in *off (may be NULL) how far addr is into that code. On
  * a miss, what was appended since the last read is read first (at most once per
  * BT_JITMAP_REREAD_NS). NULL when none holds addr; then *final says whether that is for good (the
  * process is gone). */
 const char *bt_jitmaps_name(struct bt_jitmaps *j, uint32_t id, uint64_t addr, uint64_t now_ns,
-			    bool *final);
+			    bool *final, uint64_t *off);
 
 /* Where the name of addr in table id came from, as bt_jitmaps_name last read the tables:
  * "jitdump", "perf-map", or NULL. */

@@ -432,7 +432,7 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 	}
 	case BT_LOC_JIT: {
 		/* a return address is looked up at its call, as in a file */
-		const char *name = bt_jitmaps_name(&s->jit, l->file_id, l->addr - l->is_caller, now_ns(), final);
+		const char *name = bt_jitmaps_name(&s->jit, l->file_id, l->addr - l->is_caller, now_ns(), final, NULL);
 		if (name)
 			return name;
 		*unresolved = true;

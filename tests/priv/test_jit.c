@@ -319,6 +319,24 @@ static void stop(pid_t pid)
 	untrack(pid);
 }
 
+/* buildtrace symbolize --pid on an address inside the code of a map line: its name and offset, as
+ * the map's last line for btHotLoop gives them. */
+static void check_symbolize(pid_t node, const char *map)
+{
+	char line[1024], out[2048];
+	assert_int_equal(bt_test_run(line, sizeof(line), "grep -F '*btHotLoop' %s | tail -n1", map), 0);
+	unsigned long long start = 0, size = 0;
+	int pos = 0;
+	assert_int_equal(sscanf(line, "%llx %llx %n", &start, &size, &pos), 2);
+	line[strcspn(line, "\n")] = '\0';
+	unsigned long long off = size > 5 ? 5 : 0;
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace symbolize --pid %d %llx 2>&1", (int)node,
+				     start + off), 0);
+	char want[1200];
+	snprintf(want, sizeof(want), "0x%llx\t%s+0x%llx\t\n", start + off, line + pos, off);
+	assert_string_equal(out, want);
+}
+
 static void jit__node_perf_basic_prof__functions_named_on_both_call_graphs(void **state)
 {
 	bt_test_require_priv();
@@ -330,6 +348,7 @@ static void jit__node_perf_basic_prof__functions_named_on_both_call_graphs(void 
 		pid_t node = start_node(tag);
 		snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)node);
 		profile_node(node, map, graphs[i], tag);
+		check_symbolize(node, map);
 		stop(node);
 		unlink(map);
 	}

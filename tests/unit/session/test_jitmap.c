@@ -71,7 +71,7 @@ static void jitmap__namespaced_pid__map_found_in_process_root(void **state)
 	assert_int_equal(bt_jitmaps_pid(&j, (uint32_t)id), 4242);
 	assert_int_equal(j.procs[id].nspid, 7);
 	bool final = false;
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1080, 10 * SEC, &final), "JS:*hot /app/x.js:1:1");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1080, 10 * SEC, &final, NULL), "JS:*hot /app/x.js:1:1");
 	assert_true(final);
 	/* the same table for the next sample */
 	assert_int_equal(bt_jitmaps_proc(&j, 4242, 10 * SEC + 1), id);
@@ -91,31 +91,31 @@ static void jitmap__miss__map_read_again_at_most_once_a_second(void **state)
 	write_map(fx, 8, "a", "2000 10 compiled_later\n");
 	bool final = true;
 	/* within the second of the last read: the miss waits, and says a later look may find it */
-	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x2000, 10 * SEC + SEC / 2, &final));
+	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x2000, 10 * SEC + SEC / 2, &final, NULL));
 	assert_false(final);
 	assert_int_equal(j.reads, reads);
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x2000, 11 * SEC, &final), "compiled_later");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x2000, 11 * SEC, &final, NULL), "compiled_later");
 	assert_int_equal(j.reads, reads + 1);
 	/* a hit reads nothing */
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 30 * SEC, &final), "first");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 30 * SEC, &final, NULL), "first");
 	assert_int_equal(j.reads, reads + 1);
 	/* a miss that stays one: read once a second at most, however often asked */
 	for (uint64_t t = 0; t < 10; t++)
-		assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 31 * SEC + t * (SEC / 10), &final));
+		assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 31 * SEC + t * (SEC / 10), &final, NULL));
 	assert_int_equal(j.reads, reads + 2);
 	/* what the process wrote as it exited is read once more when it is gone */
 	write_map(fx, 8, "a", "9000 10 flushed_at_exit\n");
 	bt_jitmaps_gone(&j, 4300, 40 * SEC);
 	assert_int_equal(j.reads, reads + 3);
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 50 * SEC, &final), "flushed_at_exit");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x9000, 50 * SEC, &final, NULL), "flushed_at_exit");
 	/* and after that, a miss is final and nothing is read */
-	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0xa000, 50 * SEC, &final));
+	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0xa000, 50 * SEC, &final, NULL));
 	assert_true(final);
 	assert_int_equal(j.reads, reads + 3);
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 50 * SEC, &final), "first");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 50 * SEC, &final, NULL), "first");
 	/* freed after the grace period: the id stays valid and names nothing */
 	bt_jitmaps_reap(&j, 60 * SEC, 5 * SEC);
-	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 61 * SEC, &final));
+	assert_null(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 61 * SEC, &final, NULL));
 	assert_true(final);
 	bt_jitmaps_free(&j);
 }
@@ -132,7 +132,7 @@ static void jitmap__no_map__looked_for_again_after_a_second(void **state)
 	int64_t id = bt_jitmaps_proc(&j, 4400, 11 * SEC);
 	assert_true(id >= 0);
 	bool final;
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 11 * SEC, &final), "late_map");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 11 * SEC, &final, NULL), "late_map");
 	/* a process without a map that exits leaves its entry for another */
 	add_proc(fx, 4401, 10);
 	assert_int_equal(bt_jitmaps_proc(&j, 4401, 12 * SEC), -ENOENT);
@@ -158,8 +158,8 @@ static void jitmap__pid_reused_after_exit__new_table(void **state)
 	int64_t id = bt_jitmaps_proc(&j, 4500, 12 * SEC);
 	assert_true(id >= 0 && id != old);
 	bool final;
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)old, 0x1000, 13 * SEC, &final), "old_process");
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 13 * SEC, &final), "new_process");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)old, 0x1000, 13 * SEC, &final, NULL), "old_process");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 13 * SEC, &final, NULL), "new_process");
 	bt_jitmaps_free(&j);
 }
 
