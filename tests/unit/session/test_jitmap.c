@@ -1,6 +1,7 @@
-/* test_jitmap.c - per-process perf maps under a fake /proc: found under the namespaced pid inside
- * the process's root, read again on a miss at most once a second, refused when not a regular file,
- * owned by another user or reached through a link out of the root; pids reused after exit. */
+/* test_jitmap.c - per-process perf maps and jitdumps under a fake /proc: a map found under the
+ * namespaced pid inside the process's root, a jitdump through the process's mapping of it (asked
+ * first), read again on a miss at most once a second and as the process goes, refused when not a
+ * regular file, owned by another user or reached through a link out of the root; pids reused. */
 #include "testutil.h"
 #include "session/jitmap.h"
 
@@ -163,6 +164,64 @@ static void jitmap__pid_reused_after_exit__new_table(void **state)
 	bt_jitmaps_free(&j);
 }
 
+/* A jitdump at path with one code load of name at addr (size 0x100), then a move of it to moved. */
+static void write_dump(const char *path, unsigned long long addr, unsigned long long moved, const char *name)
+{
+	assert_int_equal(bt_test_run(NULL, 0, "/usr/bin/python3 -c '"
+		"import struct, sys\n"
+		"a, m, n = int(sys.argv[2], 16), int(sys.argv[3], 16), sys.argv[4].encode() + b\"\\0\"\n"
+		"h = struct.pack(\"<IIIIIIQQ\", 0x4A695444, 1, 40, 62, 0, 7, 0, 0)\n"
+		"body = struct.pack(\"<IIQQQQ\", 7, 7, a, a, 0x100, 1) + n\n"
+		"load = struct.pack(\"<IIQ\", 0, 16 + len(body), 1) + body\n"
+		"mv = struct.pack(\"<IIQ\", 1, 64, 2) + struct.pack(\"<IIQQQQQ\", 7, 7, m, a, m, 0x100, 1)\n"
+		"open(sys.argv[1], \"wb\").write(h + load + mv)' %s %llx %llx '%s'", path, addr, moved, name), 0);
+}
+
+static void jitmap__mapped_jitdump__found_through_map_files(void **state)
+{
+	struct fx *fx = *state;
+	add_proc(fx, 4700, 30);
+	char dump[PATH_MAX + 32];
+	snprintf(dump, sizeof(dump), "%s/jit-30.dump", fx->croot);
+	write_dump(dump, 0x7f0000100000, 0x7f0000200000, "JS:*fromDump x.js:1:1");
+	/* the process maps it, as runtimes do so that profilers find it; map_files leads to the file */
+	bt_test_run(NULL, 0, "mkdir -p %s/proc/4700/map_files && "
+		    "printf '7f0000000000-7f0000001000 r-xp 00000000 fe:00 123 /app/jit-30.dump\\n' > %s/proc/4700/maps && "
+		    "ln -s %s %s/proc/4700/map_files/7f0000000000-7f0000001000", fx->root, fx->root, dump, fx->root);
+	/* and a perf map naming the same code otherwise: the jitdump is asked first */
+	write_map(fx, 30, "w", "7f0000100000 100 from_the_map\n7f0000300000 10 only_in_map\n");
+	struct bt_jitmaps j;
+	bt_jitmaps_init(&j, fx->root);
+	int64_t id = bt_jitmaps_proc(&j, 4700, 10 * SEC);
+	assert_true(id >= 0);
+	bool final;
+	uint64_t off = 0;
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x7f0000100010, 10 * SEC, &final, &off),
+			    "JS:*fromDump x.js:1:1");
+	assert_int_equal(off, 0x10);
+	assert_string_equal(bt_jitmaps_source(&j, (uint32_t)id, 0x7f0000100010), "jitdump");
+	/* moved code keeps its name at its new address */
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x7f00002000ff, 10 * SEC, &final, &off),
+			    "JS:*fromDump x.js:1:1");
+	assert_int_equal(off, 0xff);
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x7f0000300000, 10 * SEC, &final, NULL), "only_in_map");
+	assert_string_equal(bt_jitmaps_source(&j, (uint32_t)id, 0x7f0000300000), "perf-map");
+	assert_null(bt_jitmaps_source(&j, (uint32_t)id, 0x7f0000400000));
+	bt_jitmaps_free(&j);
+	/* a jitdump that is a FIFO is never opened */
+	add_proc(fx, 4701, 31);
+	char fifo[PATH_MAX + 32];
+	snprintf(fifo, sizeof(fifo), "%s/jit-31.dump", fx->croot);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	bt_test_run(NULL, 0, "mkdir -p %s/proc/4701/map_files && "
+		    "printf '7f0000000000-7f0000001000 r-xp 00000000 fe:00 124 /app/jit-31.dump\\n' > %s/proc/4701/maps && "
+		    "ln -s %s %s/proc/4701/map_files/7f0000000000-7f0000001000", fx->root, fx->root, fifo, fx->root);
+	bt_jitmaps_init(&j, fx->root);
+	assert_int_equal(bt_jitmaps_proc(&j, 4701, 10 * SEC), -ENOENT);
+	assert_int_equal(j.refused, 1);
+	bt_jitmaps_free(&j);
+}
+
 static void jitmap__hostile_maps__refused(void **state)
 {
 	struct fx *fx = *state;
@@ -208,6 +267,7 @@ int main(void)
 		cmocka_unit_test(jitmap__miss__map_read_again_at_most_once_a_second),
 		cmocka_unit_test(jitmap__no_map__looked_for_again_after_a_second),
 		cmocka_unit_test(jitmap__pid_reused_after_exit__new_table),
+		cmocka_unit_test(jitmap__mapped_jitdump__found_through_map_files),
 		cmocka_unit_test(jitmap__hostile_maps__refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
