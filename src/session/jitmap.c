@@ -67,8 +67,38 @@ static int ns_pid(const char *root, int pid)
 	return ns;
 }
 
+/* When the process started, in seconds since the epoch (the boot time of ROOT/proc/stat plus the
+ * start of ROOT/proc/PID/stat), or -1 when unknown. */
+static long long start_time(const char *root, int pid)
+{
+	char path[4096], buf[1024];
+	long long btime = -1;
+	unsigned long long ticks = 0;
+	snprintf(path, sizeof(path), "%s/proc/stat", root);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "btime %lld", &btime) == 1)
+			break;
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/%d/stat", root, pid);
+	if (btime < 0 || !(f = fopen(path, "re")))
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after the command name, which may hold anything but ends at the last ')' */
+	const char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &ticks) != 1)
+		return -1;
+	return btime + (long long)(ticks / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
 /* The process's map, when it is a regular file inside its root owned by the process's user (the
- * owner of /proc/PID) or root: someone else's file in a shared /tmp names nothing. fd or -errno. */
+ * owner of /proc/PID) or root, and written since the process started (not left by an earlier
+ * process of the same pid): someone else's file in a shared /tmp names nothing. fd or -errno. */
 static int open_map(struct bt_jitmaps *j, struct bt_jitproc *p)
 {
 	char path[4096];
@@ -90,6 +120,12 @@ static int open_map(struct bt_jitmaps *j, struct bt_jitproc *p)
 		j->refused++;
 		close(fd);
 		return -EPERM;
+	}
+	/* slack: the start is counted in clock ticks from a boot time in whole seconds */
+	long long started = start_time(j->proc_root, p->pid);
+	if (started >= 0 && (long long)st.st_mtime + 2 < started) {
+		close(fd);
+		return -ESTALE;
 	}
 	return fd;
 }

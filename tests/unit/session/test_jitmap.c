@@ -222,6 +222,27 @@ static void jitmap__mapped_jitdump__found_through_map_files(void **state)
 	bt_jitmaps_free(&j);
 }
 
+static void jitmap__map_older_than_process__left_by_another(void **state)
+{
+	struct fx *fx = *state;
+	/* booted at 2000000000 s, the process started 5 s later: a map last written now (before
+	 * that) was left by an earlier process of the same pid */
+	add_proc(fx, 4800, 40);
+	long hz = sysconf(_SC_CLK_TCK);
+	bt_test_run(NULL, 0, "printf 'cpu 1 2 3\\nbtime 2000000000\\n' > %s/proc/stat && "
+		    "printf '4800 (a) b) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %ld 0 0\\n' > %s/proc/4800/stat",
+		    fx->root, 5 * hz, fx->root);
+	write_map(fx, 40, "w", "1000 10 stale\n");
+	struct bt_jitmaps j;
+	bt_jitmaps_init(&j, fx->root);
+	assert_int_equal(bt_jitmaps_proc(&j, 4800, 10 * SEC), -ENOENT);
+	/* written again since the process started: its own */
+	bt_test_run(NULL, 0, "touch -d @2000000006 %s/tmp/perf-40.map", fx->croot);
+	assert_true(bt_jitmaps_proc(&j, 4800, 11 * SEC) >= 0);
+	bt_jitmaps_free(&j);
+	bt_test_run(NULL, 0, "rm -f %s/proc/stat", fx->root);
+}
+
 static void jitmap__hostile_maps__refused(void **state)
 {
 	struct fx *fx = *state;
@@ -268,6 +289,7 @@ int main(void)
 		cmocka_unit_test(jitmap__no_map__looked_for_again_after_a_second),
 		cmocka_unit_test(jitmap__pid_reused_after_exit__new_table),
 		cmocka_unit_test(jitmap__mapped_jitdump__found_through_map_files),
+		cmocka_unit_test(jitmap__map_older_than_process__left_by_another),
 		cmocka_unit_test(jitmap__hostile_maps__refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
