@@ -305,7 +305,8 @@ static pid_t start_node(const char *tag)
 	char cmd[3 * PATH_MAX];
 	untrigger(tag);
 	/* without inlining, so that the functions keep frames of their own whatever V8 decides */
-	snprintf(cmd, sizeof(cmd), "exec node --perf-basic-prof --no-turbo-inlining %s/work.js %s/%s.go",
+	/* in the test's directory: node writes a log of its own (isolate-*.log) where it runs */
+	snprintf(cmd, sizeof(cmd), "cd %s && exec node --perf-basic-prof --no-turbo-inlining work.js %s/%s.go",
 		 dir, dir, tag);
 	pid_t pid = bt_test_spawn(cmd);
 	track(pid);
@@ -528,7 +529,7 @@ static void jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp(void **
 	/* its own /tmp (a tmpfs in its mount namespace) and pid 1 of its own pid namespace: the map
 	 * is /tmp/perf-1.map there, seen from here only through its root */
 	snprintf(cmd, sizeof(cmd), "exec unshare -mpf --kill-child --mount-proc sh -c 'mount -t tmpfs tmpfs /tmp && "
-		 "exec node --perf-basic-prof --no-turbo-inlining %s/work.js %s/ns.go'", dir, dir);
+		 "cd %s && exec node --perf-basic-prof --no-turbo-inlining work.js %s/ns.go'", dir, dir);
 	untrigger("ns");
 	pid_t us = bt_test_spawn(cmd);
 	track(us);
