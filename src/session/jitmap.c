@@ -244,12 +244,14 @@ int64_t bt_jitmaps_proc(struct bt_jitmaps *j, int pid, uint64_t now_ns)
 	struct bt_jitproc *p = &j->procs[id];
 	if (p->has_map)
 		return id;
-	if (p->checked_ns && now_ns < p->checked_ns + BT_JITMAP_REREAD_NS)
+	if (p->checked_ns && now_ns < p->checked_ns + (BT_JITMAP_REREAD_NS << (p->looks < 6 ? p->looks : 6)))
 		return -ENOENT;
 	p->checked_ns = now_ns ? now_ns : 1;
 	int fd = open_map(j, p), dfd = open_dump(j, p);
-	if (fd < 0 && dfd < 0)
+	if (fd < 0 && dfd < 0) {
+		p->looks += p->looks < 6;
 		return -ENOENT;
+	}
 	p->fd = fd < 0 ? -1 : fd;
 	p->dump_fd = dfd < 0 ? -1 : dfd;
 	p->has_map = true;

@@ -24,6 +24,7 @@ struct bt_jitproc {
 	bool has_map;         /* a map or a jitdump found: its id may be in locations, never reused */
 	bool gone;            /* exec'ed or exited: its map describes no live address space */
 	uint64_t checked_ns;  /* when the map was last looked for or read */
+	uint32_t looks;       /* times looked for in vain: each waits twice as long, up to 64 s */
 	uint64_t gone_ns;
 	struct bt_perfmap map;
 	struct bt_jitdump dump;
@@ -45,7 +46,8 @@ void bt_jitmaps_init(struct bt_jitmaps *j, const char *proc_root);
 void bt_jitmaps_free(struct bt_jitmaps *j);
 
 /* The id of pid's JIT code tables, when the process writes a perf map or maps a jitdump (both
- * looked for at most once per BT_JITMAP_REREAD_NS while it has neither); -ENOENT when it has none,
+ * looked for again while it has neither, after 1, 2, 4 ... and then every 64 seconds, as its
+ * maps are read to find a jitdump); -ENOENT when it has none,
  * -ENOMEM. A map is opened only when it is a regular file inside the process's root, a jitdump
  * through the process's own mapping of it (/proc/PID/map_files), and either only when it is owned
  * by the process's user or root. */

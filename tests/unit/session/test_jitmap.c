@@ -121,19 +121,22 @@ static void jitmap__miss__map_read_again_at_most_once_a_second(void **state)
 	bt_jitmaps_free(&j);
 }
 
-static void jitmap__no_map__looked_for_again_after_a_second(void **state)
+static void jitmap__no_map__looked_for_again_later_and_later(void **state)
 {
 	struct fx *fx = *state;
 	add_proc(fx, 4400, 9);
 	struct bt_jitmaps j;
 	bt_jitmaps_init(&j, fx->root);
+	/* in vain at 10 s, then after 1 s (11 s) and 2 s (13 s): the next look is 4 s later */
 	assert_int_equal(bt_jitmaps_proc(&j, 4400, 10 * SEC), -ENOENT);
+	assert_int_equal(bt_jitmaps_proc(&j, 4400, 11 * SEC), -ENOENT);
+	assert_int_equal(bt_jitmaps_proc(&j, 4400, 13 * SEC), -ENOENT);
 	write_map(fx, 9, "w", "1000 10 late_map\n");
-	assert_int_equal(bt_jitmaps_proc(&j, 4400, 10 * SEC + SEC / 2), -ENOENT);
-	int64_t id = bt_jitmaps_proc(&j, 4400, 11 * SEC);
+	assert_int_equal(bt_jitmaps_proc(&j, 4400, 16 * SEC), -ENOENT);
+	int64_t id = bt_jitmaps_proc(&j, 4400, 17 * SEC);
 	assert_true(id >= 0);
 	bool final;
-	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 11 * SEC, &final, NULL), "late_map");
+	assert_string_equal(bt_jitmaps_name(&j, (uint32_t)id, 0x1000, 17 * SEC, &final, NULL), "late_map");
 	/* a process without a map that exits leaves its entry for another */
 	add_proc(fx, 4401, 10);
 	assert_int_equal(bt_jitmaps_proc(&j, 4401, 12 * SEC), -ENOENT);
@@ -238,7 +241,7 @@ static void jitmap__map_older_than_process__left_by_another(void **state)
 	assert_int_equal(bt_jitmaps_proc(&j, 4800, 10 * SEC), -ENOENT);
 	/* written again since the process started: its own */
 	bt_test_run(NULL, 0, "touch -d @2000000006 %s/tmp/perf-40.map", fx->croot);
-	assert_true(bt_jitmaps_proc(&j, 4800, 11 * SEC) >= 0);
+	assert_true(bt_jitmaps_proc(&j, 4800, 12 * SEC) >= 0);
 	bt_jitmaps_free(&j);
 	bt_test_run(NULL, 0, "rm -f %s/proc/stat", fx->root);
 }
@@ -286,7 +289,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jitmap__namespaced_pid__map_found_in_process_root),
 		cmocka_unit_test(jitmap__miss__map_read_again_at_most_once_a_second),
-		cmocka_unit_test(jitmap__no_map__looked_for_again_after_a_second),
+		cmocka_unit_test(jitmap__no_map__looked_for_again_later_and_later),
 		cmocka_unit_test(jitmap__pid_reused_after_exit__new_table),
 		cmocka_unit_test(jitmap__mapped_jitdump__found_through_map_files),
 		cmocka_unit_test(jitmap__map_older_than_process__left_by_another),
