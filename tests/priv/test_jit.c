@@ -161,6 +161,7 @@ static char *map_names(const char *path, const char *fn)
 
 struct share {
 	unsigned long long total, hits;   /* node's samples; those whose innermost user frame is fn */
+	unsigned long long called;        /* of those, the ones whose frame outside fn's has a name */
 	char leaf[512];                   /* the name of one such frame */
 };
 
@@ -181,14 +182,20 @@ static void leaf_share_of(const char *folded, const char *comm, const char *fn, 
 		*sp = '\0';
 		unsigned long long count = strtoull(sp + 1, NULL, 10);
 		sh->total += count;
-		char *leaf = NULL;
+		char *leaf = NULL, *caller = NULL;
 		for (char *t = strtok(line, ";"); t; t = strtok(NULL, ";")) {
 			size_t n = strlen(t);
-			if (n < 4 || strcmp(t + n - 4, "_[k]") != 0)
+			if (n < 4 || strcmp(t + n - 4, "_[k]") != 0) {
+				caller = leaf;
 				leaf = t;
+			}
 		}
 		if (leaf && strstr(leaf, fn)) {
 			sh->hits += count;
+			/* the stack goes on past the JIT frame: its caller (an interpreter trampoline or
+			 * the script's code) is named, not a guess or a gap */
+			if (caller && strcmp(caller, "[unknown]") && !strstr(caller, fn))
+				sh->called += count;
 			snprintf(sh->leaf, sizeof(sh->leaf), "%s", leaf);
 		}
 	}
@@ -279,12 +286,14 @@ static void profile_node(pid_t node, const char *map, const char *callgraph, con
 	struct share hot, late;
 	leaf_share(folded, "btHotLoop", &hot);
 	leaf_share(folded, "btLateLoop", &late);
-	print_message("%s: %llu node samples, %llu in btHotLoop (%s), %llu in btLateLoop (%s)\n", tag,
-		      hot.total, hot.hits, hot.leaf, late.hits, late.leaf);
+	print_message("%s: %llu node samples, %llu in btHotLoop (%s; %llu with a named caller), %llu in "
+		      "btLateLoop (%s; %llu)\n", tag, hot.total, hot.hits, hot.leaf, hot.called, late.hits, late.leaf,
+		      late.called);
 	assert_true(hot.total >= 50);
 	/* before the trigger, all but the calls to existsSync is btHotLoop; after it, btLateLoop */
 	assert_true(hot.hits + late.hits >= hot.total * 95 / 100);
 	assert_true(hot.hits > 0 && late.hits > 0);
+	assert_true(hot.called >= hot.hits * 95 / 100 && late.called >= late.hits * 95 / 100);
 	assert_from_map(hot.leaf, map_names(map, "btHotLoop"));
 	assert_from_map(late.leaf, map_names(map, "btLateLoop"));
 	check_outputs(node, tag, hot.leaf);
@@ -425,6 +434,7 @@ static void jit__node_perf_prof__named_from_its_jitdump(void **state)
 	assert_true(hot.total >= 50);
 	assert_true(hot.hits + late.hits >= hot.total * 95 / 100);
 	assert_true(hot.hits > 0 && late.hits > 0);
+	assert_true(hot.called >= hot.hits * 95 / 100 && late.called >= late.hits * 95 / 100);
 	assert_from_map(hot.leaf, dump_names(dump, "btHotLoop"));
 	assert_from_map(late.leaf, dump_names(dump, "btLateLoop"));
 	char out[1024];
