@@ -14,6 +14,8 @@
 #include "kernel/cgroup.h"
 #include "session/profile.h"
 #include "elf/symtab.h"
+#include "symsrc/perfmap.h"
+#include "symsrc/jitdump.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1025,5 +1027,114 @@ int bt_check_bidcache(const uint8_t *data, size_t len)
 	CHECK_OK(check_sandbox(sandbox));
 out:
 	nftw(sandbox, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return err;
+}
+
+/* ---- perf maps ---------------------------------------------------------------------------- */
+
+/* The newest line of m holding addr, by looking at every line. */
+static const struct bt_perfmap_entry *perfmap_brute(const struct bt_perfmap *m, uint64_t addr)
+{
+	const struct bt_perfmap_entry *best = NULL;
+	for (size_t i = 0; i < m->nraw; i++)
+		if (addr >= m->raw[i].start && addr < m->raw[i].end)
+			best = &m->raw[i];
+	return best;
+}
+
+static int check_perfmap_at(struct bt_perfmap *m, uint64_t addr)
+{
+	int err = 0;
+	const struct bt_perfmap_entry *e = bt_perfmap_lookup(m, addr), *want = perfmap_brute(m, addr);
+	CHECK((e == NULL) == (want == NULL));
+	if (e) {
+		CHECK(e->start <= addr && addr < e->end && e->seq == want->seq);
+		CHECK(!strcmp(bt_perfmap_name(m, e), bt_perfmap_name(m, want)));
+	}
+out:
+	return err;
+}
+
+int bt_check_perfmap(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	struct bt_perfmap whole, parts;
+	bt_perfmap_init(&whole);
+	bt_perfmap_init(&parts);
+	size_t used = SIZE_MAX;
+	CHECK_OK(bt_perfmap_parse(&whole, (const char *)data, len, true, &used));
+	CHECK(used == len && whole.bytes == len);
+	CHECK(whole.nraw + whole.bad_lines == whole.lines);
+	/* The same bytes in two pieces, the first not the end: the same lines, whatever the cut. */
+	size_t cut = len ? data[0] % (len + 1) : 0, u1 = 0, u2 = 0;
+	CHECK_OK(bt_perfmap_parse(&parts, (const char *)data, cut, false, &u1));
+	CHECK(u1 <= cut);
+	CHECK_OK(bt_perfmap_parse(&parts, (const char *)data + u1, len - u1, true, &u2));
+	CHECK(u1 + u2 == len && parts.nraw == whole.nraw && parts.bad_lines == whole.bad_lines);
+	for (size_t i = 0; i < whole.nraw; i++) {
+		const struct bt_perfmap_entry *a = &whole.raw[i], *b = &parts.raw[i];
+		CHECK(a->start == b->start && a->end == b->end && a->start < a->end);
+		const char *n = bt_perfmap_name(&whole, a);
+		CHECK(n[0] && !strcmp(n, bt_perfmap_name(&parts, b)) && !strchr(n, '\n'));
+	}
+	/* Every line's ends and the bytes around them: the newest line holding each address. */
+	for (size_t i = 0; i < whole.nraw && i < 256; i++) {
+		const struct bt_perfmap_entry *e = &whole.raw[i];
+		CHECK_OK(check_perfmap_at(&whole, e->start));
+		CHECK_OK(check_perfmap_at(&whole, e->end - 1));
+		CHECK_OK(check_perfmap_at(&whole, e->end));
+		if (e->start)
+			CHECK_OK(check_perfmap_at(&whole, e->start - 1));
+	}
+	for (size_t i = 1; i < whole.nsorted; i++)
+		CHECK(whole.sorted[i - 1].end <= whole.sorted[i].start);
+out:
+	bt_perfmap_free(&whole);
+	bt_perfmap_free(&parts);
+	return err;
+}
+
+/* ---- jitdump ------------------------------------------------------------------------------ */
+
+int bt_check_jitdump(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	struct bt_jitdump dw, dp;
+	struct bt_perfmap whole, parts;
+	bt_jitdump_init(&dw);
+	bt_jitdump_init(&dp);
+	bt_perfmap_init(&whole);
+	bt_perfmap_init(&parts);
+	size_t used = SIZE_MAX, u1 = 0, u2 = 0;
+	int rw = bt_jitdump_parse(&dw, data, len, len, &whole, &used);
+	CHECK(rw == 0 || rw == -EINVAL || rw == -EBADMSG || rw == -ENOMEM);
+	if (rw == -ENOMEM) {
+		err = rw;
+		goto out;
+	}
+	CHECK(used <= len && dw.bytes == used);
+	/* The same bytes in two pieces, the first of which is all there is yet: the same records. */
+	size_t cut = len ? data[len - 1] % (len + 1) : 0;
+	int r1 = bt_jitdump_parse(&dp, data, cut, cut, &parts, &u1);
+	CHECK(u1 <= cut);
+	int r2 = r1 ? r1 : bt_jitdump_parse(&dp, data + u1, len - u1, len - u1, &parts, &u2);
+	CHECK(r2 == rw && (r2 || u1 + u2 == used));
+	CHECK(parts.nraw == whole.nraw && dp.bad_records == dw.bad_records);
+	for (size_t i = 0; i < whole.nraw; i++) {
+		const struct bt_perfmap_entry *a = &whole.raw[i], *b = &parts.raw[i];
+		CHECK(a->start == b->start && a->end == b->end && a->start < a->end);
+		CHECK(!strcmp(bt_perfmap_name(&whole, a), bt_perfmap_name(&parts, b)));
+	}
+	for (size_t i = 0; i < whole.nraw && i < 256; i++) {
+		const struct bt_perfmap_entry *e = &whole.raw[i];
+		CHECK_OK(check_perfmap_at(&whole, e->start));
+		CHECK_OK(check_perfmap_at(&whole, e->end - 1));
+		CHECK_OK(check_perfmap_at(&whole, e->end));
+	}
+out:
+	bt_jitdump_free(&dw);
+	bt_jitdump_free(&dp);
+	bt_perfmap_free(&whole);
+	bt_perfmap_free(&parts);
 	return err;
 }

@@ -43,5 +43,11 @@ int bt_check_demangle(const uint8_t *data, size_t len);
  * a link ../../TAIL as another tool may have left it, opened, listed, archived and removed; and
  * the ELF file added as if mapped from "/TAIL", then listed, archived and pruned. */
 int bt_check_bidcache(const uint8_t *data, size_t len);
+/* A perf map: bt_perfmap_parse whole and in two pieces (the same lines), and bt_perfmap_lookup at
+ * every line's ends against the newest line holding the address. */
+int bt_check_perfmap(const uint8_t *data, size_t len);
+/* A jitdump file: bt_jitdump_parse whole and in two pieces (the same records), and the table's
+ * lookups at every record's ends against the newest record holding the address. */
+int bt_check_jitdump(const uint8_t *data, size_t len);
 
 #endif

@@ -8,7 +8,7 @@ fx=$1
 out=$2
 here=$(dirname "$0")
 rm -rf "$out"
-for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup; do
+for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump; do
 	mkdir -p "$out/$t"
 done
 
@@ -52,7 +52,7 @@ printf '' | zstd -q -c >"$out/decompress/empty.zst"
 { printf 'one\n' | xz -c; printf 'two\n' | xz -c; } >"$out/decompress/two-streams.xz"
 
 # Text formats: the committed seeds, then real lines from this machine.
-for t in procmaps kallsyms folded demangle httpreq cgroup; do
+for t in procmaps kallsyms folded demangle httpreq cgroup perfmap jitdump; do
 	cp "$here/seeds/$t/"* "$out/$t/"
 done
 # Symbol names of the C++ fixture.

@@ -47,3 +47,6 @@ $(SESSION_DIR)/nofp: tests/session/nofp.c tests/session/nofp_fp.c
 	rm -f $@.o $@.fp.o
 
 fixtures:: $(SESSION_DIR)/nofp
+# Perf maps of processes, under a fake /proc: the parser and the opener of paths in a process's root.
+TEST_jitmap_OBJS    = $(BUILD)/session/jitmap.o $(BUILD)/symsrc/perfmap.o $(BUILD)/symsrc/jitdump.o $(BUILD)/capture/procmaps.o \
+                      $(OBJS_elf) $(OBJS_base)

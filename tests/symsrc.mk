@@ -52,3 +52,4 @@ fixtures:: $(SYMSRC_FIX)/vmlinux $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYM
 
 # These run ./buildtrace as well as their own code.
 $(BUILD)/tests/test_debuginfod: | buildtrace
+TEST_jitdump_OBJS     = $(BUILD)/symsrc/jitdump.o $(BUILD)/symsrc/perfmap.o $(BUILD)/base/htab.o

@@ -26,6 +26,7 @@
 #include "kernel/kident.h"
 #include "kernel/kmods.h"
 #include "capture/procmaps.h"
+#include "session/jitmap.h"
 #include "symsrc/symsrc.h"
 #include "elf/symtab.h"
 
@@ -40,7 +41,8 @@ static void symbolize_usage(FILE *f)
 		"  and prints ADDR<TAB>FUNCTION+0xOFFSET<TAB>FILE:LINE for each frame, inlined frames\n"
 		"  (named without an offset) innermost first; FILE:LINE is empty when unknown.\n"
 		"  --elf FILE        addresses are in FILE's own address space (as nm shows them)\n"
-		"  --pid PID         addresses are in the running process PID\n"
+		"  --pid PID         addresses are in the running process PID (JIT code named from its\n"
+		"                    jitdump or /tmp/perf-PID.map)\n"
 		"  --build-id HEX    addresses are in the file with this build-id\n"
 		"  --kernel          addresses are in the running kernel (as in /proc/kallsyms): names from\n"
 		"                    kallsyms (a module's .ko file when kallsyms lacks them), file:line from\n"
@@ -86,6 +88,8 @@ struct symbolizer {
 	} *maps;
 	size_t nmaps;
 	struct target one;           /* --elf / --build-id */
+	struct bt_jitmaps jit;       /* --pid: its perf map and jitdump, read on first use */
+	bool jit_on;
 	struct kernel_syms {         /* --kernel */
 		bool on;
 		struct bt_kallsyms *ks;
@@ -345,6 +349,36 @@ static void kernel_open_vmlinux(struct symbolizer *s, const char *override)
 			     "the running kernel's debug file", rhex, (uint64_t)s->k.slide);
 }
 
+
+/* Whether addr is in one of the process's file mappings. */
+static bool in_file(const struct symbolizer *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->nmaps; i++)
+		if (addr >= s->maps[i].start && addr < s->maps[i].end)
+			return true;
+	return false;
+}
+
+/* An address outside the process's file mappings: JIT code, named as its jitdump or perf map names
+ * it (not demangled: runtimes write them as they want them shown). */
+static int symbolize_jit(struct symbolizer *s, uint64_t addr, FILE *out)
+{
+	if (!s->jit_on) {
+		bt_jitmaps_init(&s->jit, "");
+		s->jit_on = true;
+	}
+	bool final = true;
+	uint64_t off = 0;
+	int64_t id = bt_jitmaps_proc(&s->jit, s->pid, 1);
+	const char *name = id >= 0 ? bt_jitmaps_name(&s->jit, (uint32_t)id, addr, 1, &final, &off) : NULL;
+	fprintf(out, "0x%" PRIx64 "\t", addr);
+	if (!name) {
+		fputs("??\t\n", out);
+		return 1;
+	}
+	fprintf(out, "%s+0x%" PRIx64 "\t\n", name, off);
+	return 0;
+}
 /* A running-kernel address named as the session names it (kframe.h), with lines from the vmlinux
  * for the kernel image's addresses. */
 static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
@@ -389,6 +423,8 @@ static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 	}
 	if (s->k.on)
 		return symbolize_kernel(s, addr, out);
+	if (s->pid && !in_file(s, addr))
+		return symbolize_jit(s, addr, out);
 	/* The address as the file's symbols express it. */
 	struct target *t = NULL;
 	uint64_t vaddr = addr;
@@ -502,6 +538,8 @@ static void symbolizer_free(struct symbolizer *s)
 		bt_kmods_free(&s->k.mods);
 	bt_dwarf_close(s->k.vmlinux);
 	bt_debuginfod_free(s->dbgd);
+	if (s->jit_on)
+		bt_jitmaps_free(&s->jit);
 }
 
 /* What is wrong with a file given as --elf. */

@@ -139,6 +139,14 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			fprintf(out, ", \"address\": \"0x%llx\"", (unsigned long long)l->addr);
 			break;
 		}
+		case BT_LOC_JIT:
+			/* JIT code: its name (when it has one) from the process's perf map */
+			put_str(out, name);
+			fprintf(out, ", \"kind\": \"jit\", \"file\": null, \"build_id\": null, \"pid\": %d, "
+				"\"address\": \"0x%llx\", \"name_from\": ", bt_jitmaps_pid(&s->jit, l->file_id),
+				(unsigned long long)l->addr);
+			put_str(out, l->unresolved ? NULL : bt_jitmaps_source(&s->jit, l->file_id, l->addr - l->is_caller));
+			break;
 		default:
 			put_str(out, name);
 			fprintf(out, ", \"kind\": \"unmapped\", \"file\": null, \"build_id\": null, "

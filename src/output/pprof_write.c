@@ -318,6 +318,8 @@ static int header(struct pb_build *b, pb_profile *prof, const struct bt_pprof_op
 struct map_info {
 	uint32_t dso_id, path_id;   /* user mappings */
 	bool kernel;
+	bool jit;                   /* JIT code of one process: jit_id is its table */
+	uint32_t jit_id;
 	uint32_t kmod;              /* kernel: a module version's id + 1, 0 for the kernel image */
 	uint64_t kbase, ksize;      /* a module's loaded range */
 	bool all_named;
@@ -404,6 +406,19 @@ static int64_t module_map(struct pb_build *b, struct map_index *mi, const struct
 	return add_map(b, mi, name, hex, &info);
 }
 
+/* The JIT code of one process (named from its perf map): a mapping of its own, "[jit] PID", with
+ * no build-id; its file offsets are the code's addresses. One per process (few: a linear search). */
+static int64_t jit_map(struct pb_build *b, struct map_index *mi, const struct bt_session *s, uint32_t jit_id)
+{
+	for (size_t i = 0; i < b->nmaps; i++)
+		if (mi->info[i].jit && mi->info[i].jit_id == jit_id)
+			return (int64_t)i;
+	char name[32];
+	snprintf(name, sizeof(name), "[jit] %d", bt_jitmaps_pid(&s->jit, jit_id));
+	struct map_info info = { .jit = true, .jit_id = jit_id, .all_named = true };
+	return add_map(b, mi, name, "", &info);
+}
+
 static int64_t kernel_map(struct pb_build *b, struct map_index *mi, const struct bt_session *s,
 			  const struct bt_pprof_opts *o, uint32_t kmod)
 {
@@ -450,9 +465,11 @@ static int place_maps(struct pb_build *b, const struct map_index *mi)
 			}
 			continue;
 		}
-		if (in->sampled && in->hi >= SYNTH_END)
+		/* JIT code: at a synthetic address too, its file offset the page of its lowest address */
+		uint64_t base = in->jit && in->sampled ? in->lo & ~(PAGE - 1) : 0;
+		if (in->sampled && in->hi - base >= SYNTH_END)
 			return -E2BIG;
-		uint64_t size = in->sampled && in->hi >= in->size ? in->hi + 1 : in->size;
+		uint64_t size = in->sampled && in->hi - base >= in->size ? in->hi - base + 1 : in->size;
 		size = (size + PAGE - 1) & ~(PAGE - 1);
 		if (!size)
 			size = PAGE;
@@ -460,7 +477,7 @@ static int place_maps(struct pb_build *b, const struct map_index *mi)
 			return -E2BIG;
 		m->memory_start = next;
 		m->memory_limit = next + size;
-		m->file_offset = 0;
+		m->file_offset = base;
 		if (SYNTH_END - m->memory_limit < SYNTH_GAP)
 			return -E2BIG;
 		next = m->memory_limit + SYNTH_GAP;
@@ -554,6 +571,8 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 			r = user_map(b, mi, s, l->file_id);
 		else if (l->kind == BT_LOC_KERNEL)
 			r = kernel_map(b, mi, s, o, l->file_id);
+		else if (l->kind == BT_LOC_JIT)
+			r = jit_map(b, mi, s, l->file_id);
 		if (r == -ENOMEM)
 			return -ENOMEM;
 		struct map_info *in = r >= 0 ? &mi->info[r] : NULL;
@@ -608,7 +627,8 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		const struct bt_loc *l = &p->locs[i];
 		loc->address = l->addr;
 		if (loc->mapping_id && !mi->info[loc->mapping_id - 1].kernel)
-			loc->address = b->maps[loc->mapping_id - 1].memory_start + l->addr;
+			loc->address = b->maps[loc->mapping_id - 1].memory_start + l->addr -
+				       b->maps[loc->mapping_id - 1].file_offset;
 	}
 	return add_samples(b, s, o);
 }

@@ -17,6 +17,8 @@ enum bt_loc_kind {
 	BT_LOC_USER = 0,     /* file_id + file offset */
 	BT_LOC_KERNEL = 1,   /* kernel address */
 	BT_LOC_UNMAPPED = 2, /* a user address outside any known mapping */
+	BT_LOC_JIT = 3,      /* a user address outside any file mapping of a process that writes a
+			      * perf map: file_id is its JIT table (see jitmap.h), addr the address */
 };
 
 #define BT_NAME_UNSET UINT32_MAX

@@ -34,6 +34,7 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	bt_proctable_init(&s->procs);
 	struct bt_symsrc_opts so = { .root = NULL, .cache_dir = opts->cache_dir };
 	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
+	bt_jitmaps_init(&s->jit, s->opts.proc_root);
 	s->dsos.cache_budget.max_file = opts->cache_max_file;
 	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
@@ -54,6 +55,7 @@ void bt_session_free(struct bt_session *s)
 {
 	bt_proctable_free(&s->procs);
 	bt_dso_registry_free(&s->dsos);
+	bt_jitmaps_free(&s->jit);
 	bt_profile_free(&s->prof);
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
@@ -330,6 +332,27 @@ static double mono_ns(void)
 	return (double)ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/* A user address outside every file mapping: JIT code when the process writes a perf map (its
+ * table id in *jit, looked for once per sample: -2 not yet), else unmapped. */
+static int64_t outside_loc(struct bt_session *s, int pid, uint64_t ip, bool caller, int64_t *jit)
+{
+	if (*jit == -2)
+		*jit = bt_jitmaps_proc(&s->jit, pid, now_ns());
+	if (*jit == -ENOMEM)
+		return -ENOMEM;
+	if (*jit >= 0)
+		return bt_profile_loc(&s->prof, BT_LOC_JIT, (uint32_t)*jit, ip, caller);
+	s->stats.unmapped_frames++;
+	return bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, caller);
+}
+
 /* Unwound now, while the process's mappings are those of the sample that follows it. */
 static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_t size)
 {
@@ -374,6 +397,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		s->stats.dwarf_fallback++;
 	}
 	s->ustack.n = 0;
+	int64_t jit = -2;
 	for (size_t i = un; i-- > 0;) {
 		uint64_t ip = uips[i];
 		bool caller = exact ? !exact[i] : i > 0;
@@ -382,8 +406,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		if (m) {
 			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, caller);
 		} else {
-			s->stats.unmapped_frames++;
-			id = bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, caller);
+			id = outside_loc(s, (int)r->pid, ip, caller, &jit);
 		}
 		if (id < 0)
 			return (int)id;
@@ -426,6 +449,7 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 		return on_sample(s, (const struct bt_rec_sample *)rec, rec->size);
 	case BT_REC_EXEC: {
 		const struct bt_rec_exec *e = (const void *)rec;
+		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
 		return bt_proctable_exec(&s->procs, (int)e->pid, 0);
 	}
 	case BT_REC_FORK: {
@@ -435,6 +459,7 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	case BT_REC_EXIT: {
 		const struct bt_rec_exit *e = (const void *)rec;
 		s->stats.exits++;
+		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
 		bt_proctable_exit(&s->procs, (int)e->pid, rec->time_ns);
 		return 0;
 	}
@@ -513,6 +538,14 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 		snprintf(s->namebuf, sizeof(s->namebuf), "%s", dm ? dm : sym->name);
 		free(dm);
 		return s->namebuf;
+	}
+	case BT_LOC_JIT: {
+		/* a return address is looked up at its call, as in a file */
+		const char *name = bt_jitmaps_name(&s->jit, l->file_id, l->addr - l->is_caller, now_ns(), final, NULL);
+		if (name)
+			return name;
+		*unresolved = true;
+		return "[unknown]";
 	}
 	default:
 		*unresolved = true;
@@ -613,6 +646,7 @@ void bt_session_reap(struct bt_session *s, uint64_t grace_ns)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 	bt_proctable_reap(&s->procs, now > s->last_ns ? now : s->last_ns, grace_ns);
+	bt_jitmaps_reap(&s->jit, now, grace_ns);
 }
 
 size_t bt_session_build_ids(const struct bt_session *s)

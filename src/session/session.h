@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "bt_proto.h"
 #include "session/dso.h"
+#include "session/jitmap.h"
 #include "kernel/kallsyms.h"
 #include "kernel/kdyn.h"
 #include "kernel/kmods.h"
@@ -48,6 +49,7 @@ struct bt_session {
 	struct bt_session_opts opts;
 	struct bt_proctable procs;
 	struct bt_dso_registry dsos;
+	struct bt_jitmaps jit;         /* perf maps of the processes that write one */
 	struct bt_profile prof;
 	struct bt_kallsyms *ksyms;
 	int ksyms_err;                 /* why kernel symbols are missing, when they are */

@@ -51,8 +51,14 @@ def main():
         w = "frame %d" % i
         need(fr, "name", (str,), w)
         kind = need(fr, "kind", (str,), w)
-        if kind not in ("user", "kernel", "unmapped"):
+        if kind not in ("user", "kernel", "jit", "unmapped"):
             fail(w + ": bad kind")
+        if kind == "jit":
+            need(fr, "pid", (int,), w)
+            if fr.get("name_from") not in ("perf-map", "jitdump", None) or "name_from" not in fr:
+                fail(w + ": bad name_from")
+            if (fr["name_from"] is None) == fr["resolved"]:
+                fail(w + ": name_from and resolved disagree")
         if fr.get("file") is not None:
             need(fr, "file", (str,), w)
         elif "file" not in fr:

@@ -224,4 +224,18 @@ static void os_write_folded(struct os_fixture *x, const char *path)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* Process 200 writing a perf map in its own /tmp (its root under the fake /proc) as pid 9 of its
+ * namespace, with one line, JS:*hot at OS_JIT_ADDR; its JIT table's id. */
+#define OS_JIT_ADDR 0x7f0000001000ULL
+static uint32_t os_add_jit(struct os_fixture *x)
+{
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/200 %s/ctr/tmp && ln -s \"$PWD/%s/ctr\" %s/proc/200/root && "
+				     "printf 'NSpid:\\t200\\t9\\n' > %s/proc/200/status && "
+				     "printf '%llx 100 JS:*hot /srv/x.js:1:1\\n' > %s/ctr/tmp/perf-9.map",
+				     x->root, x->root, x->root, x->root, x->root, OS_JIT_ADDR, x->root), 0);
+	int64_t jit = bt_jitmaps_proc(&x->s.jit, 200, 1);
+	assert_true(jit >= 0);
+	return (uint32_t)jit;
+}
+
 #endif

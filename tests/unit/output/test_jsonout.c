@@ -208,12 +208,37 @@ static void jsonout__module_frames__module_file_and_build_id(void **state)
 	os_teardown(x);
 }
 
+/* Process 200 writes a perf map in its own /tmp (its root under the fake /proc), as pid 9 of its
+ * namespace: a frame in its code is named from it, one outside every line is not. */
+static void jsonout__jit_frames__pid_and_where_the_name_came_from(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	uint32_t jit = os_add_jit(x);
+	uint32_t hot = os_loc(x, BT_LOC_JIT, jit, OS_JIT_ADDR + 0x10, false);
+	uint32_t miss = os_loc(x, BT_LOC_JIT, jit, 0x7f0000009000, true);
+	os_add(x, "node", 200, (uint32_t[]){ miss, hot }, 2, 3);
+	bt_jitmaps_gone(&x->s.jit, 200, 2);   /* exited: the miss is final */
+	assert_int_equal(bt_session_resolve(&x->s), 0);
+	write_session(x, OS_TMP "/jit.json");
+	char out[1024];
+	assert_int_equal(bt_test_run(out, sizeof(out), FOLD " " OS_TMP "/jit.json | grep '^node;'"), 0);
+	assert_string_equal(out, "node;[unknown];JS:*hot /srv/x.js:1:1 3\n");
+	assert_int_equal(bt_test_run(out, sizeof(out), PY " -c '"
+				     "import json; d = json.load(open(\"" OS_TMP "/jit.json\")); "
+				     "print(*[(f[\"name\"], f[\"pid\"], f[\"address\"], f[\"name_from\"]) "
+				     "for f in d[\"frames\"] if f[\"kind\"] == \"jit\"], sep=\"\\n\")'"), 0);
+	assert_string_equal(out, "('JS:*hot /srv/x.js:1:1', 200, '0x7f0000001010', 'perf-map')\n"
+			    "('[unknown]', 200, '0x7f0000009000', None)\n");
+	os_teardown(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jsonout__session__valid_json_with_the_documented_header),
 		cmocka_unit_test(jsonout__frames__carry_build_ids_and_offsets),
 		cmocka_unit_test(jsonout__module_frames__module_file_and_build_id),
+		cmocka_unit_test(jsonout__jit_frames__pid_and_where_the_name_came_from),
 		cmocka_unit_test(jsonout__session__folds_to_the_same_stacks),
 		cmocka_unit_test(jsonout__per_pid__stacks_carry_pids),
 		cmocka_unit_test(jsonout__folded_input__round_trips),

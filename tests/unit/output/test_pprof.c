@@ -574,6 +574,45 @@ static void pprof__module_frames__own_mapping_and_round_trip(void **state)
 	os_teardown(x);
 }
 
+/* JIT frames of process 200: a mapping of their own, "[jit] 200" without build-id, in which each
+ * frame's file offset is its run-time address, named or not. */
+static void pprof__jit_frames__own_mapping_and_real_addresses(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	uint32_t jit = os_add_jit(x);
+	uint32_t hot = os_loc(x, BT_LOC_JIT, jit, OS_JIT_ADDR + 0x10, false);
+	uint32_t miss = os_loc(x, BT_LOC_JIT, jit, 0x7f0000009000, true);
+	os_add(x, "node", 200, (uint32_t[]){ miss, hot }, 2, 3);
+	assert_int_equal(bt_session_resolve(&x->s), 0);
+	write_session(x, OS_TMP "/j.pb.gz", PERIOD);
+	dump(OS_TMP "/j.pb.gz");
+	char id[32], out[512];
+	const char *mcond = "$1 == \"mapping\" && $3 == \"[jit] 200\"";
+	assert_int_equal(dump_field(id, sizeof(id), OS_TMP "/j.pb.gz", mcond, 2), 0);
+	assert_true(id[0] >= '1' && id[0] <= '9');
+	dump_field(out, sizeof(out), OS_TMP "/j.pb.gz", mcond, 4);
+	assert_string_equal(out, "");
+	/* one frame has no name: has_functions says so */
+	dump_field(out, sizeof(out), OS_TMP "/j.pb.gz", mcond, 8);
+	assert_string_equal(out, "false");
+	char cond[128];
+	snprintf(cond, sizeof(cond), "$1 == \"location\" && $5 == \"0x%llx\"", OS_JIT_ADDR + 0x10);
+	dump_field(out, sizeof(out), OS_TMP "/j.pb.gz", cond, 6);
+	assert_string_equal(out, "JS:*hot /srv/x.js:1:1");
+	dump_field(out, sizeof(out), OS_TMP "/j.pb.gz", cond, 3);
+	assert_string_equal(out, id);
+	snprintf(cond, sizeof(cond), "$1 == \"location\" && $5 == \"0x7f0000009000\"");
+	dump_field(out, sizeof(out), OS_TMP "/j.pb.gz", cond, 6);
+	assert_string_equal(out, "-");
+	dump_field(out, sizeof(out), OS_TMP "/j.pb.gz", cond, 3);
+	assert_string_equal(out, id);
+	bt_test_run(out, sizeof(out), "awk -F'\\t' '$1 == \"folded\" && $2 ~ /^node;/ { print $2 \" \" $3 }' "
+		    OS_TMP "/j.pb.gz.dump");
+	/* the unnamed one as docs/pprof-format.md spells frames without a name: [FILE+0xOFFSET] */
+	assert_string_equal(out, "node;[[jit] 200+0x7f0000009000];JS:*hot /srv/x.js:1:1 3\n");
+	os_teardown(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +620,7 @@ int main(void)
 		cmocka_unit_test(pprof__mappings__carry_build_ids_of_readelf),
 		cmocka_unit_test(pprof__module_frames__own_mapping_and_round_trip),
 		cmocka_unit_test(pprof__locations__offsets_and_names_match_nm),
+		cmocka_unit_test(pprof__jit_frames__own_mapping_and_real_addresses),
 		cmocka_unit_test(pprof__samples__values_period_and_labels),
 		cmocka_unit_test(pprof__unknown_period__samples_only),
 		cmocka_unit_test(pprof__session__round_trips_to_the_same_folded),

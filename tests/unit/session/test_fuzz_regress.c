@@ -252,6 +252,12 @@ static void fuzz_regress__kallsyms__this_kernel_and_seeds(void **state)
 	free(data);
 }
 
+static void fuzz_regress__perfmap_and_jitdump__seeds(void **state)
+{
+	assert_true(replay_target("perfmap", bt_check_perfmap) > 0);
+	assert_true(replay_target("jitdump", bt_check_jitdump) > 0);
+}
+
 static void fuzz_regress__folded_inputs__refused_or_round_trip(void **state)
 {
 	assert_true(replay_target("folded", bt_check_folded) > 0);
@@ -349,6 +355,7 @@ int main(void)
 		cmocka_unit_test(fuzz_regress__maps_lines__this_process_and_seeds),
 		cmocka_unit_test(fuzz_regress__http_heads_and_cgroup_paths__seeds),
 		cmocka_unit_test(fuzz_regress__kallsyms__this_kernel_and_seeds),
+		cmocka_unit_test(fuzz_regress__perfmap_and_jitdump__seeds),
 		cmocka_unit_test(fuzz_regress__folded_inputs__refused_or_round_trip),
 		cmocka_unit_test(fuzz_regress__empty_folded__empty_result),
 		cmocka_unit_test(fuzz_regress__symbol_names__demangle_properties),
