@@ -974,6 +974,25 @@ static void attach_ldso(struct bt_capture *c, const struct bt_capture_opts *opts
 }
 
 /* Fills the watched set, attaches the tracepoints and the samplers, and opens the ring buffer. */
+/* The cpu-clock sampler on every online CPU asked for. */
+static int attach_sampler(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
+			  size_t errlen)
+{
+	struct perf_attach_ctx pa = { .c = c, .freq = opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ,
+				      .cpus = opts->cpus, .ncpus = opts->ncpus };
+	int err = for_each_online_cpu(attach_cpu, &pa);
+	if (err)
+		return fail(errbuf, errlen, err, "attaching the cpu-clock sampler");
+	if (!c->nperf && opts->cpus && !pa.first_err)
+		return fail(errbuf, errlen, -ENODEV, "none of the CPUs asked for is online");
+	if (!c->nperf)
+		return fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
+			    "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);
+	return 0;
+}
+
+/* Everything but the sampler: the watched set, the hooks that report processes and mappings, the
+ * ring buffers. */
 static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
 {
 	int err;
@@ -985,20 +1004,6 @@ static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char
 	}
 	if ((err = attach_tracepoints(c, errbuf, errlen)))
 		return err;
-	if (opts->samples) {
-		struct perf_attach_ctx pa = { .c = c, .freq = opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ,
-					      .cpus = opts->cpus, .ncpus = opts->ncpus };
-		err = for_each_online_cpu(attach_cpu, &pa);
-		if (err) {
-			fail(errbuf, errlen, err, "attaching the cpu-clock sampler");
-			return err;
-		}
-		if (!c->nperf && opts->cpus && !pa.first_err)
-			return fail(errbuf, errlen, -ENODEV, "none of the CPUs asked for is online");
-		if (!c->nperf)
-			return fail(errbuf, errlen, pa.first_err ? pa.first_err : -ENODEV,
-				    "no CPU could be sampled (perf_event_open cpu-clock at %u Hz)", pa.freq);
-	}
 	if (c->mapsrc != BT_MAPSRC_SYSCALLS)
 		attach_ldso(c, opts);
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ring_record, c, NULL);
@@ -1045,6 +1050,10 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		forget_sideband(c);
 	if (!err && (err = bt_capture_snapshot(c, 0)))
 		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
+	/* Sampling starts once the processes' mappings are in the ring: no sample comes before the
+	 * snapshot that names its frames. What is mapped meanwhile, the hooks report. */
+	if (!err && opts->samples)
+		err = attach_sampler(c, opts, errbuf, errlen);
 	if (err) {
 		bt_capture_close(c);
 		return err;
