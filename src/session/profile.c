@@ -285,12 +285,15 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 	int err = 0;
 	memset(f, 0, sizeof(*f));
 	bt_htab_init(&index);
+	/* comm-PID when stacks are kept per process because that was asked for (--per-pid); stacks
+	 * kept apart only for pprof's sample labels fold into one line per comm and stack. */
+	bool with_pid = p->per_pid && !p->labels;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *s = &p->stacks[i];
 		size_t len = 0;
 		const char *comm = bt_strtab_get(&p->names, s->comm_id);
 		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
-		if (!err && p->per_pid) {
+		if (!err && with_pid) {
 			char pid[16];
 			snprintf(pid, sizeof(pid), "-%u", s->pid);
 			err = append(&buf, &len, &cap, pid, 0);
@@ -313,7 +316,7 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 	}
 	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
-	f->per_pid = p->per_pid;
+	f->per_pid = with_pid;
 	return 0;
 }
 
