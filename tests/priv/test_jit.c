@@ -537,11 +537,11 @@ static void jit__node_in_own_mount_and_pid_namespace__named_from_its_tmp(void **
 	need_node();
 	char cmd[3 * PATH_MAX];
 	/* its own /tmp (a tmpfs in its mount namespace) and pid 1 of its own pid namespace: the map
-	 * is /tmp/perf-1.map there, seen from here only through its root. It enters its directory
-	 * first and names files relative to it: the tree may itself be under /tmp, which the tmpfs
-	 * then hides. */
-	snprintf(cmd, sizeof(cmd), "exec unshare -mpf --kill-child --mount-proc sh -c 'cd %s && "
-		 "mount -t tmpfs tmpfs /tmp && exec node --perf-basic-prof --no-turbo-inlining work.js ns.go'", dir);
+	 * is /tmp/perf-1.map there, seen from here only through its root. Its directory is bound at
+	 * /mnt inside the namespace first: the tree may itself be under /tmp, which the tmpfs hides. */
+	snprintf(cmd, sizeof(cmd), "exec unshare -mpf --kill-child --mount-proc sh -c 'mount --bind %s /mnt && "
+		 "mount -t tmpfs tmpfs /tmp && cd /mnt && exec node --perf-basic-prof --no-turbo-inlining "
+		 "work.js ns.go'", dir);
 	untrigger("ns");
 	pid_t us = bt_test_spawn(cmd);
 	track(us);
