@@ -172,6 +172,19 @@ pid_t bt_test_spawn_group(const char *cmd)
 	return spawn_sh(cmd, true);
 }
 
+bool bt_test_wait_for_text(const char *path, const char *needle, pid_t pid)
+{
+	for (;;) {
+		char out[4096];
+		bt_test_run(out, sizeof(out), "cat %s 2>/dev/null", path);
+		if (strstr(out, needle))
+			return true;
+		if (waitpid(pid, NULL, WNOHANG) != 0)
+			return false;
+		usleep(50000);
+	}
+}
+
 pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data)
 {
 	char cmd[1024];

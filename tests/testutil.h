@@ -4,6 +4,7 @@
 #define BT_TESTUTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 #include <setjmp.h>
@@ -28,6 +29,10 @@ pid_t bt_test_spawn_group(const char *cmd);
  * options) on data and folds its stacks into folded with tests/tools/foldtool.py: the shell's status. */
 pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data);
 int bt_test_perf_fold(const char *data, const char *extra, const char *folded);
+
+/* Waits until the file at path holds needle while process pid runs (polled every 50 ms, no time
+ * limit: a process that ends without writing it ends the wait): whether it came. */
+bool bt_test_wait_for_text(const char *path, const char *needle, pid_t pid);
 
 /* True when CI=true is set in the environment. */
 int bt_test_in_ci(void);

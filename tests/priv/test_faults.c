@@ -58,21 +58,6 @@ static void faults__disk_full__error_and_no_partial_file(void **state)
 	assert_string_equal(ls, "");  /* neither the output nor its temporary file is left */
 }
 
-/* Waits until the file at path holds needle, while process pid runs; whether it came. No time
- * limit: a session that never attaches exits, and then this returns false. */
-static bool wait_for_text(const char *path, const char *needle, pid_t pid)
-{
-	for (;;) {
-		char out[4096];
-		bt_test_run(out, sizeof(out), "cat %s 2>/dev/null", path);
-		if (strstr(out, needle))
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) != 0)
-			return false;
-		usleep(50000);
-	}
-}
-
 static double cpu_secs(void)
 {
 	struct timespec t;
@@ -95,7 +80,7 @@ static int signal_session(int sig, int times, double *exit_secs)
 {
 	unlink(TMP "/sig.err");
 	pid_t bt = bt_test_spawn("exec ./buildtrace -a -v -o " TMP "/sig.folded 2>" TMP "/sig.err");
-	assert_true(wait_for_text(TMP "/sig.err", "sampling at", bt));
+	assert_true(bt_test_wait_for_text(TMP "/sig.err", "sampling at", bt));
 	burn_cpu(0.25);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

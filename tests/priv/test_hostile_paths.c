@@ -272,20 +272,6 @@ static double proc_cpu_secs(pid_t pid)
 	return atof(out) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* Waits until the file at path holds needle while process pid runs: whether it came. */
-static bool wait_for_text(const char *path, const char *needle, pid_t pid)
-{
-	for (;;) {
-		char out[4096];
-		bt_test_run(out, sizeof(out), "cat %s 2>/dev/null", path);
-		if (strstr(out, needle))
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) != 0)
-			return false;
-		usleep(50000);
-	}
-}
-
 /* record --lines of a program whose .debug_line_str lost its final NUL: its functions are named,
  * it gets no lines, and the summary counts it. */
 static void hostile__dwarf_strings_without_nul__record_counts_no_lines(void **state)
@@ -307,7 +293,7 @@ static void hostile__dwarf_strings_without_nul__record_counts_no_lines(void **st
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -p %d -v -F 199 --lines --no-cache --no-debuginfod -f json "
 		 "-o %s/out.json 2> %s", (int)w, dir, err);
 	pid_t bt = bt_test_spawn(cmd);
-	assert_true(wait_for_text(err, "sampling at", bt));
+	assert_true(bt_test_wait_for_text(err, "sampling at", bt));
 	/* a quarter second of the program's CPU time sampled, however long that takes */
 	double until = proc_cpu_secs(w) + 0.25;
 	while (proc_cpu_secs(w) < until)
