@@ -29,6 +29,13 @@ class Result:
 TIME = '/usr/bin/time'
 
 
+def default_sigint():
+    """In the child before exec: SIGINT back to its default. A bench started in the background
+    (`make bench &`, nohup) inherits SIGINT ignored, and a tool that only installs its handler when
+    SIGINT is not ignored (bcc's Python tools) would then never stop on the SIGINT that ends a run."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Proc:
     """A started command. wait() reaps it with wait4() for its wall and CPU time (with its
     children's). Peak RSS comes from GNU time, which the command runs under: a process forked from
@@ -43,7 +50,7 @@ class Proc:
             cmd = [TIME, '-f', '%M', '-o', self.rss_file] + list(cmd)
         self.t0 = time.monotonic()
         self.popen = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, env=env,
-                                      cwd=cwd, close_fds=True)
+                                      cwd=cwd, close_fds=True, preexec_fn=default_sigint)
         self.pid = self.popen.pid
         self._target = None if self.rss_file else self.pid
         self.result = None

@@ -552,7 +552,51 @@ def long_goal(rows):
     return lines
 
 
-def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=()):
+def agent_section(rows):
+    """The agent at its default rate on an idle machine, beside perf record at the same rate."""
+    out = ['## The agent, idle\n',
+           '`buildtrace agent` at its default rate (%d Hz, every CPU) with nothing else running, beside '
+           '`perf record -a -g` at the same rate, for the same seconds: resident memory read from '
+           '/proc/PID/status every half second (peak: the most seen, or the kernel\'s VmHWM if higher; '
+           'steady: the median of the second half) and CPU seconds.\n' % (rows[0].get('hz') or 19)]
+    body = []
+    for r in rows:
+        if not r.get('ok'):
+            body.append([r['tool'], 'failed: %s' % r.get('error', ''), '', '', ''])
+            continue
+        body.append([r['tool'], '%s s' % num(r.get('seconds')), '%s MB' % num(r['peak_kb'] / 1024, 1),
+                     '%s MB' % num(r['steady_kb'] / 1024, 1), '%s s' % num(r.get('cpu'))])
+    out.append(table(['profiler', 'time', 'peak RSS', 'steady RSS', 'CPU'], body))
+    return '\n'.join(out)
+
+
+def agent_goal(rows):
+    lines = []
+    for r in rows:
+        if r.get('tool') == 'buildtrace-agent' and r.get('ok'):
+            lines.append('- `buildtrace agent` at its default rate stays under 25 MB RSS on an idle machine: %s '
+                         '(peak %s MB, steady %s MB over %d s).' % (
+                             '**met**' if r['peak_kb'] < 25 * 1024 else '**not met**',
+                             num(r['peak_kb'] / 1024, 1), num(r['steady_kb'] / 1024, 1), r['seconds']))
+    return lines
+
+
+def short_goal(prof_rows):
+    """A 5 s system-wide profile at 99 Hz: buildtrace's CPU against half of perf record + script."""
+    lines = []
+    ok = [r for r in prof_rows if r.get('ok') and r.get('hz') == 99]
+    perf = med([r for r in ok if r['tool'] == 'perf'], 'prof_cpu')
+    for tool in ('buildtrace', 'buildtrace-fp'):
+        bt = med([r for r in ok if r['tool'] == tool], 'prof_cpu')
+        if perf and bt:
+            lines.append('- a short system-wide profile at 99 Hz under %s costs at most half of perf record + '
+                         'script\'s CPU: %s (medians %s s vs %s s, ×%s).' % (
+                             tool, '**met**' if bt <= 0.5 * perf else '**not met**', num(bt), num(perf),
+                             num(bt / perf)))
+    return lines
+
+
+def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=()):
     rates = info['settings']['rates']
     prof_rows = paired_slowdowns(prof_rows)
     parts = [
@@ -561,7 +605,8 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=()):
         '(profile.csv, symbolize.csv, agreement.csv, run.json). Every ratio compares tools '
         'measured in this same run, on this machine.\n',
         machine_section(info),
-        goals_section(info, prof_rows, sym_rows, agree, rates, syscalls_goal(sys_rows) + long_goal(long_rows)),
+        goals_section(info, prof_rows, sym_rows, agree, rates, short_goal(prof_rows) + syscalls_goal(sys_rows) + long_goal(long_rows) +
+                      agent_goal(agent_rows)),
     ]
     if prof_rows:
         parts.append(overhead_section(info, prof_rows, rates))
@@ -569,6 +614,8 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=()):
         parts.append(syscalls_section(info, sys_rows))
     if long_rows:
         parts.append(long_section(long_rows))
+    if agent_rows:
+        parts.append(agent_section(agent_rows))
     if sym_rows:
         parts.append(symbolize_section(info, sym_rows, agree))
     if prof_rows:
