@@ -15,6 +15,7 @@ import symb
 import longrun
 import sysheavy
 import agentidle
+import guestcost
 
 
 def env_int(name, default):
@@ -41,7 +42,7 @@ def settings():
         'sym_budget_s': env_int('BENCH_SYM_BUDGET', 10 if quick else 30),
         'sym_slow_s': env_int('BENCH_SYM_SLOW', 5 if quick else 10),
         'sym_timeout_s': env_int('BENCH_SYM_TIMEOUT', 120),
-        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,long,agent,symbolize').replace(',', ' ').split(),
+        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,guest,long,agent,symbolize').replace(',', ' ').split(),
         'long_seconds': env_int('BENCH_LONG_SECONDS', 15 if quick else 60),
         'agent_seconds': env_int('BENCH_AGENT_SECONDS', 15 if quick else 60),
     }
@@ -113,7 +114,7 @@ def main():
     old_stats = bl.sysctl_get('kernel.bpf_stats_enabled')
     info['max_sample_rate_before'] = bl.sysctl_get('kernel.perf_event_max_sample_rate')
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows = [], [], {}, [], [], []
+    prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows = [], [], {}, [], [], [], []
     try:
         if 'profile' in s['parts']:
             with open('/proc/sys/' + t_stats, 'w') as f:
@@ -121,6 +122,8 @@ def main():
             prof_rows = profile_part(root, work, s, info)
         if 'syscalls' in s['parts']:
             sys_rows = syscalls_part(root, work, s, info)
+        if 'guest' in s['parts']:
+            guest_rows = guestcost.run(root, log)
         if 'long' in s['parts']:
             long_rows = long_part(root, work, s, info)
         if 'agent' in s['parts']:
@@ -140,6 +143,7 @@ def main():
     write_csv(os.path.join(raw, 'syscalls.csv'), sys_rows, SYSCALLS_FIELDS)
     write_csv(os.path.join(raw, 'long.csv'), long_rows, LONG_FIELDS)
     write_csv(os.path.join(raw, 'agent.csv'), agent_rows, AGENT_FIELDS)
+    write_csv(os.path.join(raw, 'guest.csv'), guest_rows, guestcost.FIELDS)
     agree_rows = [dict(v, lib=lib, tool=t) for lib, per_n in agree.items()
                   for n, per_tool in per_n.items() for t, v in per_tool.items()]
     write_csv(os.path.join(raw, 'agreement.csv'), agree_rows, AGREE_FIELDS)
@@ -148,7 +152,7 @@ def main():
     with open(os.path.join(raw, 'run.json'), 'w') as f:
         json.dump(info, f, indent=1, sort_keys=True)
         f.write('\n')
-    md = report.render(info, prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows)
+    md = report.render(info, prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows)
     with open(os.path.join(root, 'bench', 'RESULTS.md'), 'w') as f:
         f.write(md)
     log('wrote bench/RESULTS.md and bench/raw/ in %d s' % info['bench_seconds'])
@@ -277,21 +281,22 @@ def load_raw(raw):
     sys_rows = rows('syscalls.csv') if os.path.exists(os.path.join(raw, 'syscalls.csv')) else []
     long_rows = rows('long.csv') if os.path.exists(os.path.join(raw, 'long.csv')) else []
     agent_rows = rows('agent.csv') if os.path.exists(os.path.join(raw, 'agent.csv')) else []
+    guest_rows = rows('guest.csv') if os.path.exists(os.path.join(raw, 'guest.csv')) else []
     progs = {(p['tool'], p['hz'], p['rep']): p['progs'] for p in info.get('bpf_programs', [])}
     for r in prof_rows:
         r['bpf_progs'] = progs.get((r['tool'], r['hz'], r['rep']))
     agree = {}
     for r in rows('agreement.csv'):
         agree.setdefault(r['lib'], {}).setdefault(r['n'], {})[r['tool']] = r
-    return info, prof_rows, rows('symbolize.csv'), agree, sys_rows, long_rows, agent_rows
+    return info, prof_rows, rows('symbolize.csv'), agree, sys_rows, long_rows, agent_rows, guest_rows
 
 
 if __name__ == '__main__':
     if sys.argv[1:] == ['--report-only']:
         # Renders bench/RESULTS.md again from bench/raw/, without measuring anything.
-        info, p_rows, s_rows, ag, y_rows, l_rows, a_rows = load_raw(os.path.join(os.getcwd(), 'bench', 'raw'))
+        info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows = load_raw(os.path.join(os.getcwd(), 'bench', 'raw'))
         with open(os.path.join(os.getcwd(), 'bench', 'RESULTS.md'), 'w') as f:
-            f.write(report.render(info, p_rows, s_rows, ag, y_rows, l_rows, a_rows))
+            f.write(report.render(info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows))
         sys.exit(0)
     if os.geteuid() != 0:
         sys.exit('bench: needs root (the profilers load BPF programs; cold runs drop the page cache)')

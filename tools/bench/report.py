@@ -552,6 +552,44 @@ def long_goal(rows):
     return lines
 
 
+def guest_section(rows):
+    """The syscall-heavy workloads inside Debian's 6.1 kernel under qemu."""
+    ok = [r for r in rows if r.get('ok')]
+    kernel = next((r.get('kernel') for r in rows if r.get('kernel')), '?')
+    out = ['## Syscall-heavy workloads in the 6.1 guest\n',
+           'The same two workloads (busybox\'s dd) inside Debian\'s %s kernel booted under qemu with '
+           'TCG (`make vmtest`\'s guest, 2 vCPUs), alone and under each profiler at 99 Hz system-wide, '
+           'three repeats; each profiler is started once for both workloads. Emulation makes every '
+           'run slower alike: compare within this table only.\n' % kernel]
+    if not ok:
+        out.append('Not measured: %s\n' % (rows[0].get('error') if rows else 'no rows'))
+        return '\n'.join(out)
+    for key in sorted({r['workload'] for r in ok}):
+        wr = [r for r in ok if r['workload'] == key]
+        alone = med([r for r in wr if r['tool'] == 'none'], 'work_wall')
+        body = []
+        for tool in ['none', 'buildtrace', 'buildtrace-fp', 'perf']:
+            tr = [r for r in wr if r['tool'] == tool]
+            if not tr:
+                continue
+            m = med(tr, 'work_wall')
+            work = sum(r.get('work_samples') or 0 for r in tr)
+            hooked = sum(r.get('hooked_samples') or 0 for r in tr)
+            body.append([tool if tool != 'none' else 'alone', spread([r['work_wall'] for r in tr], ' s'),
+                         '—' if tool == 'none' or not alone else '%+.1f%%' % (100 * (m / alone - 1)),
+                         pct(hooked / work) if work else '—'])
+        out.append('%s\n' % key)
+        out.append(table(['run', 'wall', 'slowdown', 'hooked'], body))
+    src = sorted({r.get('mapsrc') for r in ok if r.get('mapsrc')})
+    if src:
+        out.append('buildtrace learnt of mappings through: %s.\n' % '; '.join(src))
+    return '\n'.join(out)
+
+
+def guest_goal(rows):
+    return [l.replace('- ', '- in the 6.1 guest: ', 1) for l in syscalls_goal([r for r in rows if r.get('ok')])]
+
+
 def agent_section(rows):
     """The agent at its default rate on an idle machine, beside perf record at the same rate."""
     out = ['## The agent, idle\n',
@@ -596,7 +634,7 @@ def short_goal(prof_rows):
     return lines
 
 
-def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=()):
+def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=(), guest_rows=()):
     rates = info['settings']['rates']
     prof_rows = paired_slowdowns(prof_rows)
     parts = [
@@ -606,12 +644,14 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_ro
         'measured in this same run, on this machine.\n',
         machine_section(info),
         goals_section(info, prof_rows, sym_rows, agree, rates, short_goal(prof_rows) + syscalls_goal(sys_rows) + long_goal(long_rows) +
-                      agent_goal(agent_rows)),
+                      guest_goal(guest_rows) + agent_goal(agent_rows)),
     ]
     if prof_rows:
         parts.append(overhead_section(info, prof_rows, rates))
     if sys_rows:
         parts.append(syscalls_section(info, sys_rows))
+    if guest_rows:
+        parts.append(guest_section(guest_rows))
     if long_rows:
         parts.append(long_section(long_rows))
     if agent_rows:

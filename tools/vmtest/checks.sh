@@ -382,6 +382,84 @@ check_priv_tests() {
 	cd /
 }
 
+# ---- measurements for make bench (only when named: VMTEST_CHECKS=syscost) -----------------------
+
+# Centiseconds since boot, from /proc/uptime (busybox date has no sub-second format).
+now_cs() { awk '{ split($1, a, "."); print a[1] * 100 + a[2] }' /proc/uptime; }
+
+syscost_cmd() {
+	case $1 in
+	dd) echo "dd if=/dev/zero of=/dev/null bs=1 count=$2" ;;
+	getppid) echo "bench-syscalls $2" ;;
+	esac
+}
+
+# The two workloads, one after the other, under profiler $1 (none, buildtrace, buildtrace-fp, perf),
+# started once for both (under emulation a start takes tens of seconds); per workload prints
+# "VMBENCH syscost WORKLOAD TOOL REP WALL_CS WORK_SAMPLES HOOKED_SAMPLES MAPSRC".
+syscost_run() {
+	tool=$1 rep=$2
+	rm -f $T/sc.folded $T/sc.err $T/sc.data
+	p=""
+	case $tool in
+	buildtrace) buildtrace -a -F 99 -o $T/sc.folded --no-live -v 2> $T/sc.err & p=$! ;;
+	buildtrace-fp) buildtrace -a -F 99 --call-graph fp -o $T/sc.folded --no-live -v 2> $T/sc.err & p=$! ;;
+	perf) perf record -a -g -F 99 -o $T/sc.data > /dev/null 2> $T/sc.err & p=$! ;;
+	esac
+	if [ -n "$p" ]; then
+		case $tool in
+		perf) sleep 5 ;;
+		*) wait_attached $p 180 || info "$tool never attached"; sleep 3 ;;
+		esac
+	fi
+	for w in dd getppid; do
+		eval "n=\$size_$w"
+		t0=$(now_cs)
+		$(syscost_cmd $w $n) > /dev/null 2>&1
+		t1=$(now_cs)
+		eval "wall_$w=$((t1 - t0))"
+	done
+	[ -n "$p" ] && kill -INT $p && wait $p
+	for w in dd getppid; do
+		work=0 hooked=0 src=-
+		case $tool in
+		buildtrace*)
+			comm=$w; [ $w = getppid ] && comm=bench-syscalls
+			work=$(awk -v c=$comm '{ n = $NF; split($0, f, ";") } f[1] == c { s += n } END { print s + 0 }' $T/sc.folded)
+			hooked=$(awk -v c=$comm '{ n = $NF; split($0, f, ";") } f[1] == c && /bpf_prog_[0-9a-f]+_(on_sys_enter|on_sys_exit|on_mmap|on_munmap)/ { s += n } END { print s + 0 }' $T/sc.folded)
+			src=$(sed -n 's/.*new mappings: //p' $T/sc.err | head -n1 | tr ' ' '_')
+			;;
+		esac
+		eval "wall=\$wall_$w"
+		echo "VMBENCH syscost $w $tool $rep $wall $work $hooked ${src:--}"
+	done
+	[ "$tool" = none ] || show $T/sc.err 5
+}
+
+check_syscost() {
+	have_buildtrace syscost || return 0
+	# sizes that take about 4 s alone here
+	for w in dd getppid; do
+		n=20000
+		while :; do
+			t0=$(now_cs); $(syscost_cmd $w $n) > /dev/null 2>&1; t1=$(now_cs)
+			[ $((t1 - t0)) -ge 50 ] && break
+			n=$((n * 4))
+		done
+		eval "size_$w=$((n * 400 / (t1 - t0)))"
+		eval "info \"syscost: $w size \$size_$w\""
+	done
+	tools="buildtrace buildtrace-fp perf"
+	for rep in 1 2 3; do
+		for tool in none $tools; do
+			syscost_run $tool $rep
+		done
+		# the next repeat starts with another profiler
+		tools="${tools#* } ${tools%% *}"
+	done
+	pass syscost
+}
+
 wanted boot && check_boot
 wanted kident && check_kident_kernel
 # nls_ascii is loaded before any buildtrace session, crc7 only during one
@@ -394,4 +472,5 @@ wanted kident && check_kident_later_module
 wanted kstacks && check_kernel_stacks
 wanted modframes && check_module_frames
 [ "$PRIV" = 1 ] && wanted priv && check_priv_tests
+case " $CHECKS " in *" syscost "*) check_syscost ;; esac
 true

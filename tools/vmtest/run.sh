@@ -5,7 +5,8 @@
 #
 # Environment: VMTEST_TIMEOUT (seconds for the whole guest run, default 600), VMTEST_KEEP=1 (keep
 # the staging tree build/vmtest/initramfs for inspection), VMTEST_CHECKS (space-separated check
-# names to run instead of all of them: boot kident user ustacks module kstacks modframes), VMTEST_BUILDTRACE (the
+# names to run instead of all of them: boot kident user ustacks module kstacks modframes; and syscost,
+# make bench's measurement, which runs only when named), VMTEST_BUILDTRACE (the
 # buildtrace binary to test, default ./buildtrace), VMTEST_PRIV=1 (also run the privileged test
 # binaries build/tests/test_* of tests/priv/ in the guest, from a copy of build/ at this repository's
 # path, each test case counted; slow under emulation).
@@ -204,6 +205,13 @@ build_initramfs() {
 	cp "$PROGS/libvmguest.so" "$PROGS/libvmlate.so" "$STAGE/bt/lib/"
 	copy_with_libs "$(command -v readelf)" /bt/bin/readelf
 	[ "${VMTEST_PRIV:-0}" = 1 ] && stage_priv_tests
+	# make bench's syscall workloads (tools/bench/run.sh builds the second) and perf beside them
+	case " ${VMTEST_CHECKS:-} " in *" syscost "*)
+		[ -x build/bench/bench-syscalls ] || die "syscost: build/bench/bench-syscalls is not built (make bench builds it)"
+		copy_with_libs build/bench/bench-syscalls /bt/bin/bench-syscalls
+		t=$(command -v perf) && copy_with_libs "$(readlink -f "$t")" /bt/bin/perf
+		;;
+	esac
 
 	# the guest kernel's modules, at their usual place
 	: > "$STAGE/bt/expect/modules"
