@@ -419,7 +419,11 @@ syscost_run() {
 		t1=$(now_cs)
 		eval "wall_$w=$((t1 - t0))"
 	done
+	# the profiler's own CPU while the workloads ran, in clock ticks (utime + stime)
+	ticks=0
+	[ -n "$p" ] && ticks=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' /proc/$p/stat 2>/dev/null)
 	[ -n "$p" ] && kill -INT $p && wait $p
+	info "syscost: $tool used ${ticks:-?} clock ticks of CPU by the end of the workloads"
 	for w in dd getppid; do
 		work=0 hooked=0 src=-
 		case $tool in
