@@ -86,7 +86,7 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->cap = NULL;
 	l->dbgd = NULL;
 	raise_nofile();
-	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .per_pid = opts->per_pid,
+	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
 				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
 				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
 	int err = bt_session_init(&l->session, &so);
@@ -120,10 +120,11 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
 		return err;
-	/* Now the programs are loaded, their own frames have kernel symbols too: announced by the
-	 * kernel, or in kallsyms read again. */
+	/* Kernel symbols are read now that the programs are loaded: their own frames are named, and
+	 * the memory the loader used (the kernel's BTF, several MB) is freed before kallsyms' table
+	 * is built, which keeps the peak RSS down. */
 	bt_capture_stats(l->cap, &l->stats);
-	if (o->kernel && !l->stats.ksym_records && bt_session_reload_kallsyms(&l->session) == 0)
+	if (o->kernel && bt_session_load_kallsyms(&l->session) == 0)
 		l->kallsyms_at = now_s();
 	return 0;
 }

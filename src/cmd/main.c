@@ -1,4 +1,5 @@
 /* main.c - buildtrace's entry point: dispatches subcommands; without one, runs the live session. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Large transient buffers (the kernel's BTF while the programs load, a file read whole) go
+	 * back to the system when freed: with malloc's adaptive threshold they would land in the
+	 * heap after the first one and stay resident in a long-running agent. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;

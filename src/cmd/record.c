@@ -280,10 +280,10 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 	int err = bt_live_init(l, &lo);
 	if (err)
 		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
-	if (a->kernel && l->session.ksyms_err)
-		warn_kernel_symbols(&l->session);
 	if (bt_live_attach(l, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
+	if (a->kernel && l->session.ksyms_err)
+		warn_kernel_symbols(&l->session);
 	if ((err = drop_privileges(rc)) && a->verbose)
 		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
 	catch_stop();

@@ -45,7 +45,7 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	if (opts->labels && bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
 		s->cgroups.mount[0] = '\0';
 	if (opts->kernel) {
-		s->ksyms_err = bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
+		s->ksyms_err = opts->kernel_later ? -EAGAIN : bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
 		s->kmods_err = bt_kmods_init(&s->kmods, s->opts.proc_root);
 	}
 	return 0;
@@ -553,6 +553,31 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 	}
 }
 
+/* Frames named as unknown so far may have a name now. */
+static void kernel_frames_again(struct bt_session *s)
+{
+	for (size_t i = 0; i < s->prof.nlocs; i++)
+		if (s->prof.locs[i].kind == BT_LOC_KERNEL && s->prof.locs[i].unresolved)
+			s->prof.locs[i].resolved = 0;
+}
+
+int bt_session_load_kallsyms(struct bt_session *s)
+{
+	struct bt_kallsyms *k = NULL;
+	int err = bt_kallsyms_load(s->opts.proc_root, &k);
+	if (err) {
+		if (!s->ksyms)
+			s->ksyms_err = err;
+		return err;
+	}
+	bt_kallsyms_free(s->ksyms);
+	s->ksyms = k;
+	s->ksyms_err = 0;
+	s->ksyms_misses = 0;
+	kernel_frames_again(s);
+	return 0;
+}
+
 int bt_session_reload_kallsyms(struct bt_session *s)
 {
 	struct bt_kallsyms *k = NULL;
@@ -564,10 +589,7 @@ int bt_session_reload_kallsyms(struct bt_session *s)
 	s->ksyms_err = 0;
 	s->ksyms_misses = 0;
 	s->stats.kallsyms_reloads++;
-	/* Frames named as unknown so far may have a name now. */
-	for (size_t i = 0; i < s->prof.nlocs; i++)
-		if (s->prof.locs[i].kind == BT_LOC_KERNEL && s->prof.locs[i].unresolved)
-			s->prof.locs[i].resolved = 0;
+	kernel_frames_again(s);
 	return 0;
 }
 

@@ -18,6 +18,10 @@
 struct bt_session_opts {
 	const char *proc_root;   /* "" for the real /proc */
 	bool kernel;             /* kernel stacks are wanted: load kallsyms */
+	bool kernel_later;       /* with kernel: kallsyms is read by bt_session_load_kallsyms, not by
+				  * bt_session_init (once the BPF programs are loaded: their frames are
+				  * named, and the loader's transient memory is gone before this table
+				  * of several MB is built) */
 	bool per_pid;            /* keep stacks of different pids apart */
 	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
 	bool cache_store;        /* store binaries with samples in the cache */
@@ -95,6 +99,10 @@ void bt_session_free(struct bt_session *s);
 
 /* A bt_record_fn (see capture.h): ctx is the session. Returns 0, or -errno on ENOMEM. */
 int bt_session_record(void *ctx, const struct bt_rec_hdr *rec);
+
+/* Reads /proc/kallsyms for the first time (opts.kernel_later), setting ksyms_err: 0 or -errno.
+ * Kernel frames that found no name before have their names asked again. */
+int bt_session_load_kallsyms(struct bt_session *s);
 
 /* Reads /proc/kallsyms again: after the BPF programs are loaded (so their frames have names) and
  * when kernel frames fail to resolve (programs or modules loaded since). 0 or -errno. */
