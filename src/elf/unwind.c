@@ -466,8 +466,13 @@ void bt_unwind(const struct bt_unwind_in *in, struct bt_unwind_out *out)
 		uint64_t bias = 0;
 		const struct rule *rule = NULL;
 		uint64_t look = exact ? pc : pc - 1;
-		if (in->find(in->ctx, look, &cfi, &bias) == 0 && cfi)
+		int found = in->find(in->ctx, look, &cfi, &bias);
+		if (found == 0 && cfi) {
 			rule = rule_for(cfi, look - bias);
+		} else if (found == -EAGAIN) {
+			stop = BT_UNWIND_NO_CFI;
+			break;
+		}
 		uint64_t cfa = 0, ra = 0, bp = 0;
 		if (rule && !rule->bad) {
 			if (rule->ra.kind == R_UNDEF) {

@@ -31,7 +31,9 @@ struct bt_unwind_regs {
 };
 
 /* The CFI for a pc of the process, and bias such that pc - bias is the address the CFI expects.
- * 0, or -ENOENT when no file with CFI is mapped there. */
+ * 0, or -ENOENT when no file with CFI is mapped there (the walk then follows the frame pointer),
+ * or -EAGAIN when a file is mapped there whose CFI cannot be had yet (its build-id is not known):
+ * the walk stops there rather than guess with a frame pointer the file may not keep. */
 typedef int (*bt_unwind_find_fn)(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias);
 
 enum bt_unwind_stop {

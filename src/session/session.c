@@ -315,7 +315,7 @@ static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 		return find_vdso_cfi(s, pc, cfi, bias);
 	struct bt_file *f = bt_dso_file_get(&s->dsos, m->file_id);
 	if (!f || f->dso_id == BT_NO_ID)
-		return -ENOENT;
+		return -EAGAIN;  /* its build-id is still to come */
 	struct bt_cfi *c = bt_dso_cfi(&s->dsos, f->dso_id);
 	uint64_t vaddr;
 	if (!c || bt_cfi_offset_to_vaddr(c, pc - m->start + m->pgoff, &vaddr) != 0)
