@@ -3,6 +3,7 @@
  * test binary, cmocka and libc, against glibc's backtrace() (libgcc's own .eh_frame unwinder) at the
  * same point; through a signal handler, against the interrupted pc the kernel saved; and its
  * refusals: a copy too short, no CFI anywhere. */
+#include <errno.h>
 #include "testutil.h"
 #include "capture/procmaps.h"
 #include "elf/unwind.h"
@@ -75,6 +76,12 @@ static int find(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 static int nofind(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 {
 	return -1;
+}
+
+/* Every pc is in a file whose build-id has not arrived yet. */
+static int notyet(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
+{
+	return -EAGAIN;
 }
 
 struct shot {
@@ -180,6 +187,30 @@ static void unwind__own_stack__same_return_addresses_as_backtrace(void **state)
 	assert_true(n >= 1);
 	for (size_t i = 0; i < ms->n; i++)
 		bt_cfi_close(ms->m[i].cfi);
+}
+
+/* A stack whose rbp looks like a frame pointer: with no CFI the walk follows it; where the file at
+ * the pc is only not known yet, the walk stops at the first frame instead of guessing. */
+static void unwind__file_not_known_yet__no_frame_pointer_guess(void **state)
+{
+	uint64_t stack[8] = { 0 };
+	const uint64_t sp = 0x7ffff000;
+	stack[2] = sp + 48;         /* saved rbp of the caller, at rbp = sp + 16 */
+	stack[3] = 0x401234;        /* return address */
+	stack[6] = 0;               /* the caller's frame: saved rbp 0 ... */
+	stack[7] = 0;               /* ... and return address 0: the end */
+	uint64_t ips[8];
+	struct bt_unwind_in in = { .regs = { .ip = 0x400100, .sp = sp, .bp = sp + 16 }, .stack = (uint8_t *)stack,
+				   .len = sizeof(stack), .find = nofind };
+	struct bt_unwind_out out = { .ips = ips, .max = 8 };
+	bt_unwind(&in, &out);
+	assert_int_equal(out.n, 2);
+	assert_int_equal(ips[1], 0x401234);
+	in.find = notyet;
+	bt_unwind(&in, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(ips[0], 0x400100);
+	assert_int_equal(out.why, BT_UNWIND_NO_CFI);
 }
 
 /* What the signal handler saw: its own registers and stack, and the kernel's record of the
@@ -383,6 +414,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwind__own_stack__same_return_addresses_as_backtrace),
+		cmocka_unit_test(unwind__file_not_known_yet__no_frame_pointer_guess),
 		cmocka_unit_test(unwind__through_a_signal_handler__interrupted_pc_is_exact),
 		cmocka_unit_test(unwind__in_a_plt_entry__walks_through_it),
 		cmocka_unit_test(unwind__cfa_based_on_rbx__register_restored_from_the_stack),
