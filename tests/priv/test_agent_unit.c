@@ -201,9 +201,11 @@ static void agent_unit__under_its_restrictions__writes_profiles(void **state)
 	/* attached, then a profile with the spinning program in it */
 	bool started = wait_until(60, "grep -q 'sampling every CPU' " TMP "/run.err");
 	bool wrote = started && wait_until(30, "grep -qs '^spin;' " TMP "/run/*.folded");
+	/* the status file is written after the interval's profiles: its pid is there a moment later */
+	bool have_status = wrote && wait_until(30, "grep -qs '\"pid\": [0-9]' " TMP "/run/status.json");
 	char status[64];
 	long long apid = -1;
-	if (wrote && bt_test_run(status, sizeof(status), "sed -n 's/.*\"pid\": \\([0-9]*\\).*/\\1/p' "
+	if (have_status && bt_test_run(status, sizeof(status), "sed -n 's/.*\"pid\": \\([0-9]*\\).*/\\1/p' "
 				 TMP "/run/status.json") == 0)
 		apid = atoll(status);
 	uint64_t bnd_now = apid > 0 ? proc_caps((pid_t)apid, "CapBnd") : UINT64_MAX;
@@ -220,6 +222,7 @@ static void agent_unit__under_its_restrictions__writes_profiles(void **state)
 	print_message("agent under the unit's restrictions: %s", out);
 	assert_true(started);
 	assert_true(wrote);
+	assert_true(have_status);
 	assert_int_equal(rc, 0);
 	assert_true(count_profiles(TMP "/run") >= 2);
 	assert_non_null(strstr(out, "terminated"));
