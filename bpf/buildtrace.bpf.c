@@ -113,6 +113,8 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 		ptr;                                                                  \
 	})
 
+#include "bt_python.h"
+
 /* ---- samples ---------------------------------------------------------------------------- */
 
 struct stack_top {
@@ -222,6 +224,8 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	if ((cfg_flags & BT_CFG_DWARF) && tid)
 		copy_user_stack(tgid, tid, now);
+	if ((cfg_flags & BT_CFG_PYTHON) && tid)
+		bt_py_sample(tgid, tid, now);
 	__u32 zero = 0;
 	struct bt_rec_sample *rec = bpf_map_lookup_elem(&sample_buf, &zero);
 	if (!rec)
