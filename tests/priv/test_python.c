@@ -1,7 +1,7 @@
 /* test_python.c - Python frames from CPython's own frame chain, with Debian's python3: a chain of
  * three functions in two files (one a method) named with the right file:line in the right place of
  * the native stack, in folded, JSON and pprof output; two threads each with its own chain (attached
- * by pid); a python in a mount namespace of its own; a program that is not Python unaffected. The
+ * by pid); a python in a mount and pid namespace of its own; a program that is not Python unaffected. The
  * oracle of every line number is the "bt:" marker in the scripts themselves. */
 #include "testutil.h"
 
@@ -250,14 +250,15 @@ static void python__two_threads__each_its_own_chain(void **state)
 	assert_int_equal(tb.with_other, 0);
 }
 
-static void python__own_mount_namespace__named(void **state)
+static void python__own_mount_and_pid_namespace__named(void **state)
 {
 	bt_test_require_priv();
 	need_python();
 	char opts[6 * PATH_MAX], chain[1024], f1[256], f2[256];
-	/* the scripts exist only in the namespace's own tmpfs */
+	/* the scripts exist only in the namespace's own tmpfs; in a pid namespace of its own, python
+	 * knows its thread by another id than the host does */
 	bt_test_run(NULL, 0, "mkdir -p %s/ns", dir);
-	snprintf(opts, sizeof(opts), "-- unshare -m --propagation private sh -c 'mount -t tmpfs none %s/ns && "
+	snprintf(opts, sizeof(opts), "-- unshare -m -p -f --propagation private sh -c 'mount -t tmpfs none %s/ns && "
 		 "cp %s/pyhot_main.py %s/pyhot_lib.py %s/ns/ && exec " PY " %s/ns/pyhot_main.py chain 2'",
 		 dir, src, src, dir, dir);
 	record("ns", opts);
@@ -301,7 +302,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(python__chain_in_two_files__named_in_place, kill_started),
 		cmocka_unit_test_teardown(python__two_threads__each_its_own_chain, kill_started),
-		cmocka_unit_test_teardown(python__own_mount_namespace__named, kill_started),
+		cmocka_unit_test_teardown(python__own_mount_and_pid_namespace__named, kill_started),
 		cmocka_unit_test_teardown(python__not_python__unaffected, kill_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
