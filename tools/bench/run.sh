@@ -3,7 +3,7 @@
 # runs tools/bench/bench.py, which writes bench/RESULTS.md and bench/raw/.
 #   BENCH_QUICK=1      a smoke run of a few minutes (one repeat, smaller sizes, shorter workload)
 #   BENCH_REPEATS=N    repeats per measurement (default 3), reported as median (min-max)
-#   BENCH_PARTS=...    profile, syscalls, long, symbolize (default: all four)
+#   BENCH_PARTS=...    profile, syscalls, long, symbolize, python (default: all five)
 #   BENCH_LONG_SECONDS the long part's session (default 60, 15 with BENCH_QUICK)
 #   BENCH_INSTALL=0    do not install bcc (bpfcc-tools) and kernel headers when they are missing
 # Other knobs (BENCH_RATES, BENCH_SIZES, BENCH_SEED, BENCH_COLD, BENCH_WORK_SECONDS,
