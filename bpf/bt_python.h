@@ -141,6 +141,21 @@ static __always_inline int bt_py_frames(const struct bt_py_proc *p, __u64 ts, st
 	return frame ? BT_PY_WALK_TRUNCATED : BT_PY_WALK_DONE;
 }
 
+/* A forked child runs its parent's interpreter from its first instruction: walked from then on,
+ * without waiting for userspace to say so. */
+static __always_inline void bt_py_fork(__u32 parent, __u32 child)
+{
+	struct bt_py_proc *p = bpf_map_lookup_elem(&py_procs, &parent);
+	if (p)
+		bpf_map_update_elem(&py_procs, &child, p, BPF_ANY);
+}
+
+/* exec replaced the image: its interpreter, if any, is gone. */
+static __always_inline void bt_py_exec(__u32 tgid)
+{
+	bpf_map_delete_elem(&py_procs, &tgid);
+}
+
 /* The Python frames of the current thread, when its process runs an interpreter userspace knows. */
 static __always_inline void bt_py_sample(__u32 tgid, __u32 tid, __u64 now)
 {

@@ -290,6 +290,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!is_watched(tgid))
 		return 0;
+	if (cfg_flags & BT_CFG_PYTHON)
+		bt_py_exec(tgid);
 	struct bt_rec_exec *rec;
 	if (!RESERVE(rec, BT_REC_EXEC))
 		return 0;
@@ -328,6 +330,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		__u8 one = 1;
 		bpf_map_update_elem(&watched, &ctgid, &one, BPF_ANY);
 	}
+	if (cfg_flags & BT_CFG_PYTHON)
+		bt_py_fork(ptgid, ctgid);
 	struct bt_rec_fork *rec;
 	if (!RESERVE(rec, BT_REC_FORK))
 		return 0;

@@ -1,7 +1,7 @@
 /* test_python.c - Python frames from CPython's own frame chain, with Debian's python3: a chain of
  * three functions in two files (one a method) named with the right file:line in the right place of
  * the native stack, in folded, JSON and pprof output; two threads each with its own chain (attached
- * by pid); a python in a mount and pid namespace of its own; a program that is not Python unaffected. The
+ * by pid); a python in a mount and pid namespace of its own; a forked child; a program that is not Python unaffected. The
  * oracle of every line number is the "bt:" marker in the scripts themselves. */
 #include "testutil.h"
 
@@ -277,6 +277,31 @@ static void python__own_mount_and_pid_namespace__named(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'pyhot_main.py:' %s/ns.folded", dir), 0);
 }
 
+static void python__forked_child__named_too(void **state)
+{
+	bt_test_require_priv();
+	need_python();
+	char opts[PATH_MAX + 128], chain[1024], f[4][256];
+	snprintf(opts, sizeof(opts), "-- " PY " %s/pyhot_main.py fork 2", src);
+	record("fork", opts);
+	pyframe(f[0], sizeof(f[0]), "<module>", "pyhot_main.py", "fork");
+	pyframe(f[1], sizeof(f[1]), "outer", "pyhot_main.py", "outer");
+	pyframe(f[2], sizeof(f[2]), "Worker.step", "pyhot_lib.py", "step");
+	pyframe(f[3], sizeof(f[3]), "inner", "pyhot_lib.py", "inner");
+	snprintf(chain, sizeof(chain), "%s;%s;%s;%s", f[0], f[1], f[2], f[3]);
+	char folded[PATH_MAX + 32];
+	snprintf(folded, sizeof(folded), "%s/fork.folded", dir);
+	struct tally t;
+	tally(folded, chain, "python3;_start;", ";Py_RunMain;", NULL, &t);
+	print_message("fork: %llu of %llu python3 samples hold %s\n", t.hits, t.total, chain);
+	/* the parent waits: nearly every sample is the child's */
+	assert_true(t.total >= 200);
+	assert_true(t.hits >= t.total * 95 / 100);
+	assert_int_equal(t.misplaced, 0);
+	char out[256];
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'python: 2 interpreters' %s/fork.err", dir), 0);
+}
+
 static void python__not_python__unaffected(void **state)
 {
 	bt_test_require_priv();
@@ -303,6 +328,7 @@ int main(void)
 		cmocka_unit_test_teardown(python__chain_in_two_files__named_in_place, kill_started),
 		cmocka_unit_test_teardown(python__two_threads__each_its_own_chain, kill_started),
 		cmocka_unit_test_teardown(python__own_mount_and_pid_namespace__named, kill_started),
+		cmocka_unit_test_teardown(python__forked_child__named_too, kill_started),
 		cmocka_unit_test_teardown(python__not_python__unaffected, kill_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);

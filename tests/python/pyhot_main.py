@@ -2,7 +2,9 @@
 #   pyhot_main.py chain SECONDS    <module> -> outer -> Worker.step -> inner (the last two in
 #                                  pyhot_lib.py)
 #   pyhot_main.py threads SECONDS  two threads, one in spin_a, the other in spin_b
+#   pyhot_main.py fork SECONDS     a forked child runs the chain while its parent waits
 # The lines the tests look for carry a "bt:" marker.
+import os
 import sys
 import threading
 import time
@@ -30,5 +32,11 @@ if sys.argv[1] == "threads":
         t.start()
     for t in ts:
         t.join()
+elif sys.argv[1] == "fork":
+    child = os.fork()
+    if child == 0:
+        outer(Worker(), float(sys.argv[2]))  # bt:fork
+        os._exit(0)
+    os.waitpid(child, 0)
 else:
     print(outer(Worker(), float(sys.argv[2])))  # bt:module
