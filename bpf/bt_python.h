@@ -8,7 +8,7 @@
 #define BT_PYTHON_H
 
 #define BT_PY_MAX_THREADS 256            /* thread states looked at to find a thread's */
-#define BT_PY_RETRY_NS 1000000000ULL     /* a thread without one is looked for again after this */
+#define BT_PY_RETRY_NS 100000000ULL      /* a thread without one is looked for again after this */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -81,6 +81,7 @@ static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, 
 		return BT_PY_WALK_FAULT;
 	if (interp && bt_py_read(&ts, interp + p->interp_threads_head))
 		return BT_PY_WALK_FAULT;
+	bool started = ts != 0;
 	for (int i = 0; i < BT_PY_MAX_THREADS && interp; i++) {
 		if (!ts) {  /* the next interpreter's threads */
 			if (bt_py_read(&interp, interp + p->interp_next) || !interp ||
@@ -98,6 +99,9 @@ static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, 
 		if (bt_py_read(&ts, ts + p->ts_next))
 			return BT_PY_WALK_FAULT;
 	}
+	/* An interpreter that has no thread yet (it is starting) is asked again at the next sample. */
+	if (!found && !started)
+		return BT_PY_WALK_NO_THREAD;
 	struct bt_py_thread nt = { .tstate = found, .checked_ns = now, .tgid = tgid };
 	bpf_map_update_elem(&py_threads, &tid, &nt, BPF_ANY);
 	if (!found)
