@@ -14,6 +14,7 @@
 
 #define LINETABLE_MAX (1u << 20)  /* a location table larger than this is not read */
 #define NAME_MAX_BYTES 1024
+#define CODES_MAX (1u << 20)      /* code objects read in a session, at most */
 
 void bt_pyprocs_init(struct bt_pyprocs *py, const char *proc_root)
 {
@@ -315,6 +316,10 @@ int64_t bt_pyprocs_code(struct bt_pyprocs *py, uint32_t proc, uint64_t addr, uin
 		return (int64_t)*v;
 	if (proc >= py->nprocs)
 		return -EINVAL;
+	if (py->ncodes >= CODES_MAX) {
+		py->stats.code_failed++;
+		return -ENOSPC;
+	}
 	if (grow((void **)&py->codes, &py->codes_cap, py->ncodes + 1, sizeof(*py->codes)))
 		return -ENOMEM;
 	struct bt_pycode *c = &py->codes[py->ncodes];

@@ -436,7 +436,9 @@ static int py_locs(struct bt_session *s, uint32_t proc, size_t first, size_t end
 	for (size_t k = end; k-- > first;) {
 		const struct bt_py_frame *f = &s->pystack.frames[k];
 		int64_t code = bt_pyprocs_code(&s->py, proc, f->code, f->tag);
-		if (code < 0)
+		if (code == -ENOSPC)
+			code = BT_NAME_UNSET;  /* a frame no code object names: "[python]" */
+		else if (code < 0)
 			return (int)code;
 		/* the instruction as a byte offset into the code, negative before its first */
 		int64_t off = (int64_t)(f->instr - (f->code + s->py.procs[proc].off->code_adaptive));
