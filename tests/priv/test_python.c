@@ -177,6 +177,14 @@ static void python__chain_in_two_files__named_in_place(void **state)
 	/* where the native stack is whole, always in place; it is whole for most */
 	assert_int_equal(t.misplaced, 0);
 	assert_true(t.placed >= t.total * 85 / 100);
+	/* the pprof read back: the same frames, placed by their lines */
+	char back[PATH_MAX + 32];
+	snprintf(back, sizeof(back), "%s/chain.back.folded", dir);
+	assert_int_equal(bt_test_run(NULL, 0, "./buildtrace report -f folded -o %s %s/chain.pb.gz", back, dir), 0);
+	struct tally tb;
+	tally(back, chain, "python3;_start;", ";Py_RunMain;", NULL, &tb);
+	assert_int_equal(tb.hits, t.hits);
+	assert_int_equal(tb.placed, t.placed);
 	check_outputs("chain", "inner", "pyhot_lib.py", marker_line("pyhot_lib.py", "inner"));
 	check_outputs("chain", "Worker.step", "pyhot_lib.py", marker_line("pyhot_lib.py", "step"));
 	/* the summary says what was walked */
