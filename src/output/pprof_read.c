@@ -236,7 +236,7 @@ static int check_profile(struct decoded *d, struct bt_htab *fidx, struct id_ctx 
 			}
 			d->fn_of_line[k++] = fi;
 			/* a frame placed by its line alone: " (file:line)" after its name, 256 bytes at most */
-			d->loc_bytes[i] += fn_len[fi] + (d->loc_map[i] < 0 ? 256 : 0);
+			d->loc_bytes[i] += fn_len[fi] + (d->loc_map[i] < 0 && *pstr(p, p->function[fi]->filename) ? 256 : 0);
 		}
 	}
 	free(fn_len);
