@@ -113,6 +113,8 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 		ptr;                                                                  \
 	})
 
+#include "bt_python.h"
+
 /* ---- samples ---------------------------------------------------------------------------- */
 
 struct stack_top {
@@ -222,6 +224,8 @@ int sample(struct bpf_perf_event_data *ctx)
 	__u64 now = bpf_ktime_get_ns();
 	if ((cfg_flags & BT_CFG_DWARF) && tid)
 		copy_user_stack(tgid, tid, now);
+	if ((cfg_flags & BT_CFG_PYTHON) && tid)
+		bt_py_sample(tgid, tid, now);
 	__u32 zero = 0;
 	struct bt_rec_sample *rec = bpf_map_lookup_elem(&sample_buf, &zero);
 	if (!rec)
@@ -286,6 +290,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!is_watched(tgid))
 		return 0;
+	if (cfg_flags & BT_CFG_PYTHON)
+		bt_py_exec(tgid);
 	struct bt_rec_exec *rec;
 	if (!RESERVE(rec, BT_REC_EXEC))
 		return 0;
@@ -324,6 +330,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		__u8 one = 1;
 		bpf_map_update_elem(&watched, &ctgid, &one, BPF_ANY);
 	}
+	if (cfg_flags & BT_CFG_PYTHON)
+		bt_py_fork(ptgid, ctgid);
 	struct bt_rec_fork *rec;
 	if (!RESERVE(rec, BT_REC_FORK))
 		return 0;

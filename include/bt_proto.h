@@ -30,7 +30,8 @@ enum bt_rec_type {
 	BT_REC_USTACK = 9,  /* struct bt_rec_ustack: the user registers and stack of the sample after it */
 	BT_REC_DLSTATE = 10, /* struct bt_rec_exit: ld.so announced a change of its loaded objects */
 	BT_REC_KSYM = 11,   /* struct bt_rec_ksym: kernel code came or went (BPF programs, trampolines) */
-	BT_REC_TYPE_MAX = 12,
+	BT_REC_PYSTACK = 12, /* struct bt_rec_pystack: the Python frames of the sample after it */
+	BT_REC_TYPE_MAX = 13,
 };
 
 /* Every record starts with this; size is the whole record's size in bytes. */
@@ -175,6 +176,62 @@ _Static_assert(sizeof(struct bt_rec_mapping) == 16 + 8 + 48 + 8 + 20 + 4 + BT_PA
 _Static_assert(sizeof(struct bt_rec_module) == 16 + 16 + 8 + 20 + 4 + BT_MODNAME_LEN, "bt_rec_module size");
 _Static_assert(sizeof(struct bt_rec_ksym) == 16 + 16 + BT_KSYM_NAME_LEN, "bt_rec_ksym size");
 
+/* CPython's frames of a sampled thread, read by the sampler from the interpreter's own frame chain
+ * (bpf/bt_python.h) just before the BT_REC_SAMPLE record of the same tid and time, for a process
+ * whose interpreter userspace found (the py_procs map). Only the n frames read are in the record. */
+#define BT_PY_MAX_FRAMES 64
+
+enum bt_py_walk {
+	BT_PY_WALK_DONE = 0,       /* every frame, to the outermost */
+	BT_PY_WALK_TRUNCATED = 1,  /* more than BT_PY_MAX_FRAMES frames: the outer ones are left out */
+	BT_PY_WALK_FAULT = 2,      /* a read failed (a page not resident): the walk ends there */
+	BT_PY_WALK_NO_THREAD = 3,  /* the thread has no thread state (it never ran Python) */
+	BT_PY_WALK_IDLE = 4,       /* a thread state without a current frame */
+	BT_PY_WALK_MAX = 5,
+};
+
+struct bt_py_frame {
+	__u64 code;       /* the frame's code object (f_code) */
+	__u64 instr;      /* prev_instr: the code unit before the next instruction */
+	__u64 tag;        /* 8 bytes of the code object (at co_firstlineno): its address is reused */
+	__u8 is_entry;    /* the first frame a C call of the eval loop runs */
+	__u8 pad[7];
+};
+
+struct bt_rec_pystack {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u16 n;          /* frames, innermost first */
+	__u16 walk;       /* enum bt_py_walk */
+	__u32 pad;
+	struct bt_py_frame frames[BT_PY_MAX_FRAMES];
+};
+
+/* A CPython process whose frames the sampler walks (the value of the py_procs map, keyed by thread
+ * group id, written by the loader): where its runtime keeps its list of interpreters, and the
+ * offsets of the fields the walk reads (symsrc/pyoffsets.h), the frame's within BT_PY_FRAME_BYTES. */
+#define BT_PY_FRAME_BYTES 72   /* bytes of a _PyInterpreterFrame read at once */
+struct bt_py_proc {
+	__u64 interp_head;         /* the address of _PyRuntime.interpreters.head */
+	__u16 interp_next;
+	__u16 interp_threads_head;
+	__u16 ts_next;
+	__u16 ts_native_tid;
+	__u16 ts_cframe;
+	__u16 cframe_current;
+	__u16 frame_code;
+	__u16 frame_previous;
+	__u16 frame_prev_instr;
+	__u16 frame_is_entry;
+	__u16 code_tag;            /* the 8 bytes of a code object sent with each frame */
+	__u16 pad[5];
+};
+
+_Static_assert(sizeof(struct bt_py_proc) == 40, "bt_py_proc size");
+_Static_assert(sizeof(struct bt_py_frame) == 32, "bt_py_frame size");
+_Static_assert(sizeof(struct bt_rec_pystack) == 32 + 32 * BT_PY_MAX_FRAMES, "bt_rec_pystack size");
+
 /* Configuration the loader writes into the BPF object's read-only data before load. */
 #define BT_CFG_ALL 0x1          /* sample every process, not only the watched ones */
 #define BT_CFG_USER 0x2         /* collect user stacks */
@@ -182,6 +239,7 @@ _Static_assert(sizeof(struct bt_rec_ksym) == 16 + 16 + BT_KSYM_NAME_LEN, "bt_rec
 #define BT_CFG_FOLLOW_FORK 0x8  /* children of watched processes are watched too */
 #define BT_CFG_DWARF 0x10       /* copy user registers and stack for unwinding in userspace */
 #define BT_CFG_IDLE 0x20        /* sample the idle tasks too (pid 0, comm swapper/N), with BT_CFG_ALL */
+#define BT_CFG_PYTHON 0x100     /* walk the Python frames of the processes in py_procs */
 
 /* Index of the per-CPU counters map (bt_counters) besides the per-type drop counts. */
 enum bt_counter {

@@ -50,3 +50,6 @@ fixtures:: $(SESSION_DIR)/nofp
 # Perf maps of processes, under a fake /proc: the parser and the opener of paths in a process's root.
 TEST_jitmap_OBJS    = $(BUILD)/session/jitmap.o $(BUILD)/symsrc/perfmap.o $(BUILD)/symsrc/jitdump.o $(BUILD)/capture/procmaps.o \
                       $(OBJS_elf) $(OBJS_base)
+# Interpreters and code objects: reads this process's own memory as a Python process's.
+TEST_pyproc_OBJS    = $(BUILD)/session/pyproc.o $(BUILD)/session/dso.o $(BUILD)/capture/procmaps.o $(OBJS_symsrc) \
+                      $(OBJS_elf) $(OBJS_base)

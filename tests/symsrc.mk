@@ -53,3 +53,6 @@ fixtures:: $(SYMSRC_FIX)/vmlinux $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYM
 # These run ./buildtrace as well as their own code.
 $(BUILD)/tests/test_debuginfod: | buildtrace
 TEST_jitdump_OBJS     = $(BUILD)/symsrc/jitdump.o $(BUILD)/symsrc/perfmap.o $(BUILD)/base/htab.o
+# CPython's objects decoded: the location table and strings, on the offsets table.
+TEST_pycode_OBJS      = $(BUILD)/symsrc/pycode.o $(BUILD)/symsrc/pyoffsets.o
+TEST_pyruntime_OBJS   = $(BUILD)/symsrc/pyruntime.o $(ELF_CORE_OBJS)

@@ -70,6 +70,7 @@ struct bt_capture {
 	int epfd;                      /* the ring buffer and the sideband rings, waited on together */
 	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state, one per process */
 	unsigned nldso;
+	bool python;                   /* the sampler walks the Python frames of py_procs */
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -875,6 +876,10 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		cfg |= BT_CFG_DWARF;
 	if (OPT_GIVEN(opts, idle) && opts->idle && opts->all)
 		cfg |= BT_CFG_IDLE;
+	if (OPT_GIVEN(opts, python) && opts->python && opts->user_stacks) {
+		cfg |= BT_CFG_PYTHON;
+		c->python = true;
+	}
 	c->skel->rodata->cfg_flags = cfg;
 	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
 	if (ub && !bt_call_graph_size_ok(ub))
@@ -1073,6 +1078,21 @@ int bt_capture_watch(struct bt_capture *c, int pid)
 	if (err)
 		return err;
 	return snapshot(c, &pid, 1);
+}
+
+int bt_capture_python(struct bt_capture *c, int pid, const struct bt_py_proc *p)
+{
+	if (!c || pid <= 0)
+		return -EINVAL;
+	if (!c->python)
+		return -EOPNOTSUPP;
+	uint32_t key = (uint32_t)pid;
+	if (!p)
+		return bpf_map__delete_elem(c->skel->maps.py_procs, &key, sizeof(key), 0) ? -errno : 0;
+	if (p->frame_code > BT_PY_FRAME_BYTES - 8 || p->frame_previous > BT_PY_FRAME_BYTES - 8 ||
+	    p->frame_prev_instr > BT_PY_FRAME_BYTES - 8 || p->frame_is_entry > BT_PY_FRAME_BYTES - 1)
+		return -EINVAL;
+	return bpf_map__update_elem(c->skel->maps.py_procs, &key, sizeof(key), p, sizeof(*p), BPF_ANY) ? -errno : 0;
 }
 
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)

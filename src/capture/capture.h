@@ -43,6 +43,8 @@ struct bt_capture_opts {
 	size_t ncpus;
 	bool idle;              /* with all: samples of the idle tasks too (pid 0, swapper/N), so
 				 * that the shares of every CPU's time add up */
+	bool python;            /* with user stacks: the Python frames of the processes given to
+				 * bt_capture_python (BT_REC_PYSTACK) */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -62,6 +64,11 @@ int bt_capture_snapshot(struct bt_capture *c, int pid);
 
 /* Adds a process to the watched set after open. */
 int bt_capture_watch(struct bt_capture *c, int pid);
+
+/* The sampler walks process pid's Python frames as p describes them (its offsets within the frame
+ * bytes the sampler reads, else -EINVAL), or no more when p is NULL (-ENOENT: it did not). A
+ * capture opened without opts.python: -EOPNOTSUPP. */
+int bt_capture_python(struct bt_capture *c, int pid, const struct bt_py_proc *p);
 
 struct bt_capture_stats {
 	uint64_t drops[BT_REC_TYPE_MAX];  /* ring buffer reservations that failed, per record type */

@@ -17,6 +17,7 @@ static const uint32_t min_size[BT_REC_TYPE_MAX] = {
 	[BT_REC_USTACK] = sizeof(struct bt_rec_ustack),
 	[BT_REC_DLSTATE] = sizeof(struct bt_rec_exit),
 	[BT_REC_KSYM] = sizeof(struct bt_rec_ksym),
+	[BT_REC_PYSTACK] = offsetof(struct bt_rec_pystack, frames),  /* then n frames */
 };
 
 size_t bt_rec_min_size(unsigned type)
@@ -59,6 +60,11 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 	}
 	case BT_REC_KSYM:
 		return has_nul(((const struct bt_rec_ksym *)h)->name, BT_KSYM_NAME_LEN);
+	case BT_REC_PYSTACK: {
+		const struct bt_rec_pystack *p = (const void *)h;
+		return p->n <= BT_PY_MAX_FRAMES && p->walk < BT_PY_WALK_MAX &&
+		       h->size >= offsetof(struct bt_rec_pystack, frames) + p->n * sizeof(struct bt_py_frame);
+	}
 	case BT_REC_USTACK:
 		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
 		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;

@@ -189,6 +189,12 @@ static int write_status(void *ctx, FILE *f)
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);
 	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
+	const struct bt_pyprocs_stats *py = &s->py.stats;
+	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
+		"\"cut_not_resident\": %llu, \"frames\": %llu, \"not_placed\": %llu, \"code_unreadable\": %llu}",
+		(unsigned long long)py->procs, (unsigned long long)py->unsupported, (unsigned long long)py->stacks,
+		(unsigned long long)py->walks[BT_PY_WALK_FAULT], (unsigned long long)py->frames,
+		(unsigned long long)py->unplaced, (unsigned long long)py->code_failed);
 	if (a->push) {
 		struct bt_push_stats ps;
 		bt_push_get_stats(a->push, &ps);

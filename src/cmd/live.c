@@ -85,6 +85,7 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->opts = *opts;
 	l->cap = NULL;
 	l->dbgd = NULL;
+	l->python_refused = 0;
 	raise_nofile();
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
 				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
@@ -115,7 +116,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf,
 		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
-		.idle = o->idle,
+		.idle = o->idle, .python = o->user,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
@@ -169,6 +170,18 @@ static void tick(struct bt_live *l)
 	bt_session_resolve(s);
 }
 
+/* The interpreters the session found since the last turn, or lost, told to the sampler. A process
+ * the map has no room for is walked without its Python frames. */
+static void python_updates(struct bt_live *l)
+{
+	struct bt_py_update u[16];
+	size_t n;
+	while ((n = bt_pyprocs_take(&l->session.py, u, 16)) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (bt_capture_python(l->cap, u[i].pid, u[i].add ? &u[i].bpf : NULL) && u[i].add)
+				l->python_refused++;
+}
+
 /* A poll wakes at least every 100 ms, and not later than the end of the duration. */
 static int poll_timeout(double duration, double elapsed)
 {
@@ -198,6 +211,7 @@ int bt_live_run(struct bt_live *l)
 		int err = bt_capture_poll(l->cap, poll_timeout(o->duration, t - l->t0));
 		if (err < 0 && err != -EINTR)
 			return err;
+		python_updates(l);
 		t = now_s();
 		if (t - last_tick >= 1.0) {
 			last_tick = t;

@@ -61,6 +61,7 @@ struct bt_live {
 	const char *why;                 /* why the loop ended: "interrupted", "duration reached" ... */
 	struct bt_capture_stats stats;   /* as the last bt_live_collect found them */
 	double kallsyms_at;              /* monotonic seconds of the last kallsyms read, 0: none since start */
+	uint64_t python_refused;         /* interpreters the sampler could not be told of */
 };
 
 /* Kernel frames no announcement, module or kallsyms read names make kallsyms be read again, at

@@ -179,6 +179,27 @@ static void print_dwarf_summary(const struct bt_record_args *a, const struct bt_
 		(unsigned long long)ss->dwarf_fallback);
 }
 
+static void print_python_summary(const struct bt_live *l)
+{
+	const struct bt_pyprocs_stats *ps = &l->session.py.stats;
+	const uint64_t *w = ps->walks;
+	fprintf(stderr, "buildtrace: python: %llu interpreters, %llu stacks walked: complete %llu, cut at %d "
+		"frames %llu, cut by a page not resident %llu, threads without Python %llu, idle %llu; %llu "
+		"frames placed, %llu not placed (no eval-loop frame of the native stack took them); %llu code "
+		"objects read, %llu unreadable",
+		(unsigned long long)ps->procs, (unsigned long long)ps->stacks, (unsigned long long)w[BT_PY_WALK_DONE],
+		BT_PY_MAX_FRAMES, (unsigned long long)w[BT_PY_WALK_TRUNCATED], (unsigned long long)w[BT_PY_WALK_FAULT],
+		(unsigned long long)w[BT_PY_WALK_NO_THREAD], (unsigned long long)w[BT_PY_WALK_IDLE],
+		(unsigned long long)ps->frames, (unsigned long long)ps->unplaced,
+		(unsigned long long)ps->code_reads, (unsigned long long)ps->code_failed);
+	if (ps->unsupported)
+		fprintf(stderr, "; %llu interpreters of a version without an offsets table (3.11 has one)",
+			(unsigned long long)ps->unsupported);
+	if (l->python_refused)
+		fprintf(stderr, "; %llu interpreters the sampler could not take", (unsigned long long)l->python_refused);
+	fprintf(stderr, "\n");
+}
+
 /* The summary on stderr: why the session ended and how complete its profile is. */
 static void print_summary(const struct bt_record_args *a, const struct bt_live *l)
 {
@@ -213,6 +234,8 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 			(unsigned long long)(b->max_total ? b->max_total : BT_BIDCACHE_MAX_TOTAL));
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);
+	if (s->py.stats.procs || s->py.stats.unsupported)
+		print_python_summary(l);
 	if (a->verbose)
 		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
 			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",

@@ -96,6 +96,14 @@ static void library_of(const struct bt_session *s, const struct bt_loc *l, const
 		}
 		return;
 	}
+	case BT_LOC_PYTHON: {
+		/* a Python frame: its source file in the library's place */
+		const struct bt_pycode *c = l->file_id < s->py.ncodes ? &s->py.codes[l->file_id] : NULL;
+		k->lib_kind = c && c->ok ? BT_TOP_LIB_FILE : BT_TOP_LIB_UNKNOWN;
+		if (c && c->ok)
+			k->lib_name = base_name(bt_pyprocs_str(&s->py, c->file_id));
+		return;
+	}
 	default:
 		k->lib_kind = BT_TOP_LIB_UNKNOWN;
 	}

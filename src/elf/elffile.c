@@ -285,14 +285,13 @@ int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t
 	return 0;
 }
 
-int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value)
+/* The first defined symbol called name in the sections of type type. */
+static int symbol_in(struct bt_elf *e, Elf64_Word type, const char *name, uint64_t *value, uint64_t *size)
 {
-	if (!e || !name || !value)
-		return -EINVAL;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d)
@@ -304,11 +303,28 @@ int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value)
 			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
 			    (sn = elf_strptr(e->elf, sh.sh_link, sym.st_name)) && !strcmp(sn, name)) {
 				*value = sym.st_value;
+				if (size)
+					*size = sym.st_size;
 				return 0;
 			}
 		}
 	}
 	return -ENODATA;
+}
+
+int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value)
+{
+	if (!e || !name || !value)
+		return -EINVAL;
+	return symbol_in(e, SHT_SYMTAB, name, value, NULL);
+}
+
+int bt_elf_symbol_any(struct bt_elf *e, const char *name, uint64_t *value, uint64_t *size)
+{
+	if (!e || !name || !value || !size)
+		return -EINVAL;
+	int err = symbol_in(e, SHT_DYNSYM, name, value, size);
+	return err == -ENODATA ? symbol_in(e, SHT_SYMTAB, name, value, size) : err;
 }
 
 int bt_elf_debuglink(struct bt_elf *e, char *name, size_t namelen, uint32_t *crc)

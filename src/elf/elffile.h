@@ -37,6 +37,8 @@ int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t
 /* The value of the first .symtab symbol called name, whatever its type (a linker-script label such
  * as vmlinux's _text included). 0, -ENODATA when there is none, or -ENOEXEC. */
 int bt_elf_symbol_value(struct bt_elf *e, const char *name, uint64_t *value);
+/* The same in .dynsym, else .symtab, with the symbol's size: what a stripped program exports. */
+int bt_elf_symbol_any(struct bt_elf *e, const char *name, uint64_t *value, uint64_t *size);
 
 #define BT_ELF_MAX_LOADS 16
 struct bt_elf_load {

@@ -88,6 +88,18 @@ static int finish(FILE *out)
 	return 0;
 }
 
+/* A Python frame: its code object's file and address, and its instruction; its line is in lines. */
+static void put_python_frame(FILE *out, const struct bt_session *s, const struct bt_loc *l, const char *name)
+{
+	const struct bt_pycode *c = l->file_id < s->py.ncodes ? &s->py.codes[l->file_id] : NULL;
+	const struct bt_pyproc *pp = c ? &s->py.procs[c->proc] : NULL;
+	put_str(out, name);
+	fputs(", \"kind\": \"python\", \"file\": ", out);
+	put_str(out, c && c->ok ? bt_pyprocs_str(&s->py, c->file_id) : NULL);
+	fprintf(out, ", \"build_id\": null, \"pid\": %d, \"code\": \"0x%llx\", \"instruction\": %lld",
+		pp ? pp->pid : 0, c ? (unsigned long long)c->addr : 0ULL, (long long)l->addr);
+}
+
 int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts *o, FILE *out)
 {
 	const struct bt_profile *p = &s->prof;
@@ -146,6 +158,9 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 				"\"address\": \"0x%llx\", \"name_from\": ", bt_jitmaps_pid(&s->jit, l->file_id),
 				(unsigned long long)l->addr);
 			put_str(out, l->unresolved ? NULL : bt_jitmaps_source(&s->jit, l->file_id, l->addr - l->is_caller));
+			break;
+		case BT_LOC_PYTHON:
+			put_python_frame(out, s, l, name);
 			break;
 		default:
 			put_str(out, name);

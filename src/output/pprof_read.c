@@ -235,7 +235,8 @@ static int check_profile(struct decoded *d, struct bt_htab *fidx, struct id_ctx 
 				break;
 			}
 			d->fn_of_line[k++] = fi;
-			d->loc_bytes[i] += fn_len[fi];
+			/* a frame placed by its line alone: " (file:line)" after its name, 256 bytes at most */
+			d->loc_bytes[i] += fn_len[fi] + (d->loc_map[i] < 0 && *pstr(p, p->function[fi]->filename) ? 256 : 0);
 		}
 	}
 	free(fn_len);
@@ -264,6 +265,28 @@ static bool has_pid_labels(const pb_profile *p)
 			return false;
 	}
 	return p->n_sample > 0;
+}
+
+/* Whether location li, which has lines and no mapping, is a frame placed by its source line alone
+ * (buildtrace's Python frames; other interpreters' profilers write theirs so): its first line's
+ * function has a file. Stacks written from folded text have neither mapping nor file. */
+static bool placed_by_line(const struct decoded *d, int64_t li)
+{
+	const pb_profile *p = d->p;
+	const pb_function *fn = p->function[d->fn_of_line[d->line_fn[li]]];
+	return *pstr(p, fn->filename) != '\0';
+}
+
+/* Location id, placed by line k of location li alone, keeps it: the folded writer spells it after
+ * its name. Returns id, or -ENOMEM. */
+static int64_t source_line(struct decoded *d, struct bt_profile *prof, uint32_t id, int64_t li, size_t k)
+{
+	const pb_profile *p = d->p;
+	const pb_function *fn = p->function[d->fn_of_line[d->line_fn[li] + (int64_t)k]];
+	int64_t line = p->location[li]->line[k]->line;
+	struct bt_srcline_text t = { .function = pstr(p, fn->name), .file = pstr(p, fn->filename),
+				     .line = line > 0 && line <= UINT32_MAX ? (unsigned)line : 0u };
+	return bt_profile_set_lines(prof, id, &t, 1) ? -ENOMEM : (int64_t)id;
 }
 
 static int fold_decoded(struct decoded *d, struct bt_profile *prof)
@@ -336,10 +359,14 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 				cap = ncap;
 			}
 			enum bt_loc_kind kind = is_kernel_mapping(p, d->loc_map[li]) ? BT_LOC_KERNEL
+						: loc->n_line && d->loc_map[li] < 0 && placed_by_line(d, li) ? BT_LOC_PYTHON
 						: loc->n_line ? BT_LOC_USER : BT_LOC_UNMAPPED;
 			/* the caller is the last line: it comes first, outermost first */
 			for (size_t k = lines; k-- > 0;) {
+				size_t before = prof->nlocs;
 				int64_t id = bt_profile_loc(prof, kind, (uint32_t)li, loc->n_line ? k : 0, false);
+				if (id >= 0 && (size_t)id == before && kind == BT_LOC_PYTHON)
+					id = source_line(d, prof, (uint32_t)id, li, k);
 				if (id < 0) {
 					err = (int)id;
 					break;

@@ -625,7 +625,8 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 	for (size_t i = 0; i < p->nlocs; i++) {
 		pb_location *loc = &b->locs[i];
 		const struct bt_loc *l = &p->locs[i];
-		loc->address = l->addr;
+		/* a Python frame is its Line: no address in any mapping */
+		loc->address = l->kind == BT_LOC_PYTHON ? 0 : l->addr;
 		if (loc->mapping_id && !mi->info[loc->mapping_id - 1].kernel)
 			loc->address = b->maps[loc->mapping_id - 1].memory_start + l->addr -
 				       b->maps[loc->mapping_id - 1].file_offset;

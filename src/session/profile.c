@@ -262,6 +262,17 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
 	return 0;
 }
 
+/* " (file.py:LINE)" after a Python frame's name: the base name of its file. */
+static int append_py_place(const struct bt_profile *p, const struct bt_srcline *sl, char **buf, size_t *len,
+			   size_t *cap)
+{
+	const char *file = bt_strtab_get(&p->names, sl->file_id);
+	const char *base = file ? strrchr(file, '/') : NULL;
+	char place[256];
+	snprintf(place, sizeof(place), " (%s:%u)", base ? base + 1 : file ? file : "?", sl->line);
+	return append(buf, len, cap, place, 0);
+}
+
 bool bt_folded_is_kernel(const char *name, size_t len)
 {
 	return len > BT_FOLDED_KERNEL_SUFFIX_LEN &&
@@ -304,6 +315,8 @@ int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
 			err = append(&buf, &len, &cap, name ? name : "[unknown]", ';');
 			if (!err && name && l->kind == BT_LOC_KERNEL)
 				err = append(&buf, &len, &cap, BT_FOLDED_KERNEL_SUFFIX, 0);
+			if (!err && l->kind == BT_LOC_PYTHON && l->nlines)
+				err = append_py_place(p, &p->srclines[l->lines_first], &buf, &len, &cap);
 		}
 		if (!err)
 			err = fold_add(f, &index, buf, len, s->count);

@@ -19,6 +19,9 @@ enum bt_loc_kind {
 	BT_LOC_UNMAPPED = 2, /* a user address outside any known mapping */
 	BT_LOC_JIT = 3,      /* a user address outside any file mapping of a process that writes a
 			      * perf map: file_id is its JIT table (see jitmap.h), addr the address */
+	BT_LOC_PYTHON = 4,   /* a Python frame: file_id is a code object of the session's (pyproc.h),
+			      * addr its instruction's byte offset; its one source line (qualified
+			      * name, file, line) is given when it is made */
 };
 
 #define BT_NAME_UNSET UINT32_MAX
@@ -125,7 +128,8 @@ bool bt_folded_is_kernel(const char *name, size_t len);
 
 /* Stacks as folded lines: "comm;outer;...;inner" with their counts, identical name sequences
  * merged, sorted frame by frame (lines sharing leading frames are adjacent); kernel frames that have
- * a name carry BT_FOLDED_KERNEL_SUFFIX. ';' and newlines inside names are replaced by ':'. A profile
+ * a name carry BT_FOLDED_KERNEL_SUFFIX, Python frames their file's base name and line: "name
+ * (file.py:12)". ';' and newlines inside names are replaced by ':'. A profile
  * kept per process begins each line with "comm-PID" instead, as stackcollapse-perf --pid does. */
 struct bt_folded_line {
 	char *text;

@@ -35,6 +35,7 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	struct bt_symsrc_opts so = { .root = NULL, .cache_dir = opts->cache_dir };
 	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
 	bt_jitmaps_init(&s->jit, s->opts.proc_root);
+	bt_pyprocs_init(&s->py, s->opts.proc_root);
 	s->dsos.cache_budget.max_file = opts->cache_max_file;
 	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
@@ -56,6 +57,7 @@ void bt_session_free(struct bt_session *s)
 	bt_proctable_free(&s->procs);
 	bt_dso_registry_free(&s->dsos);
 	bt_jitmaps_free(&s->jit);
+	bt_pyprocs_free(&s->py);
 	bt_profile_free(&s->prof);
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
@@ -112,6 +114,20 @@ static const char *cgroup_path(struct bt_session *s, uint64_t id)
 	return bt_strtab_get(&s->cgroups.paths, (uint32_t)pid);
 }
 
+/* Python location id of profile prof gets its one source line: its code object's qualified name and
+ * file, and the line of its instruction. 0 or -ENOMEM. */
+static int py_lines(struct bt_session *s, struct bt_profile *prof, uint32_t id)
+{
+	const struct bt_loc *l = &prof->locs[id];
+	const struct bt_pycode *c = l->file_id < s->py.ncodes ? &s->py.codes[l->file_id] : NULL;
+	if (!c || !c->ok)
+		return bt_profile_set_lines(prof, id, NULL, 0);
+	struct bt_srcline_text t = { .function = bt_pyprocs_str(&s->py, c->qualname_id),
+				     .file = bt_pyprocs_str(&s->py, c->file_id),
+				     .line = bt_pyprocs_line(&s->py, l->file_id, (int64_t)l->addr) };
+	return bt_profile_set_lines(prof, id, &t, 1);
+}
+
 /* The sample in s->scratch[0..n) (locations of s->prof) into s->also, its strings and locations
  * interned there. 0 or -ENOMEM. */
 static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n)
@@ -122,6 +138,8 @@ static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t 
 		int64_t id = bt_profile_loc(a, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
 		if (id < 0)
 			return (int)id;
+		if (l->kind == BT_LOC_PYTHON && !a->locs[id].lines_tried && py_lines(s, a, (uint32_t)id))
+			return -ENOMEM;
 		s->also_scratch[i] = (uint32_t)id;
 	}
 	struct bt_sample_key ak = *k;
@@ -207,7 +225,8 @@ static int on_mapping(struct bt_session *s, const struct bt_rec_mapping *m)
 	}
 	struct bt_mapping map = { .start = m->start, .end = m->end, .pgoff = m->pgoff,
 				  .file_id = (uint32_t)fid };
-	return bt_proctable_map(&s->procs, (int)m->pid, &map);
+	int err = bt_proctable_map(&s->procs, (int)m->pid, &map);
+	return err ? err : bt_pyprocs_mapping(&s->py, &s->dsos, (int)m->pid, &map, path);
 }
 
 /* Kernel code came or went: frames there are named by it from now on. */
@@ -366,12 +385,72 @@ static void on_ustack(struct bt_session *s, const struct bt_rec_ustack *u, size_
 	bt_unwind(&in, &out);
 	s->ustack.n = out.n;
 	enum bt_unwind_stop why = out.why;
+	s->ustack.why = why;
 	s->ustack.tid = u->tid;
 	s->ustack.time_ns = u->hdr.time_ns;
 	s->stats.dwarf_stacks++;
 	s->stats.dwarf_frames += s->ustack.n;
 	s->stats.dwarf_stops[why < 5 ? why : 4]++;
 	s->stats.dwarf_unwind_ns += (uint64_t)(mono_ns() - t0);
+}
+
+/* Kept for the sample of the same thread and time that follows. */
+static void on_pystack(struct bt_session *s, const struct bt_rec_pystack *r)
+{
+	s->py.stats.stacks++;
+	s->py.stats.walks[r->walk < BT_PY_WALK_MAX ? r->walk : BT_PY_WALK_FAULT]++;
+	s->pystack.tid = r->tid;
+	s->pystack.time_ns = r->hdr.time_ns;
+	s->pystack.n = r->n <= BT_PY_MAX_FRAMES ? r->n : 0;
+	memcpy(s->pystack.frames, r->frames, s->pystack.n * sizeof(r->frames[0]));
+}
+
+/* Which of the user frames uips[0..un) (innermost first) are the interpreter's eval loop, and the
+ * Python frames each ran: the innermost eval frame the Python frames from the current one to the
+ * first marked is_entry (where that C call of the eval loop began), the next one those up to the
+ * next is_entry, and so on. */
+static void py_plan(struct bt_session *s, const struct bt_process *p, const struct bt_pyproc *pp,
+		    const __u64 *uips, const uint8_t *exact, size_t un)
+{
+	size_t cur = 0, pn = s->pystack.n;
+	for (size_t i = 0; i < un; i++) {
+		s->pystack.first[i] = s->pystack.end[i] = 0;
+		bool caller = exact ? !exact[i] : i > 0;
+		const struct bt_mapping *m = bt_process_lookup(p, uips[i]);
+		if (!m || m->file_id != pp->file_id || cur >= pn)
+			continue;
+		uint64_t off = uips[i] - caller - m->start + m->pgoff;
+		if (off < pp->eval_lo || off >= pp->eval_hi)
+			continue;
+		s->pystack.first[i] = (uint8_t)cur;
+		while (cur < pn && !s->pystack.frames[cur++].is_entry)
+			;
+		s->pystack.end[i] = (uint8_t)cur;
+	}
+	s->pystack.placed = cur;
+}
+
+/* The Python frames [first, end) of the sample's stack into s->scratch at *n, outermost first. */
+static int py_locs(struct bt_session *s, uint32_t proc, size_t first, size_t end, size_t *n)
+{
+	for (size_t k = end; k-- > first;) {
+		const struct bt_py_frame *f = &s->pystack.frames[k];
+		int64_t code = bt_pyprocs_code(&s->py, proc, f->code, f->tag);
+		if (code == -ENOSPC)
+			code = BT_NAME_UNSET;  /* a frame no code object names: "[python]" */
+		else if (code < 0)
+			return (int)code;
+		/* the instruction as a byte offset into the code, negative before its first */
+		int64_t off = (int64_t)(f->instr - (f->code + s->py.procs[proc].off->code_adaptive));
+		size_t before = s->prof.nlocs;
+		int64_t id = bt_profile_loc(&s->prof, BT_LOC_PYTHON, (uint32_t)code, (uint64_t)off, false);
+		if (id < 0)
+			return (int)id;
+		if ((size_t)id == before && py_lines(s, &s->prof, (uint32_t)id))
+			return -ENOMEM;
+		s->scratch[(*n)++] = (uint32_t)id;
+	}
+	return 0;
 }
 
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
@@ -389,16 +468,43 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	/* The unwound stack of this very sample replaces the frame-pointer walk. */
 	const __u64 *uips = &r->ips[kn];
 	const uint8_t *exact = NULL;   /* frame pointers: every frame but the first is a return address */
+	bool cut = false;              /* the user stack is known to end short of the outermost frame */
 	if (s->ustack.n && s->ustack.tid == r->tid && s->ustack.time_ns == r->hdr.time_ns) {
 		uips = (const __u64 *)s->ustack.ips;
 		exact = s->ustack.exact;
 		un = s->ustack.n;
+		cut = s->ustack.why != BT_UNWIND_END;
 	} else if (s->stats.dwarf_stacks && un) {
 		s->stats.dwarf_fallback++;
 	}
 	s->ustack.n = 0;
+	/* The Python frames of this very sample replace the eval-loop frames that ran them. */
+	int64_t pyproc = -1;
+	bool py = s->pystack.n && s->pystack.tid == r->tid && s->pystack.time_ns == r->hdr.time_ns && p &&
+		  un <= BT_MAX_STACK && (pyproc = bt_pyprocs_find(&s->py, (int)r->pid)) >= 0;
+	if (py)
+		py_plan(s, p, &s->py.procs[pyproc], uips, exact, un);
+	/* Python frames beyond the eval-loop frames of a stack cut short are outer to all of it: they
+	 * come first (the native frames between them are what is missing). */
+	if (py && cut && s->pystack.placed < s->pystack.n) {
+		int err = py_locs(s, (uint32_t)pyproc, s->pystack.placed, s->pystack.n, &n);
+		if (err)
+			return err;
+		s->pystack.placed = s->pystack.n;
+	}
+	if (py) {
+		s->py.stats.frames += s->pystack.placed;
+		s->py.stats.unplaced += s->pystack.n - s->pystack.placed;
+	}
+	s->pystack.n = 0;
 	int64_t jit = -2;
 	for (size_t i = un; i-- > 0;) {
+		if (py && s->pystack.end[i] > s->pystack.first[i]) {
+			int err = py_locs(s, (uint32_t)pyproc, s->pystack.first[i], s->pystack.end[i], &n);
+			if (err)
+				return err;
+			continue;
+		}
 		uint64_t ip = uips[i];
 		bool caller = exact ? !exact[i] : i > 0;
 		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
@@ -450,16 +556,19 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	case BT_REC_EXEC: {
 		const struct bt_rec_exec *e = (const void *)rec;
 		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
+		bt_pyprocs_gone(&s->py, (int)e->pid);
 		return bt_proctable_exec(&s->procs, (int)e->pid, 0);
 	}
 	case BT_REC_FORK: {
 		const struct bt_rec_fork *f = (const void *)rec;
-		return bt_proctable_fork(&s->procs, (int)f->parent_pid, (int)f->child_pid, 0);
+		int err = bt_pyprocs_fork(&s->py, (int)f->parent_pid, (int)f->child_pid);
+		return err ? err : bt_proctable_fork(&s->procs, (int)f->parent_pid, (int)f->child_pid, 0);
 	}
 	case BT_REC_EXIT: {
 		const struct bt_rec_exit *e = (const void *)rec;
 		s->stats.exits++;
 		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
+		bt_pyprocs_gone(&s->py, (int)e->pid);
 		bt_proctable_exit(&s->procs, (int)e->pid, rec->time_ns);
 		return 0;
 	}
@@ -477,6 +586,9 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 		return 0;
 	case BT_REC_KSYM:
 		return on_ksym(s, (const struct bt_rec_ksym *)rec);
+	case BT_REC_PYSTACK:
+		on_pystack(s, (const struct bt_rec_pystack *)rec);
+		return 0;
 	default:
 		return 0;
 	}
@@ -538,6 +650,13 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 		snprintf(s->namebuf, sizeof(s->namebuf), "%s", dm ? dm : sym->name);
 		free(dm);
 		return s->namebuf;
+	}
+	case BT_LOC_PYTHON: {
+		const struct bt_pycode *c = l->file_id < s->py.ncodes ? &s->py.codes[l->file_id] : NULL;
+		if (c && c->ok)
+			return bt_pyprocs_str(&s->py, c->qualname_id);
+		*unresolved = true;
+		return "[python]";
 	}
 	case BT_LOC_JIT: {
 		/* a return address is looked up at its call, as in a file */

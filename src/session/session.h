@@ -14,6 +14,7 @@
 #include "kernel/kmods.h"
 #include "session/proctable.h"
 #include "session/profile.h"
+#include "session/pyproc.h"
 
 struct bt_session_opts {
 	const char *proc_root;   /* "" for the real /proc */
@@ -63,15 +64,26 @@ struct bt_session {
 	uint64_t ksyms_misses;         /* kernel frames that found no symbol since the last load */
 	struct bt_session_stats stats;
 	uint64_t last_ns;              /* time of the newest record */
-	uint32_t scratch[2 * BT_MAX_STACK];
+	uint32_t scratch[2 * BT_MAX_STACK + BT_PY_MAX_FRAMES];
 	struct {                       /* the user stack unwound from the last BT_REC_USTACK */
 		uint32_t tid;
 		uint64_t time_ns;
 		size_t n;
 		uint64_t ips[BT_MAX_STACK];
 		uint8_t exact[BT_MAX_STACK];   /* see bt_unwind */
+		int why;                       /* enum bt_unwind_stop: what ended the walk */
 	} ustack;
 	int unwind_pid;                /* the process being unwound, for the CFI lookup */
+	struct bt_pyprocs py;          /* CPython interpreters and the code objects of their frames */
+	struct {                       /* the Python frames of the last BT_REC_PYSTACK */
+		uint32_t tid;
+		uint64_t time_ns;
+		size_t n;
+		struct bt_py_frame frames[BT_PY_MAX_FRAMES];
+		/* per user frame of the sample: the Python frames [first, end) its eval loop ran */
+		uint8_t first[BT_MAX_STACK], end[BT_MAX_STACK];
+		size_t placed;                 /* frames [0, placed) have an eval-loop frame */
+	} pystack;
 	/* The vDSO is no file: its CFI comes from this process's own copy, the same image in every
 	 * 64-bit process of this kernel. vdso_state: 0 untried, 1 ready, -errno none. */
 	struct bt_cfi *vdso_cfi;
@@ -91,7 +103,7 @@ struct bt_session {
 	/* A second profile every sample also goes to while it is set (a profile of a few seconds asked
 	 * for over HTTP, beside the interval's), with the same keeping apart as prof. */
 	struct bt_profile *also;
-	uint32_t also_scratch[2 * BT_MAX_STACK];
+	uint32_t also_scratch[2 * BT_MAX_STACK + BT_PY_MAX_FRAMES];
 };
 
 int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);

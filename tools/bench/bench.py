@@ -13,6 +13,7 @@ import prof
 import report
 import symb
 import longrun
+import pybench
 import sysheavy
 import agentidle
 import guestcost
@@ -42,7 +43,7 @@ def settings():
         'sym_budget_s': env_int('BENCH_SYM_BUDGET', 10 if quick else 30),
         'sym_slow_s': env_int('BENCH_SYM_SLOW', 5 if quick else 10),
         'sym_timeout_s': env_int('BENCH_SYM_TIMEOUT', 120),
-        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,guest,long,agent,symbolize').replace(',', ' ').split(),
+        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,guest,long,agent,symbolize,python').replace(',', ' ').split(),
         'long_seconds': env_int('BENCH_LONG_SECONDS', 15 if quick else 60),
         'agent_seconds': env_int('BENCH_AGENT_SECONDS', 15 if quick else 60),
     }
@@ -114,7 +115,7 @@ def main():
     old_stats = bl.sysctl_get('kernel.bpf_stats_enabled')
     info['max_sample_rate_before'] = bl.sysctl_get('kernel.perf_event_max_sample_rate')
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows = [], [], {}, [], [], [], []
+    prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows, py_rows = [], [], {}, [], [], [], [], []
     try:
         if 'profile' in s['parts']:
             with open('/proc/sys/' + t_stats, 'w') as f:
@@ -130,6 +131,10 @@ def main():
             agent_rows = agent_part(root, work, s, info)
         if 'symbolize' in s['parts']:
             sym_rows, agree = symbolize_part(work, s, info)
+        if 'python' in s['parts']:
+            with open('/proc/sys/' + t_stats, 'w') as f:
+                f.write('1\n')
+            py_rows = python_part(root, work, s)
     finally:
         if old_stats is not None:
             with open('/proc/sys/' + t_stats, 'w') as f:
@@ -144,6 +149,7 @@ def main():
     write_csv(os.path.join(raw, 'long.csv'), long_rows, LONG_FIELDS)
     write_csv(os.path.join(raw, 'agent.csv'), agent_rows, AGENT_FIELDS)
     write_csv(os.path.join(raw, 'guest.csv'), guest_rows, guestcost.FIELDS)
+    write_csv(os.path.join(raw, 'python.csv'), py_rows, PYTHON_FIELDS)
     agree_rows = [dict(v, lib=lib, tool=t) for lib, per_n in agree.items()
                   for n, per_tool in per_n.items() for t, v in per_tool.items()]
     write_csv(os.path.join(raw, 'agreement.csv'), agree_rows, AGREE_FIELDS)
@@ -152,7 +158,7 @@ def main():
     with open(os.path.join(raw, 'run.json'), 'w') as f:
         json.dump(info, f, indent=1, sort_keys=True)
         f.write('\n')
-    md = report.render(info, prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows)
+    md = report.render(info, prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows, py_rows)
     with open(os.path.join(root, 'bench', 'RESULTS.md'), 'w') as f:
         f.write(md)
     log('wrote bench/RESULTS.md and bench/raw/ in %d s' % info['bench_seconds'])
@@ -168,6 +174,8 @@ SYSCALLS_FIELDS = ['workload', 'size', 'tool', 'hz', 'rep', 'ok', 'error', 'work
 LONG_FIELDS = ['tool', 'hz', 'seconds', 'ok', 'error', 'work_wall', 'record_cpu', 'script_cpu', 'prof_cpu',
                'prof_rss_kb', 'samples', 'lost', 'kallsyms_reloads', 'data_mb']
 AGENT_FIELDS = ['tool', 'hz', 'seconds', 'ok', 'error', 'cpu', 'peak_kb', 'steady_kb', 'max_seen_kb']
+PYTHON_FIELDS = ['target', 'hz', 'rep', 'ok', 'error', 'samples', 'lost', 'bpf_sample_ns', 'bpf_sample_runs',
+                 'python_stacks', 'python_complete']
 AGREE_FIELDS = ['lib', 'n', 'tool', 'named', 'exact_llvm', 'same_llvm', 'same_buildtrace', 'majority',
                 'line_llvm', 'chain_llvm', 'frames_per_addr']
 
@@ -235,6 +243,16 @@ def agent_part(root, work, s, info):
     return agentidle.run_all(ctx, s['agent_seconds'])
 
 
+def python_part(root, work, s):
+    env = dict(os.environ)
+    env.pop('DEBUGINFOD_URLS', None)
+    env['HOME'] = os.path.join(work, 'home')
+    os.makedirs(env['HOME'], exist_ok=True)
+    ctx = prof.Ctx(os.path.join(work, 'prof'), None, 0, os.cpu_count(), os.path.join(root, 'buildtrace'),
+                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
+    return pybench.run_all(ctx, root, s['repeats'], s['work_seconds'], s['settle_s'], log)
+
+
 def symbolize_part(work, s, info):
     have, missing = symb.available_tools()
     for t in missing:
@@ -282,21 +300,23 @@ def load_raw(raw):
     long_rows = rows('long.csv') if os.path.exists(os.path.join(raw, 'long.csv')) else []
     agent_rows = rows('agent.csv') if os.path.exists(os.path.join(raw, 'agent.csv')) else []
     guest_rows = rows('guest.csv') if os.path.exists(os.path.join(raw, 'guest.csv')) else []
+    py_rows = rows('python.csv') if os.path.exists(os.path.join(raw, 'python.csv')) else []
     progs = {(p['tool'], p['hz'], p['rep']): p['progs'] for p in info.get('bpf_programs', [])}
     for r in prof_rows:
         r['bpf_progs'] = progs.get((r['tool'], r['hz'], r['rep']))
     agree = {}
     for r in rows('agreement.csv'):
         agree.setdefault(r['lib'], {}).setdefault(r['n'], {})[r['tool']] = r
-    return info, prof_rows, rows('symbolize.csv'), agree, sys_rows, long_rows, agent_rows, guest_rows
+    return info, prof_rows, rows('symbolize.csv'), agree, sys_rows, long_rows, agent_rows, guest_rows, py_rows
 
 
 if __name__ == '__main__':
     if sys.argv[1:] == ['--report-only']:
         # Renders bench/RESULTS.md again from bench/raw/, without measuring anything.
-        info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows = load_raw(os.path.join(os.getcwd(), 'bench', 'raw'))
+        info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows, py_rows = load_raw(
+            os.path.join(os.getcwd(), 'bench', 'raw'))
         with open(os.path.join(os.getcwd(), 'bench', 'RESULTS.md'), 'w') as f:
-            f.write(report.render(info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows))
+            f.write(report.render(info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows, py_rows))
         sys.exit(0)
     if os.geteuid() != 0:
         sys.exit('bench: needs root (the profilers load BPF programs; cold runs drop the page cache)')

@@ -634,7 +634,29 @@ def short_goal(prof_rows):
     return lines
 
 
-def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=(), guest_rows=()):
+def python_section(rows):
+    lines = ['## Python frames: the sampler\'s cost per sample\n',
+             'buildtrace attached by pid at 999 Hz with the default call graph, to a CPython 3.11 process '
+             '(tests/python/pyhot_main.py: the sampler finds its thread state and walks its frames) and '
+             'to a process that is not Python (a shell loop: one map lookup finds nothing). ns/sample is '
+             'the perf_event program\'s run_time_ns / run_cnt (`kernel.bpf_stats_enabled`), which '
+             'includes copying the user stack for `--call-graph dwarf`.\n']
+    body = []
+    for target in ('native', 'python'):
+        rs = [r for r in rows if r.get('target') == target and r.get('ok')]
+        if not rs:
+            body.append([target, 'failed', '', ''])
+            continue
+        walked = sum(r.get('python_stacks') or 0 for r in rs)
+        complete = sum(r.get('python_complete') or 0 for r in rs)
+        body.append([target, spread([r['bpf_sample_ns'] for r in rs], digits=0),
+                     spread([r['samples'] for r in rs], digits=0),
+                     '%d of %d' % (complete, walked) if walked else '-'])
+    lines.append(table(['target', 'ns/sample', 'samples', 'Python stacks complete'], body))
+    return '\n'.join(lines)
+
+
+def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=(), guest_rows=(), py_rows=()):
     rates = info['settings']['rates']
     prof_rows = paired_slowdowns(prof_rows)
     parts = [
@@ -658,6 +680,8 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_ro
         parts.append(agent_section(agent_rows))
     if sym_rows:
         parts.append(symbolize_section(info, sym_rows, agree))
+    if py_rows:
+        parts.append(python_section(py_rows))
     if prof_rows:
         parts.append(loss_section(prof_rows, rates))
         parts.append(ttfg_section(prof_rows, rates))

@@ -3,8 +3,9 @@
 # runs tools/bench/bench.py, which writes bench/RESULTS.md and bench/raw/.
 #   BENCH_QUICK=1      a smoke run of a few minutes (one repeat, smaller sizes, shorter workload)
 #   BENCH_REPEATS=N    repeats per measurement (default 3), reported as median (min-max)
-#   BENCH_PARTS=...    profile, syscalls, guest, long, agent, symbolize (default: all six; guest boots
-#                      Debian's 6.1 kernel under qemu as make vmtest does, BENCH_GUEST_TIMEOUT bounds it)
+#   BENCH_PARTS=...    profile, syscalls, guest, long, agent, symbolize, python (default: all seven;
+#                      guest boots Debian's 6.1 kernel under qemu as make vmtest does,
+#                      BENCH_GUEST_TIMEOUT bounds it)
 #   BENCH_AGENT_SECONDS the agent part's idle session (default 60, 15 with BENCH_QUICK)
 #   BENCH_LONG_SECONDS the long part's session (default 60, 15 with BENCH_QUICK)
 #   BENCH_INSTALL=0    do not install bcc (bpfcc-tools) and kernel headers when they are missing

@@ -23,6 +23,7 @@ static const struct {
 	{ BT_REC_USTACK, sizeof(struct bt_rec_ustack) },
 	{ BT_REC_DLSTATE, sizeof(struct bt_rec_exit) },
 	{ BT_REC_KSYM, sizeof(struct bt_rec_ksym) },
+	{ BT_REC_PYSTACK, offsetof(struct bt_rec_pystack, frames) },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
@@ -161,6 +162,27 @@ static void records__sample_ips_beyond_its_size__invalid(void **state)
 	free(h);
 }
 
+/* Python frames counted beyond the record, or a walk of no known kind. */
+static void records__pystack_frames_beyond_its_size__invalid(void **state)
+{
+	size_t n = offsetof(struct bt_rec_pystack, frames) + 2 * sizeof(struct bt_py_frame);
+	struct bt_rec_hdr *h = rec(BT_REC_PYSTACK, n, sizeof(struct bt_rec_pystack));
+	struct bt_rec_pystack *p = (struct bt_rec_pystack *)h;
+	p->n = 2;
+	assert_true(bt_rec_valid(h, n));
+	p->n = 3;
+	assert_false(bt_rec_valid(h, n));
+	p->n = BT_PY_MAX_FRAMES + 1;
+	h->size = sizeof(struct bt_rec_pystack);
+	assert_false(bt_rec_valid(h, sizeof(struct bt_rec_pystack)));
+	p->n = 0;
+	p->walk = BT_PY_WALK_MAX;
+	assert_false(bt_rec_valid(h, sizeof(struct bt_rec_pystack)));
+	p->walk = BT_PY_WALK_FAULT;
+	assert_true(bt_rec_valid(h, sizeof(struct bt_rec_pystack)));
+	free(h);
+}
+
 /* Strings a consumer prints or copies as C strings, and lengths it indexes with. */
 static void records__unterminated_strings_and_long_lengths__invalid(void **state)
 {
@@ -225,6 +247,7 @@ int main(void)
 		cmocka_unit_test(records__unknown_type__invalid),
 		cmocka_unit_test(records__ustack_len_beyond_its_size__invalid),
 		cmocka_unit_test(records__sample_ips_beyond_its_size__invalid),
+		cmocka_unit_test(records__pystack_frames_beyond_its_size__invalid),
 		cmocka_unit_test(records__unterminated_strings_and_long_lengths__invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #define PROG "build/fixtures/fx-sha1"
 #define NOBID "build/fixtures/fx-none"
@@ -347,6 +348,90 @@ static void session__labels__apart_by_thread_with_executable(void **state)
 	teardown(x);
 }
 
+/* A code object of CPython 3.11 in this process's memory: qualified name q, file, first line. */
+struct fake_code {
+	uint8_t code[256], name[128], file[128];
+};
+
+static void fake_str(uint8_t *obj, const struct bt_py_offsets *o, const char *s)
+{
+	uint64_t len = strlen(s);
+	uint32_t st = 1u << o->state_kind | 1u << o->state_compact | 1u << o->state_ascii;
+	memcpy(obj + o->str_length, &len, 8);
+	memcpy(obj + o->str_state, &st, 4);
+	memcpy(obj + o->ascii_data, s, len + 1);
+}
+
+static struct bt_py_frame fake_frame(struct fake_code *c, const char *q, int first, bool entry)
+{
+	const struct bt_py_offsets *o = bt_pyoffsets_get(3, 11);
+	memset(c, 0, sizeof(*c));
+	fake_str(c->name, o, q);
+	fake_str(c->file, o, "/srv/app.py");
+	uint64_t name = (uint64_t)(uintptr_t)c->name, file = (uint64_t)(uintptr_t)c->file;
+	memcpy(c->code + o->code_name, &name, 8);
+	memcpy(c->code + o->code_qualname, &name, 8);
+	memcpy(c->code + o->code_filename, &file, 8);
+	memcpy(c->code + o->code_firstlineno, &first, 4);
+	struct bt_py_frame f = { .code = (uint64_t)(uintptr_t)c->code, .is_entry = entry };
+	/* a frame not started yet: its instruction before the first, on its first line */
+	f.instr = f.code + o->code_adaptive - 2;
+	memcpy(&f.tag, c->code + o->code_firstlineno, 8);
+	return f;
+}
+
+/* A sample of this very process (its memory holds the code objects) with user frames at offs and
+ * the Python frames fr (innermost first) before it. */
+static void py_sample(struct fx *x, uint32_t pid, const uint64_t *offs, size_t un, const struct bt_py_frame *fr,
+		      size_t n)
+{
+	struct bt_rec_pystack p = { .pid = pid, .tid = pid, .n = (uint16_t)n };
+	hdr(x, &p.hdr, BT_REC_PYSTACK, offsetof(struct bt_rec_pystack, frames) + n * sizeof(fr[0]));
+	memcpy(p.frames, fr, n * sizeof(fr[0]));
+	assert_int_equal(bt_session_record(&x->s, &p.hdr), 0);
+	x->t--;  /* the sample has the same time */
+	sample_rec(x, pid, NULL, 0, offs, un);
+}
+
+/* Each eval-loop frame of the native stack takes the Python frames up to the next is_entry,
+ * innermost first; frames no eval-loop frame takes are counted, not placed. */
+static void session__python_frames__replace_eval_loop_frames(void **state)
+{
+	struct fx *x = setup(false);
+	uint32_t pid = (uint32_t)getpid();
+	exec_rec(x, pid);
+	mmap_rec(x, pid, x->prog, BT_BID_OK);
+	/* the program's main stands in for _PyEval_EvalFrameDefault */
+	const struct bt_process *p = bt_proctable_find(&x->s.procs, (int)pid);
+	assert_non_null(p);
+	struct bt_pyruntime rt = { .major = 3, .minor = 11, .eval_offset = x->off_main, .eval_size = 1 };
+	struct bt_mapping m = p->maps[0];
+	assert_true(bt_pyprocs_adopt(&x->s.py, (int)pid, &rt, &m) >= 0);
+	static struct fake_code ca, cb, cc;
+	struct bt_py_frame fr[] = { fake_frame(&ca, "Sieve.check", 30, false), fake_frame(&cb, "count", 20, true),
+				    fake_frame(&cc, "<module>", 1, true) };
+	/* the leaf, then two calls of the eval loop */
+	uint64_t offs[] = { x->off_helper + 2, x->off_main + 1, x->off_main + 1 };
+	py_sample(x, pid, offs, 3, fr, 3);
+	/* one eval-loop frame only: <module> has none to take it */
+	py_sample(x, pid, offs, 2, fr, 3);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n"
+				 "fx;count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n");
+	free(out);
+	assert_int_equal(x->s.py.stats.stacks, 2);
+	assert_int_equal(x->s.py.stats.frames, 5);
+	assert_int_equal(x->s.py.stats.unplaced, 1);
+	assert_int_equal(x->s.py.stats.code_reads, 3);
+	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 0);
+	/* a sample without its Python frames keeps the eval loop's frame */
+	sample_rec(x, pid, NULL, 0, offs, 2);
+	out = folded(x);
+	assert_non_null(strstr(out, "fx;main;fx_static_helper 1\n"));
+	free(out);
+	teardown(x);
+}
+
 static void session__malformed_records__counted_bad(void **state)
 {
 	struct fx *x = setup(false);
@@ -384,6 +469,7 @@ int main(void)
 		cmocka_unit_test(session__no_build_id__named_from_the_file),
 		cmocka_unit_test(session__kernel_frames__plain_names_marked_when_folded),
 		cmocka_unit_test(session__labels__apart_by_thread_with_executable),
+		cmocka_unit_test(session__python_frames__replace_eval_loop_frames),
 		cmocka_unit_test(session__malformed_records__counted_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
