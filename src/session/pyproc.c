@@ -15,6 +15,8 @@
 #define LINETABLE_MAX (1u << 20)  /* a location table larger than this is not read */
 #define NAME_MAX_BYTES 1024
 #define CODES_MAX (1u << 20)      /* code objects read in a session, at most */
+/* Bytes of names and location tables kept, at most: the processes choose them. */
+#define KEPT_MAX (256ULL << 20)
 
 void bt_pyprocs_init(struct bt_pyprocs *py, const char *proc_root)
 {
@@ -252,6 +254,7 @@ static int64_t read_str(struct bt_pyprocs *py, int pid, const struct bt_py_offse
 	if (n && (err = read_mem(pid, addr + off, data, n * kind)))
 		return err;
 	size_t len = bt_pystr_utf8(data, n, kind, utf8, sizeof(utf8));
+	py->kept_bytes += len;
 	return bt_strtab_intern(&py->strs, utf8, len);
 }
 
@@ -291,6 +294,7 @@ static int read_code(struct bt_pyprocs *py, const struct bt_pyproc *p, struct bt
 	c->linetable = malloc(size);
 	if (!c->linetable)
 		return -ENOMEM;
+	py->kept_bytes += size;
 	if (read_mem(p->pid, lt + o->bytes_data, c->linetable, size)) {
 		free(c->linetable);
 		c->linetable = NULL;
@@ -316,7 +320,7 @@ int64_t bt_pyprocs_code(struct bt_pyprocs *py, uint32_t proc, uint64_t addr, uin
 		return (int64_t)*v;
 	if (proc >= py->nprocs)
 		return -EINVAL;
-	if (py->ncodes >= CODES_MAX) {
+	if (py->ncodes >= CODES_MAX || py->kept_bytes >= KEPT_MAX) {
 		py->stats.code_failed++;
 		return -ENOSPC;
 	}

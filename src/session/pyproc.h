@@ -74,6 +74,7 @@ struct bt_pyprocs {
 	struct bt_strtab strs;
 	struct bt_py_update *updates;
 	size_t nupdates, updates_cap;
+	uint64_t kept_bytes;          /* of names and location tables read */
 	struct bt_pyprocs_stats stats;
 };
 
@@ -97,8 +98,8 @@ void bt_pyprocs_gone(struct bt_pyprocs *py, int pid);
 int64_t bt_pyprocs_find(const struct bt_pyprocs *py, int pid);
 
 /* The code object at addr with tag in process incarnation proc: its id, read now when new (an
- * entry that could not be read is kept, not ok). -ENOSPC once a session has read 2^20 of them
- * (counted as unreadable), -ENOMEM. */
+ * entry that could not be read is kept, not ok). -ENOSPC once a session has read 2^20 of them or
+ * kept 256 MiB of their names and location tables (counted as unreadable), -ENOMEM. */
 int64_t bt_pyprocs_code(struct bt_pyprocs *py, uint32_t proc, uint64_t addr, uint64_t tag);
 /* The source line of the code unit at byte offset off of code id (0: unknown). */
 unsigned bt_pyprocs_line(const struct bt_pyprocs *py, uint32_t id, int64_t off);
