@@ -142,6 +142,44 @@ def main():
     info['max_sample_rate_after'] = bl.sysctl_get('kernel.perf_event_max_sample_rate')
     info['loadavg_at_end'] = bl.loadavg()
     info['bench_seconds'] = round(time.monotonic() - started)
+    info['part_runs'] = {p: {'commit': info['versions'].get('buildtrace', '?'), 'date': info['machine']['date']}
+                         for p in s['parts']}
+    if os.environ.get('BENCH_KEEP', '') not in ('', '0') and os.path.exists(os.path.join(raw, 'run.json')):
+        # the parts not run now keep their rows from the previous run, which says where they came from
+        o_info, o_prof, o_sym, o_agree, o_sys, o_long, o_agent, o_guest, o_py = load_raw(raw)
+        o_runs = o_info.get('part_runs') or {p: {'commit': o_info['versions'].get('buildtrace', '?'),
+                                                 'date': o_info['machine']['date']}
+                                             for p in o_info['settings'].get('parts', [])}
+        kept = {'profile': lambda: (o_prof, 'prof_rows'), 'symbolize': lambda: (o_sym, 'sym_rows'),
+                'syscalls': lambda: (o_sys, 'sys_rows'), 'long': lambda: (o_long, 'long_rows'),
+                'agent': lambda: (o_agent, 'agent_rows'), 'guest': lambda: (o_guest, 'guest_rows'),
+                'python': lambda: (o_py, 'py_rows')}
+        for part, get in kept.items():
+            if part in s['parts'] or part not in o_runs:
+                continue
+            rows, name = get()
+            if name == 'prof_rows':
+                prof_rows = rows
+                s['rates'] = o_info['settings']['rates']
+                for k in ('workload', 'bcc', 'bpf_programs'):
+                    if k in o_info:
+                        info[k] = o_info[k]
+            elif name == 'sym_rows':
+                sym_rows, agree = rows, o_agree
+                if 'libraries' in o_info:
+                    info['libraries'] = o_info['libraries']
+            elif name == 'sys_rows':
+                sys_rows = rows
+                info['syscall_workloads'] = o_info.get('syscall_workloads', {})
+            elif name == 'long_rows':
+                long_rows = rows
+            elif name == 'agent_rows':
+                agent_rows = rows
+            elif name == 'guest_rows':
+                guest_rows = rows
+            elif name == 'py_rows':
+                py_rows = rows
+            info['part_runs'][part] = o_runs[part]
 
     write_csv(os.path.join(raw, 'profile.csv'), prof_rows, PROFILE_FIELDS)
     write_csv(os.path.join(raw, 'symbolize.csv'), sym_rows, SYMBOLIZE_FIELDS)
@@ -153,8 +191,9 @@ def main():
     agree_rows = [dict(v, lib=lib, tool=t) for lib, per_n in agree.items()
                   for n, per_tool in per_n.items() for t, v in per_tool.items()]
     write_csv(os.path.join(raw, 'agreement.csv'), agree_rows, AGREE_FIELDS)
-    info['bpf_programs'] = [{'tool': r['tool'], 'hz': r['hz'], 'rep': r['rep'], 'progs': r['bpf_progs']}
-                            for r in prof_rows if r.get('bpf_progs')]
+    if 'profile' in s['parts']:
+        info['bpf_programs'] = [{'tool': r['tool'], 'hz': r['hz'], 'rep': r['rep'], 'progs': r['bpf_progs']}
+                                for r in prof_rows if r.get('bpf_progs')]
     with open(os.path.join(raw, 'run.json'), 'w') as f:
         json.dump(info, f, indent=1, sort_keys=True)
         f.write('\n')

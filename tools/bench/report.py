@@ -66,7 +66,15 @@ def machine_section(info):
                                    ', '.join(map(str, s['rates'])),
                                    ', '.join(map(str, s['sizes'])), s['seed'],
                                    'yes' if s['cold'] else 'no'))
-    return '## Machine\n\n' + table(['', ''], rows) + '\nSettings: ' + settings + '.\n'
+    runs = info.get('part_runs') or {}
+    by = {}
+    for part, r in runs.items():
+        by.setdefault((r.get('commit', '?'), r.get('date', '?')), []).append(part)
+    origin = ''
+    if len(by) > 1:
+        origin = '\nThe parts come from more than one run (`BENCH_KEEP=1` keeps the parts not run again): %s.\n' % (
+            '; '.join('%s at %s, %s' % (', '.join(sorted(p)), c, d) for (c, d), p in sorted(by.items(), key=lambda x: x[0][1])))
+    return '## Machine\n\n' + table(['', ''], rows) + '\nSettings: ' + settings + '.\n' + origin
 
 
 # ---- profiling --------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
 #                      BENCH_GUEST_TIMEOUT bounds it)
 #   BENCH_AGENT_SECONDS the agent part's idle session (default 60, 15 with BENCH_QUICK)
 #   BENCH_LONG_SECONDS the long part's session (default 60, 15 with BENCH_QUICK)
+#   BENCH_KEEP=1       the parts not in BENCH_PARTS keep their rows from the previous run (RESULTS.md
+#                      says which run each part comes from)
 #   BENCH_INSTALL=0    do not install bcc (bpfcc-tools) and kernel headers when they are missing
 # Other knobs (BENCH_RATES, BENCH_SIZES, BENCH_SEED, BENCH_COLD, BENCH_WORK_SECONDS,
 # BENCH_SYM_BUDGET, BENCH_SYM_SLOW, BENCH_SYM_TIMEOUT) are read by bench.py.
