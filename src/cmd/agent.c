@@ -622,10 +622,11 @@ static int run(struct agent *a)
 		return bt_cli_error(1, "%s; run the agent as root (it drops what it does not need)", msg);
 	if (check_dirs(c, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
+	/* Caught before the programs attach: a SIGTERM once the agent says it samples ends it cleanly. */
+	bt_live_catch_stop(on_stop);
 	int rc = start(a);
 	if (rc)
 		goto out;
-	bt_live_catch_stop(on_stop);
 	struct sigaction sa = { .sa_handler = on_hup };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGHUP, &sa, NULL);

@@ -303,13 +303,15 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 	int err = bt_live_init(l, &lo);
 	if (err)
 		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
+	/* Caught before the programs attach: once -v says the session samples, a SIGTERM or SIGINT
+	 * must end it cleanly, and one that comes while attaching ends it as soon as it runs. */
+	catch_stop();
 	if (bt_live_attach(l, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
 	if (a->kernel && l->session.ksyms_err)
 		warn_kernel_symbols(&l->session);
 	if ((err = drop_privileges(rc)) && a->verbose)
 		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
-	catch_stop();
 	if (rc->launch && (err = bt_launch_release(rc->launch)))
 		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
 	/* The command owns the keyboard when there is one. */
