@@ -1,5 +1,6 @@
-/* spin.c - waits argv[1] seconds, burns argv[2] seconds of its own CPU time, prints the CPU time
- * it used in all, and exits: a workload whose CPU time is known exactly, however loaded the machine. */
+/* spin.c - waits argv[1] seconds (or, when argv[1] is a path, until that file exists), burns argv[2]
+ * seconds of its own CPU time, prints the CPU time it used in all, and exits: a workload whose CPU
+ * time is known exactly, however loaded the machine. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,7 +24,12 @@ __attribute__((noinline)) static void burn(double secs)
 
 int main(int argc, char **argv)
 {
-	usleep((useconds_t)(atof(argc > 1 ? argv[1] : "1") * 1e6));
+	if (argc > 1 && argv[1][0] == '/') {
+		for (int i = 0; i < 12000 && access(argv[1], F_OK) != 0; i++)
+			usleep(10000);
+	} else {
+		usleep((useconds_t)(atof(argc > 1 ? argv[1] : "1") * 1e6));
+	}
 	burn(atof(argc > 2 ? argv[2] : "2"));
 	printf("%.6f\n", cpu_now());
 	return 0;
