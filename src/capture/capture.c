@@ -1135,6 +1135,15 @@ int bt_capture_watched_alive(struct bt_capture *c)
 	return alive;
 }
 
+int bt_capture_shared_fds(struct bt_capture *c, int *events_fd, int *watched_fd)
+{
+	if (!c || !c->skel)
+		return -EINVAL;
+	*events_fd = bpf_map__fd(c->skel->maps.events);
+	*watched_fd = bpf_map__fd(c->skel->maps.watched);
+	return *events_fd >= 0 && *watched_fd >= 0 ? 0 : -EINVAL;
+}
+
 void bt_capture_close(struct bt_capture *c)
 {
 	if (!c)

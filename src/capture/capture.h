@@ -80,6 +80,10 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 /* The number of watched processes still alive (in the BPF filter); with opts.all, -1. */
 int bt_capture_watched_alive(struct bt_capture *c);
 
+/* The descriptors of the ring buffer and of the watched set, for another BPF object of the same
+ * session to write into and filter by (uprobes.h). Owned by the capture. 0 or -EINVAL. */
+int bt_capture_shared_fds(struct bt_capture *c, int *events_fd, int *watched_fd);
+
 void bt_capture_close(struct bt_capture *c);
 
 #endif
