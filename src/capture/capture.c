@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -253,6 +254,7 @@ static void forget_sideband(struct bt_capture *c)
 struct gaps_ctx {
 	struct bt_capture *c;
 	struct bt_rec_munmap rec;  /* hdr, pid and the start of the next gap filled in */
+	unsigned files;            /* executable file mappings listed */
 	int err;
 };
 
@@ -271,6 +273,7 @@ static int gap_before(void *ctx, const struct bt_procmap *m)
 		return 0;
 	int r = emit_gap(g, m->start);
 	g->rec.start = m->end;
+	g->files++;
 	return r;
 }
 
@@ -286,6 +289,10 @@ static int on_dlstate(struct bt_capture *c, const struct bt_rec_exit *d)
 	int r = bt_procmaps_foreach("", (int)d->pid, gap_before, &g);
 	if (r < 0)
 		return 0;  /* gone, or unreadable: its exit record follows or nothing can be known */
+	/* No file mapped at all: the process has exited since (a zombie lists nothing), and what it
+	 * mapped when it called ld.so still names its last samples. */
+	if (!r && !g.files)
+		return 0;
 	return r ? r : emit_gap(&g, UINT64_MAX >> 1);
 }
 
@@ -1142,6 +1149,22 @@ int bt_capture_shared_fds(struct bt_capture *c, int *events_fd, int *watched_fd)
 	*events_fd = bpf_map__fd(c->skel->maps.events);
 	*watched_fd = bpf_map__fd(c->skel->maps.watched);
 	return *events_fd >= 0 && *watched_fd >= 0 ? 0 : -EINVAL;
+}
+
+int bt_capture_add_build_id(struct bt_capture *c, int fd, const uint8_t *id, size_t len)
+{
+	struct stat st;
+	if (!c || !c->skel || !id || !len || len > BT_BUILD_ID_MAX)
+		return -EINVAL;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	/* the key the kernel side makes: its own device number form, mtime in ns */
+	struct bt_file_key key = { .ino = st.st_ino,
+				   .mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec,
+				   .dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev)) };
+	struct bt_bid b = { .status = BT_BID_OK, .len = (uint8_t)len };
+	memcpy(b.id, id, len);
+	return bpf_map__update_elem(c->skel->maps.bid_cache, &key, sizeof(key), &b, sizeof(b), 0) ? -errno : 0;
 }
 
 void bt_capture_close(struct bt_capture *c)

@@ -100,6 +100,9 @@ static int attach_places(struct trace_ctx *t)
 		return bt_cli_error(1, "%s", msg);
 	for (size_t i = 0; i < t->places.n; i++) {
 		const struct bt_trace_place *p = &t->places.v[i];
+		/* a process that runs and exits between two snapshots still has its frames named */
+		if (p->file.id.len && p->file.id.len <= BT_BUILD_ID_MAX)
+			bt_capture_add_build_id(t->live.cap, p->file.fd, p->file.id.data, p->file.id.len);
 		err = bt_uprobes_attach(t->up, p->probe, &p->cfg, p->file.fd, p->site.off, p->site.ref_ctr_off,
 					p->file.pid > 0 ? p->file.pid : -1);
 		if (err)

@@ -85,6 +85,7 @@ static void probe__perf_cached__traced(void **state)
 static pid_t start_host(const char *out)
 {
 	char cmd[256];
+	bt_test_run(NULL, 0, "rm -f %s", out);  /* an earlier run's "ready" must not count */
 	snprintf(cmd, sizeof(cmd), "exec " TRHOST " 400 > %s", out);
 	pid_t p = bt_test_spawn(cmd);
 	assert_true(bt_test_wait_for_text(out, "ready", p));

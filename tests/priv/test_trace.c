@@ -56,6 +56,7 @@ static void trace__pid__found_through_map_files(void **state)
 {
 	bt_test_require_priv();
 	char out[8192];
+	bt_test_run(NULL, 0, "rm -f " TMP "/pid.out");  /* an earlier run's "ready" must not count */
 	pid_t t = bt_test_spawn("exec " TRACEE " 700 wait > " TMP "/pid.out");
 	assert_true(bt_test_wait_for_text(TMP "/pid.out", "ready", t));
 	/* a relative path naming the same file as the mapping's */
@@ -209,6 +210,7 @@ static void trace__sdt_semaphore__raised_while_traced_then_lowered(void **state)
 {
 	bt_test_require_priv();
 	char out[8192], cmd[512];
+	bt_test_run(NULL, 0, "rm -f " TMP "/sem.out");
 	pid_t py = bt_test_spawn("exec /usr/bin/python3.11 -c \"import time; print('ready', flush=True); "
 				 "time.sleep(120)\" > " TMP "/sem.out");
 	assert_true(bt_test_wait_for_text(TMP "/sem.out", "ready", py));
