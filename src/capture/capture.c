@@ -6,6 +6,7 @@
 #include "capture/records.h"
 #include "capture/sideband.h"
 #include "capture/procmaps.h"
+#include "base/htab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +72,10 @@ struct bt_capture {
 	int epfd;                      /* the ring buffer and the sideband rings, waited on together */
 	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state, one per process */
 	unsigned nldso;
+	/* The watched processes in the ring buffer's order: added when watched or forked, removed when
+	 * their exit record is read. The kernel's set forgets a process at its exit, before the mmap
+	 * records it made just before are read: those are judged by this one. */
+	struct bt_htab seen_watched;
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -137,8 +142,26 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static bool pid_eq(void *ctx, uint64_t val, const void *key)
+{
+	return val == *(const uint32_t *)key;
+}
+
+static bool seen_watched(const struct bt_capture *c, uint32_t pid)
+{
+	return bt_htab_find(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid) != NULL;
+}
+
+static void seen_watch(struct bt_capture *c, uint32_t pid)
+{
+	if (!c->all && !seen_watched(c, pid) && c->seen_watched.count < (1u << 20))
+		bt_htab_insert(&c->seen_watched, bt_hash_u64(pid), pid);
+}
+
 static bool watched(struct bt_capture *c, uint32_t pid)
 {
+	if (seen_watched(c, pid))
+		return true;
 	uint8_t v;
 	return c->all || bpf_map__lookup_elem(c->skel->maps.watched, &pid, sizeof(pid), &v, sizeof(v), 0) == 0;
 }
@@ -313,11 +336,20 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 	case BT_REC_EXEC:
 		queue_snapshot(c, ((const struct bt_rec_exec *)h)->pid);
 		break;
-	case BT_REC_FORK:
+	case BT_REC_FORK: {
+		const struct bt_rec_fork *f = (const void *)h;
 		/* A followed child inherits its parent's mappings without any mmap call. */
-		if (c->follow_forks && !c->all)
-			queue_snapshot(c, ((const struct bt_rec_fork *)h)->child_pid);
+		if (c->follow_forks && !c->all) {
+			queue_snapshot(c, f->child_pid);
+			seen_watch(c, f->child_pid);
+		}
 		break;
+	}
+	case BT_REC_EXIT: {
+		uint32_t pid = ((const struct bt_rec_exit *)h)->pid;
+		bt_htab_remove(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid);
+		break;
+	}
 	case BT_REC_MMAP: {
 		const struct bt_rec_mapping *m = (const void *)h;
 		if (m->build_id_status == BT_BID_PENDING)
@@ -722,6 +754,7 @@ static int watch_pid(struct bt_capture *c, int pid)
 {
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
+	seen_watch(c, key);
 	return bpf_map__update_elem(c->skel->maps.watched, &key, sizeof(key), &one, sizeof(one),
 				    BPF_ANY) ? -errno : 0;
 }
@@ -1039,6 +1072,7 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	if (!c)
 		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
 	c->epfd = -1;
+	bt_htab_init(&c->seen_watched);
 	c->on_record = opts->on_record;
 	c->ctx = opts->ctx;
 	c->log = opts->log;
@@ -1184,6 +1218,7 @@ void bt_capture_close(struct bt_capture *c)
 		bpf_link__destroy(c->perf_links[i]);
 	free(c->perf_links);
 	buildtrace_bpf__destroy(c->skel);
+	bt_htab_free(&c->seen_watched);
 	libbpf_set_print(c->old_print);
 	free(c);
 }
