@@ -171,12 +171,20 @@ int bt_uprobes_foreach_key(struct bt_uprobes *u,
 	return 0;
 }
 
-void bt_uprobes_close(struct bt_uprobes *u)
+void bt_uprobes_detach(struct bt_uprobes *u)
 {
 	if (!u)
 		return;
 	for (unsigned i = 0; i < u->nlinks; i++)
 		bpf_link__destroy(u->links[i]);
+	u->nlinks = 0;
+}
+
+void bt_uprobes_close(struct bt_uprobes *u)
+{
+	if (!u)
+		return;
+	bt_uprobes_detach(u);
 	trace_bpf__destroy(u->skel);
 	free(u);
 }

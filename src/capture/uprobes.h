@@ -33,6 +33,10 @@ int bt_uprobes_open(struct bt_capture *c, const struct bt_uprobes_opts *o, struc
 int bt_uprobes_attach(struct bt_uprobes *u, unsigned probe, const struct bt_trace_probe_cfg *cfg, int fd,
 		      uint64_t off, uint64_t ref_ctr_off, int pid);
 
+/* Removes every probe (the kernel lowers the markers' semaphores), keeping what they counted: no
+ * hit comes after the session's last read. */
+void bt_uprobes_detach(struct bt_uprobes *u);
+
 /* A probe's counters (enum bt_trace_counter), summed over the CPUs. 0 or -errno. */
 int bt_uprobes_counters(struct bt_uprobes *u, unsigned probe, uint64_t out[BT_TCNT_MAX]);
 

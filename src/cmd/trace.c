@@ -360,6 +360,8 @@ static int run(struct bt_trace_args *a)
 	if (!rc) {
 		if (t->launched && bt_launch_reap(&t->launch, false) == 0)
 			bt_launch_signal(&t->launch, stop_signal ? stop_signal : SIGTERM);
+		/* the counts and the stacks end at the same hit */
+		bt_uprobes_detach(t->up);
 		int err = bt_live_collect(&t->live, false);
 		if (err)
 			bt_cli_error(0, "naming frames: %s", strerror(-err));

@@ -99,6 +99,38 @@ static void trace__pid__found_through_map_files(void **state)
 	assert_int_equal(total(TMP "/pid.folded"), 700);
 }
 
+/* Ended by -d while the process goes on calling: the stacks written hold every hit counted. */
+static void trace__duration_ends_it__hits_equal_the_stacks(void **state)
+{
+	bt_test_require_priv();
+	char out[8192];
+	bt_test_run(NULL, 0, "rm -f " TMP "/dur.out");
+	pid_t t = bt_test_spawn("exec " TRACEE " 2000000000 wait > " TMP "/dur.out");
+	assert_true(bt_test_wait_for_text(TMP "/dur.out", "ready", t));
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace trace -d 1 -p %d -o " TMP "/dur.folded " TRACEE
+		 ":tracee_hit 2> " TMP "/dur.log", (int)t);
+	bt_test_run(NULL, 0, "rm -f " TMP "/dur.log");
+	pid_t bt = bt_test_spawn(cmd);
+	assert_true(bt_test_wait_for_text(TMP "/dur.log", "tracing 1 probe", bt));
+	kill(t, SIGUSR1);
+	int st;
+	waitpid(bt, &st, 0);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	bt_test_run(out, sizeof(out), "cat " TMP "/dur.log");
+	print_message("%s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_non_null(strstr(out, "duration reached"));
+	long n = total(TMP "/dur.folded"), hits = -1, lost = -1;
+	assert_true(n > 0);
+	/* hits lost to a full ring buffer (a loaded machine) are counted apart */
+	const char *at = strstr(out, ":tracee_hit: ");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, ":tracee_hit: %ld hits, %ld lost", &hits, &lost), 2);
+	assert_int_equal(hits - lost, n);
+}
+
 static void trace__no_such_function__refused(void **state)
 {
 	bt_test_require_priv();
@@ -292,6 +324,7 @@ int main(void)
 		cmocka_unit_test(trace__command__hits_equal_the_program_count),
 		cmocka_unit_test(trace__short_command__every_frame_named),
 		cmocka_unit_test(trace__pid__found_through_map_files),
+		cmocka_unit_test(trace__duration_ends_it__hits_equal_the_stacks),
 		cmocka_unit_test(trace__no_such_function__refused),
 		cmocka_unit_test(trace__address_outside_code__refused),
 		cmocka_unit_test(trace__file_without_build_id__refused_unless_asked),
