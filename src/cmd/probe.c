@@ -11,6 +11,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "elf/sdt.h"
 #include "session/probes.h"
 #include "symsrc/bidcache.h"
 #include "symsrc/probecache.h"
@@ -35,6 +36,38 @@ static void event_name(const char *s, char *out, size_t len)
 	for (char *c = out; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
 			*c = '_';
+}
+
+/* A marker's argument spec as perf writes it after the probe (" arg1=%bp:u64 arg2=+112(%sp):s32"),
+ * so that perf records the arguments of the probes buildtrace cached; "" when an argument has no
+ * such form (a constant). */
+static void perf_args(const char *spec, char *out, size_t len)
+{
+	static const char *const names[] = { "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8",
+					     "ax", "cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss" };
+	struct bt_sdt_arg a[BT_SDT_MAX_ARGS];
+	size_t n, pos = 0;
+	out[0] = '\0';
+	if (bt_sdt_parse_args(spec, a, BT_SDT_MAX_ARGS, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char where[64];
+		if (a[i].loc == BT_SDT_CONST || a[i].reg >= sizeof(names) / sizeof(names[0])) {
+			out[0] = '\0';
+			return;
+		}
+		if (a[i].loc == BT_SDT_REG)
+			snprintf(where, sizeof(where), "%%%s", names[a[i].reg]);
+		else
+			snprintf(where, sizeof(where), "%+lld(%%%s)", (long long)a[i].off, names[a[i].reg]);
+		int w = snprintf(out + pos, len - pos, " arg%zu=%s:%c%u", i + 1, where, a[i].is_signed ? 's' : 'u',
+				 8u * a[i].size);
+		if (w < 0 || (size_t)w >= len - pos) {
+			out[0] = '\0';
+			return;
+		}
+		pos += (size_t)w;
+	}
 }
 
 static int add_one(const char *cache, const char *text)
@@ -75,9 +108,13 @@ static int add_one(const char *cache, const char *text)
 		event_name(spec.name, event, sizeof(event));
 		snprintf(header, sizeof(header), "%s", spec.name);
 	}
-	int n = snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx", group, event, abs, (unsigned long long)site.off);
-	if (site.ref_ctr_off && n > 0 && (size_t)n < sizeof(line))
-		snprintf(line + n, sizeof(line) - (size_t)n, "(0x%llx)", (unsigned long long)site.ref_ctr_off);
+	char args[512] = "", ref[32] = "";
+	if (spec.kind == BT_PROBE_SDT)
+		perf_args(site.args, args, sizeof(args));
+	if (site.ref_ctr_off)
+		snprintf(ref, sizeof(ref), "(0x%llx)", (unsigned long long)site.ref_ctr_off);
+	snprintf(line, sizeof(line), "p:%s/%s %s:0x%llx%s%s", group, event, abs, (unsigned long long)site.off, ref,
+		 args);
 	const char *lines[] = { line };
 	int err = bt_pcache_add(cache, &f.id, abs, f.fd, spec.kind == BT_PROBE_SDT, header, lines, 1);
 	close(f.fd);

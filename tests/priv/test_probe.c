@@ -81,6 +81,30 @@ static void probe__perf_cached__traced(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "grep -q ';tracee_hit 321$' " TMP "/perf.folded"), 0);
 }
 
+/* A marker stored by buildtrace is the line perf writes for it when it caches the file's markers
+ * itself (perf buildid-cache --add scans them), arguments and semaphore included. */
+static void probe__sdt_added__the_line_perf_writes(void **state)
+{
+	bt_test_require_priv();
+	if (access("/usr/bin/python3.11", R_OK) != 0)
+		fail_msg("/usr/bin/python3.11 (Debian's python3, with SDT markers) is needed");
+	char out[8192], ours[1024], perfs[1024];
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP "/sdtb " TMP "/sdtp; ./buildtrace probe add --cache-dir "
+			     TMP "/sdtb sdt:/usr/bin/python3.11:python:function__entry sdt:/usr/bin/python3.11:python:gc__start 2>&1");
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	rc = bt_test_run(out, sizeof(out), "perf --buildid-dir $PWD/" TMP "/sdtp buildid-cache --add /usr/bin/python3.11 2>&1");
+	assert_int_equal(rc, 0);
+	for (int i = 0; i < 2; i++) {
+		const char *ev = i ? "gc__start" : "function__entry";
+		bt_test_run(ours, sizeof(ours), "grep '^p:sdt_python/%s ' " TMP "/sdtb/usr/bin/python3.11/*/probes", ev);
+		bt_test_run(perfs, sizeof(perfs), "grep '^p:sdt_python/%s ' " TMP "/sdtp/usr/bin/python3.11/*/probes", ev);
+		print_message("ours: %sperf: %s", ours, perfs);
+		assert_true(ours[0]);
+		assert_string_equal(ours, perfs);
+	}
+}
+
 /* Starts trhost (waiting for SIGUSR1); its pid, once it is ready. */
 static pid_t start_host(const char *out)
 {
@@ -154,6 +178,7 @@ int main(void)
 		cmocka_unit_test(probe__added__perf_lists_it),
 		cmocka_unit_test(probe__perf_cached__traced),
 		cmocka_unit_test(probe__library_replaced__old_build_only),
+		cmocka_unit_test(probe__sdt_added__the_line_perf_writes),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
