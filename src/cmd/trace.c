@@ -328,8 +328,9 @@ static void print_summary(const struct trace_ctx *t)
 	for (unsigned p = 0; p < a->nspecs; p++) {
 		uint64_t c[BT_TCNT_MAX] = { 0 }, h[BT_TRACE_LAT_BUCKETS] = { 0 };
 		bt_uprobes_counters(t->up, p, c);
-		fprintf(stderr, "buildtrace: %s: %llu hits, %llu lost", a->specs[p].text,
-			(unsigned long long)c[BT_TCNT_HITS], (unsigned long long)c[BT_TCNT_LOST]);
+		fprintf(stderr, "buildtrace: %s: %llu hit%s, %llu lost", a->specs[p].text,
+			(unsigned long long)c[BT_TCNT_HITS], c[BT_TCNT_HITS] == 1 ? "" : "s",
+			(unsigned long long)c[BT_TCNT_LOST]);
 		if (c[BT_TCNT_BADARG])
 			fprintf(stderr, ", %llu whose key could not be read", (unsigned long long)c[BT_TCNT_BADARG]);
 		fprintf(stderr, "\n");

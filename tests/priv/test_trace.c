@@ -131,6 +131,36 @@ static void trace__duration_ends_it__hits_equal_the_stacks(void **state)
 	assert_int_equal(hits - lost, n);
 }
 
+/* BUILDID:FUNCTION: the file is the mapping of that build-id, whatever its path. */
+static void trace__build_id__found_among_the_mappings(void **state)
+{
+	bt_test_require_priv();
+	char out[8192], id[128], cmd[512];
+	bt_test_run(id, sizeof(id), "LC_ALL=C readelf -nW " TRACEE " | sed -n 's/.*Build ID: \\([0-9a-f]*\\).*/\\1/p'");
+	id[strcspn(id, "\n")] = '\0';
+	assert_true(strlen(id) == 40);
+	bt_test_run(NULL, 0, "rm -f " TMP "/bid.out " TMP "/bid.log");
+	pid_t t = bt_test_spawn("exec " TRACEE " 432 wait > " TMP "/bid.out");
+	assert_true(bt_test_wait_for_text(TMP "/bid.out", "ready", t));
+	/* a build-id the process does not map */
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace trace -p %d 00112233445566778899aabbccddeeff00112233:"
+			     "tracee_hit 2>&1", (int)t);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "no process given with -p maps a file of build-id 00112233445566778899aabbccddeeff00112233"));
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace trace -p %d -o " TMP "/bid.folded %s:tracee_hit 2> " TMP
+		 "/bid.log", (int)t, id);
+	pid_t bt = bt_test_spawn(cmd);
+	assert_true(bt_test_wait_for_text(TMP "/bid.log", "tracing 1 probe", bt));
+	kill(t, SIGUSR1);
+	int st;
+	waitpid(t, NULL, 0);
+	waitpid(bt, &st, 0);
+	bt_test_run(out, sizeof(out), "cat " TMP "/bid.log");
+	print_message("%s", out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(total(TMP "/bid.folded"), 432);
+}
+
 static void trace__no_such_function__refused(void **state)
 {
 	bt_test_require_priv();
@@ -325,6 +355,7 @@ int main(void)
 		cmocka_unit_test(trace__short_command__every_frame_named),
 		cmocka_unit_test(trace__pid__found_through_map_files),
 		cmocka_unit_test(trace__duration_ends_it__hits_equal_the_stacks),
+		cmocka_unit_test(trace__build_id__found_among_the_mappings),
 		cmocka_unit_test(trace__no_such_function__refused),
 		cmocka_unit_test(trace__address_outside_code__refused),
 		cmocka_unit_test(trace__file_without_build_id__refused_unless_asked),
