@@ -167,6 +167,10 @@ static int place_in(struct resolve_ctx *c, struct bt_probe_file *f)
 		rc = bt_cli_error(1, "%s", msg);
 	if (rc)
 		goto fail;
+	if (pl.site.insn_unchecked)
+		fprintf(stderr, "buildtrace: warning: %s: no function and no source line begins at %s, so "
+			"nothing here shows that it is an instruction's first byte (a probe inside an instruction "
+			"corrupts the program)\n", spec->text, pl.site.what);
 	if (c->a->key_arg && (rc = key_cfg(c->a, spec, &pl)))
 		goto fail;
 	if (c->a->latency)

@@ -2,6 +2,7 @@
 #include "elf/probeaddr.h"
 
 #include <errno.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,4 +65,24 @@ int bt_elf_code_at(struct bt_elf *e, uint64_t vaddr, char *sect, size_t len)
 		return 0;
 	}
 	return -ERANGE;
+}
+
+int bt_elf_line_row_at(int fd, uint64_t vaddr)
+{
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw)
+		return 0;
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n = 0;
+	int known = 0;
+	if (dwarf_addrdie(dw, vaddr, &cu) && dwarf_getsrclines(&cu, &lines, &n) == 0) {
+		for (size_t i = 0; i < n && !known; i++) {
+			Dwarf_Addr a;
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			known = l && dwarf_lineaddr(l, &a) == 0 && a == vaddr;
+		}
+	}
+	dwarf_end(dw);
+	return known;
 }

@@ -190,6 +190,22 @@ static int find_marker(const struct bt_probe_spec *spec, const struct bt_probe_f
 	return 0;
 }
 
+/* Whether vaddr is known to be an instruction's first byte: a function's, or a DWARF line row's. */
+static bool known_start(const struct bt_probe_file *f, struct bt_elf *e, const struct bt_symsrc_opts *so,
+			uint64_t vaddr)
+{
+	struct bt_symtab *st = NULL;
+	char origin[BT_SYMSRC_ORIGIN_LEN];
+	bool known = false;
+	if (load_symbols(f, e, so, &st, origin, sizeof(origin)) == 0) {
+		uint64_t off;
+		const struct bt_sym *s = bt_symtab_lookup(st, vaddr, &off);
+		known = s && off == 0;
+		bt_symtab_free(st);
+	}
+	return known || bt_elf_line_row_at(f->fd, vaddr) == 1;
+}
+
 int bt_probe_resolve(const struct bt_probe_spec *spec, const struct bt_probe_file *f,
 		     const struct bt_symsrc_opts *so, struct bt_probe_site *out, char *msg, size_t len)
 {
@@ -210,6 +226,7 @@ int bt_probe_resolve(const struct bt_probe_spec *spec, const struct bt_probe_fil
 		out->vaddr = spec->addr;
 		snprintf(out->what, sizeof(out->what), "0x%llx", (unsigned long long)spec->addr);
 		snprintf(out->origin, sizeof(out->origin), "address");
+		out->insn_unchecked = !known_start(f, e, so, spec->addr);
 		break;
 	default:
 		err = say(msg, len, -EINVAL, "%s: not a probe that is resolved in a file", spec->text);

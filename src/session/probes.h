@@ -51,10 +51,13 @@ struct bt_probe_site {
 	char section[32];        /* the code section it lies in */
 	char args[512];          /* a marker's argument spec */
 	char origin[BT_SYMSRC_ORIGIN_LEN];  /* where the symbol came from */
+	bool insn_unchecked;     /* an address not known to begin an instruction (see bt_probe_resolve) */
 };
 
 /* Resolves spec in f (a function in the symbols of f's build-id from every source, or f's own when
- * it has no build-id; a marker in f's notes; an address checked to be in a code section). 0, or
+ * it has no build-id; a marker in f's notes; an address checked to be in a code section, and marked
+ * insn_unchecked unless a function or a DWARF line row begins there: only then is it known to be
+ * an instruction's first byte, which a uprobe must be). 0, or
  * -ENOENT (no such function or marker), -ERANGE (an address outside code), -errno, with msg saying
  * which. */
 int bt_probe_resolve(const struct bt_probe_spec *spec, const struct bt_probe_file *f,

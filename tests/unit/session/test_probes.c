@@ -90,6 +90,13 @@ static void resolve__function_and_address__as_nm_says(void **state)
 	assert_int_equal(bt_probe_spec_parse(spec, &s), 0);
 	assert_int_equal(bt_probe_resolve(&s, &f, &so, &site, msg, sizeof(msg)), 0);
 	assert_int_equal(site.vaddr, nm_addr("tracee_outer"));
+	assert_false(site.insn_unchecked);  /* a function begins there */
+	/* one byte into a function: nothing shows it begins an instruction (and here it does not:
+	 * the entry's push is one byte, the next instruction's second byte follows) */
+	snprintf(spec, sizeof(spec), TRACEE ":0x%llx", nm_addr("tracee_outer") + 2);
+	assert_int_equal(bt_probe_spec_parse(spec, &s), 0);
+	assert_int_equal(bt_probe_resolve(&s, &f, &so, &site, msg, sizeof(msg)), 0);
+	assert_true(site.insn_unchecked);
 	/* data is not code; the ELF header neither */
 	snprintf(spec, sizeof(spec), TRACEE ":0x%llx", nm_addr("sink"));
 	assert_int_equal(bt_probe_spec_parse(spec, &s), 0);
