@@ -248,7 +248,8 @@ static const char py_script[] =
 	"fib(14)\n"
 	"sys.settrace(None)\n"
 	"for name, n in sorted(calls.items()):\n"
-	"    print('calls', name, n)\n";
+	"    print('calls', name, n)\n"
+	"print('lines', fib.__code__.co_firstlineno, leaf.__code__.co_firstlineno)\n";
 
 static void trace__python_sdt__keyed_by_function_name(void **state)
 {
@@ -275,6 +276,20 @@ static void trace__python_sdt__keyed_by_function_name(void **state)
 	char hits[64];
 	snprintf(hits, sizeof(hits), "function__entry: %ld hits, 0 lost", total(TMP "/py.folded"));
 	assert_non_null(strstr(out, hits));
+	/* an integer key: the third argument, the line the function starts at (the script says which) */
+	rc = bt_test_run(out, sizeof(out), "./buildtrace trace --key arg3 -o " TMP "/pyline.folded "
+			 "sdt:python:function__entry -- /usr/bin/python3 " TMP "/calls.py 2>&1");
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	int fib_line = 0, leaf_line = 0;
+	const char *l = strstr(out, "lines ");
+	assert_non_null(l);
+	assert_int_equal(sscanf(l, "lines %d %d", &fib_line, &leaf_line), 2);
+	char want[128];
+	snprintf(want, sizeof(want), "^python3;python:function__entry;%d 1219$", fib_line);
+	assert_int_equal(count(want, TMP "/pyline.folded"), 1);
+	snprintf(want, sizeof(want), "^python3;python:function__entry;%d 77$", leaf_line);
+	assert_int_equal(count(want, TMP "/pyline.folded"), 1);
 }
 
 /* The semaphore of python:function__entry in process pid (python3.11 is not position-independent:
