@@ -59,6 +59,34 @@ static void probe__added__perf_lists_it(void **state)
 	assert_non_null(strstr(out, "probe_libtrlib:trlib_work\t"));
 }
 
+static void probe__remove_and_bad_input(void **state)
+{
+	bt_test_require_priv();
+	char out[8192];
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace probe add --cache-dir " TMP "/rcache " TRACEE
+				     ":tracee_hit " TRACEE ":tracee_outer 2>&1"), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace probe remove --cache-dir " TMP "/rcache "
+				     "probe_tracee:tracee_hit 2>&1"), 0);
+	bt_test_run(out, sizeof(out), "./buildtrace probe list --cache-dir " TMP "/rcache 2>&1");
+	assert_null(strstr(out, "probe_tracee:tracee_hit\t"));
+	assert_non_null(strstr(out, "probe_tracee:tracee_outer\t"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace probe remove --cache-dir " TMP "/rcache "
+				     "probe_tracee:tracee_hit 2>&1"), 1);
+	assert_non_null(strstr(out, "no probe probe_tracee:tracee_hit"));
+	/* what it cannot key by build-id, or find */
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace probe add --cache-dir " TMP "/rcache "
+				     "build/tests/progs/tracee-nobid:tracee_hit 2>&1"), 1);
+	assert_non_null(strstr(out, "has no GNU build-id"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace probe add --cache-dir " TMP "/rcache " TRACEE
+				     ":nothing_here 2>&1"), 1);
+	assert_non_null(strstr(out, "no function nothing_here"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace probe frobnicate 2>&1"), 2);
+	/* a cached probe that is not there */
+	assert_int_equal(bt_test_run(out, sizeof(out), "./buildtrace trace --cache-dir " TMP "/rcache "
+				     "cache:probe_tracee:nothing -- " TRACEE " 1 2>&1"), 1);
+	assert_non_null(strstr(out, "no probe probe_tracee:nothing in the probe cache"));
+}
+
 static void probe__perf_cached__traced(void **state)
 {
 	bt_test_require_priv();
@@ -177,6 +205,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(probe__added__perf_lists_it),
 		cmocka_unit_test(probe__perf_cached__traced),
+		cmocka_unit_test(probe__remove_and_bad_input),
 		cmocka_unit_test(probe__library_replaced__old_build_only),
 		cmocka_unit_test(probe__sdt_added__the_line_perf_writes),
 	};

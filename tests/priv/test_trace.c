@@ -72,6 +72,19 @@ static void trace__short_command__every_frame_named(void **state)
 	}
 }
 
+/* -a: every process that runs the file; with a command, until it exits. */
+static void trace__all__with_a_command(void **state)
+{
+	bt_test_require_priv();
+	char out[8192];
+	int rc = bt_test_run(out, sizeof(out), "./buildtrace trace -a -o " TMP "/all.folded " TRACEE ":tracee_hit -- "
+			     TRACEE " 40 2>&1");
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "the command exited"));
+	assert_int_equal(total(TMP "/all.folded"), 40);
+}
+
 static void trace__pid__found_through_map_files(void **state)
 {
 	bt_test_require_priv();
@@ -368,6 +381,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(trace__command__hits_equal_the_program_count),
 		cmocka_unit_test(trace__short_command__every_frame_named),
+		cmocka_unit_test(trace__all__with_a_command),
 		cmocka_unit_test(trace__pid__found_through_map_files),
 		cmocka_unit_test(trace__duration_ends_it__hits_equal_the_stacks),
 		cmocka_unit_test(trace__build_id__found_among_the_mappings),
