@@ -1099,7 +1099,8 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		bt_capture_close(c);
 		return err;
 	}
-	logf_(c, BT_LOG_INFO, "sampling at %u Hz", opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ);
+	if (opts->samples)
+		logf_(c, BT_LOG_INFO, "sampling at %u Hz", opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ);
 	*out = c;
 	return 0;
 }
