@@ -111,11 +111,14 @@ static int attach_places(struct trace_ctx *t)
 					    strerror(-err));
 		if (t->a->verbose) {
 			char hex[2 * BT_BUILD_ID_MAXLEN + 1];
-			fprintf(stderr, "buildtrace: %s: %s at 0x%llx (%s, file offset 0x%llx) in %s, build-id %s, "
-				"pid %d%s\n", t->a->specs[p->probe].text, p->site.what,
+			char who[32] = "every process mapping it";
+			if (p->file.pid > 0)
+				snprintf(who, sizeof(who), "process %d", p->file.pid);
+			fprintf(stderr, "buildtrace: %s: %s at 0x%llx (%s, file offset 0x%llx, from %s) in %s, "
+				"build-id %s, for %s%s\n", t->a->specs[p->probe].text, p->site.what,
 				(unsigned long long)p->site.vaddr, p->site.section, (unsigned long long)p->site.off,
-				p->file.path, bt_probe_id_hex(&p->file.id, hex, sizeof(hex)), p->file.pid,
-				p->site.ref_ctr_off ? ", semaphore set" : "");
+				p->site.origin, p->file.path, bt_probe_id_hex(&p->file.id, hex, sizeof(hex)), who,
+				p->site.ref_ctr_off ? ", semaphore raised" : "");
 		}
 	}
 	return 0;
