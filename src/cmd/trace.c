@@ -17,6 +17,7 @@
 #include "cmd/launch.h"
 #include "cmd/live.h"
 #include "cmd/liveview.h"
+#include "cmd/outfile.h"
 #include "cmd/traceopts.h"
 #include "output/output.h"
 
@@ -39,8 +40,7 @@ struct trace_ctx {
 	bool live_inited;
 	bool view_on;
 	struct bt_liveview view;
-	struct bt_wfile w;
-	FILE *out;
+	struct bt_record_out out;
 };
 
 static void trace_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -73,21 +73,9 @@ static const char *trace_done(void *ctx, struct bt_live *l)
 /* The output file, created before anything is attached: a path that cannot be written fails now. */
 static int out_open(struct trace_ctx *t)
 {
-	t->out = stdout;
-	if (!t->a->output || !strcmp(t->a->output, "-"))
-		return 0;
-	int fd = bt_wfile_open_path(&t->w, t->a->output, BT_WFILE_MODE);
-	if (fd < 0)
-		return bt_cli_error(1, "cannot write %s: %s", t->a->output, bt_cli_write_error(fd));
-	int dfd = dup(fd);
-	if (dfd < 0 || !(t->out = fdopen(dfd, "w"))) {
-		if (dfd >= 0)
-			close(dfd);
-		bt_wfile_abort(&t->w);
-		t->out = NULL;
-		return bt_cli_error(1, "cannot write %s: %s", t->a->output, strerror(errno));
-	}
-	return 0;
+	t->out = (struct bt_record_out){ .path = t->a->output, .fmt = t->a->fmt, .w = BT_WFILE_INIT };
+	int err = bt_out_open(&t->out);
+	return err ? bt_cli_error(1, "cannot write %s: %s", t->a->output, bt_cli_write_error(err)) : 0;
 }
 
 /* Attaches every place; 0 or the exit code after saying which failed. */
@@ -265,18 +253,13 @@ static int write_output(struct trace_ctx *t)
 		err = bt_uprobes_foreach_key(t->up, add_keyed, &kc);
 		if (!err) {
 			qsort(kc.f.v, kc.f.n, sizeof(*kc.f.v), cmp_line);
-			err = bt_output_folded(&kc.f, t->a->fmt, &oo, t->out);
+			err = bt_output_folded(&kc.f, t->a->fmt, &oo, t->out.f);
 		}
 		bt_folded_free(&kc.f);
 	} else {
-		err = bt_output_session(&t->live.session, t->a->fmt, &oo, t->out);
+		err = bt_output_session(&t->live.session, t->a->fmt, &oo, t->out.f);
 	}
-	if (t->out != stdout) {
-		if (fclose(t->out) != 0 && !err)
-			err = -errno;
-		t->out = NULL;
-		err = err ? err : bt_wfile_commit(&t->w);
-	}
+	err = bt_out_finish(&t->out, err);
 	if (err)
 		return bt_cli_error(1, "writing %s failed: %s", t->a->output ? t->a->output : "the counts",
 				    strerror(-err));
@@ -351,7 +334,7 @@ static int run(struct bt_trace_args *a)
 	if (!t)
 		return bt_cli_error(1, "out of memory");
 	t->a = a;
-	t->w = (struct bt_wfile)BT_WFILE_INIT;
+	t->out = (struct bt_record_out){ .w = BT_WFILE_INIT };
 	t->launch = (struct bt_launch){ .go_fd = -1, .err_fd = -1 };
 	t->view_on = a->live_set ? a->live : isatty(STDERR_FILENO) && !a->cmd;
 	int rc = bt_trace_resolve(a, &t->places);
@@ -374,9 +357,7 @@ static int run(struct bt_trace_args *a)
 		if (!rc && t->launched && bt_launch_reap(&t->launch, true) == 1)
 			rc = bt_launch_exit_code(t->launch.status);
 	}
-	if (t->out && t->out != stdout)
-		fclose(t->out);
-	bt_wfile_abort(&t->w);
+	bt_out_discard(&t->out);
 	bt_uprobes_close(t->up);
 	if (t->live_inited)
 		bt_live_close(&t->live);
