@@ -160,6 +160,6 @@ clean:
 	rm -rf $(BUILD) buildtrace
 
 # Only the loader includes the generated skeletons.
-$(BUILD)/capture/capture.o: | $(SKELS)
+$(BUILD)/capture/capture.o $(BUILD)/capture/uprobes.o: | $(SKELS)
 
 -include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d)

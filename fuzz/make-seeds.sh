@@ -8,7 +8,7 @@ fx=$1
 out=$2
 here=$(dirname "$0")
 rm -rf "$out"
-for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump; do
+for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump probes; do
 	mkdir -p "$out/$t"
 done
 
@@ -50,6 +50,19 @@ printf '' | zstd -q -c >"$out/decompress/empty.zst"
 { printf 'one\n' | gzip -c; printf 'two\n' | gzip -c; } >"$out/decompress/two-members.gz"
 { printf 'one\n' | zstd -q -c; printf 'two\n' | zstd -q -c; } >"$out/decompress/two-frames.zst"
 { printf 'one\n' | xz -c; printf 'two\n' | xz -c; } >"$out/decompress/two-streams.xz"
+
+# The probes target: mode byte 0 an ELF file (one with SDT notes when python3.11 is here: its notes
+# in a small ELF of their own), 1 an argument spec, 2 a probe cache file.
+{ printf '\000'; cat "$out/symtab/fx-sha1"; } >"$out/probes/elf-fx-sha1"
+if [ -f /usr/bin/python3.11 ] && objcopy --only-section=.note.stapsdt --only-section=.stapsdt.base \
+	/usr/bin/python3.11 "$out/probes/sdt.tmp" 2>/dev/null; then
+	{ printf '\000'; cat "$out/probes/sdt.tmp"; } >"$out/probes/elf-python-sdt"
+fi
+rm -f "$out/probes/sdt.tmp"
+printf '\0018@%%rbp 8@%%r12 -4@%%eax' >"$out/probes/args-python"
+printf '\001-4@112(%%rsp) 8@-16(%%rbp) 2@(%%r15d) 8@$-5' >"$out/probes/args-mem"
+printf '\002%%sdt_python:function__entry=function__entry\np:sdt_python/function__entry /usr/bin/python3.11:0xc779b(0x67dd40) arg1=%%bp:u64\n#PyList_New\np:probe_python3/PyList_New /usr/bin/python3.11:0xd06c0\n' \
+	>"$out/probes/cache-perf"
 
 # Text formats: the committed seeds, then real lines from this machine.
 for t in procmaps kallsyms folded demangle httpreq cgroup perfmap jitdump; do

@@ -14,7 +14,7 @@
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq \
-                cgroup perfmap jitdump
+                cgroup perfmap jitdump probes
 FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The modules instrumented for coverage; libFuzzer's main comes in only when a target is linked.
@@ -23,7 +23,8 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
                 kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
-                base/ustar base/pathfmt base/wfile base/beneath cmd/httpreq kernel/cgroup
+                base/ustar base/pathfmt base/wfile base/beneath cmd/httpreq kernel/cgroup elf/sdt \
+                symsrc/probecache
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 

@@ -6,6 +6,7 @@
 #include "capture/records.h"
 #include "capture/sideband.h"
 #include "capture/procmaps.h"
+#include "base/htab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -71,6 +73,10 @@ struct bt_capture {
 	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state, one per process */
 	unsigned nldso;
 	bool python;                   /* the sampler walks the Python frames of py_procs */
+	/* The watched processes in the ring buffer's order: added when watched or forked, removed when
+	 * their exit record is read. The kernel's set forgets a process at its exit, before the mmap
+	 * records it made just before are read: those are judged by this one. */
+	struct bt_htab seen_watched;
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -137,8 +143,26 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static bool pid_eq(void *ctx, uint64_t val, const void *key)
+{
+	return val == *(const uint32_t *)key;
+}
+
+static bool seen_watched(const struct bt_capture *c, uint32_t pid)
+{
+	return bt_htab_find(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid) != NULL;
+}
+
+static void seen_watch(struct bt_capture *c, uint32_t pid)
+{
+	if (!c->all && !seen_watched(c, pid) && c->seen_watched.count < (1u << 20))
+		bt_htab_insert(&c->seen_watched, bt_hash_u64(pid), pid);
+}
+
 static bool watched(struct bt_capture *c, uint32_t pid)
 {
+	if (seen_watched(c, pid))
+		return true;
 	uint8_t v;
 	return c->all || bpf_map__lookup_elem(c->skel->maps.watched, &pid, sizeof(pid), &v, sizeof(v), 0) == 0;
 }
@@ -254,6 +278,7 @@ static void forget_sideband(struct bt_capture *c)
 struct gaps_ctx {
 	struct bt_capture *c;
 	struct bt_rec_munmap rec;  /* hdr, pid and the start of the next gap filled in */
+	unsigned files;            /* executable file mappings listed */
 	int err;
 };
 
@@ -272,6 +297,7 @@ static int gap_before(void *ctx, const struct bt_procmap *m)
 		return 0;
 	int r = emit_gap(g, m->start);
 	g->rec.start = m->end;
+	g->files++;
 	return r;
 }
 
@@ -287,6 +313,10 @@ static int on_dlstate(struct bt_capture *c, const struct bt_rec_exit *d)
 	int r = bt_procmaps_foreach("", (int)d->pid, gap_before, &g);
 	if (r < 0)
 		return 0;  /* gone, or unreadable: its exit record follows or nothing can be known */
+	/* No file mapped at all: the process has exited since (a zombie lists nothing), and what it
+	 * mapped when it called ld.so still names its last samples. */
+	if (!r && !g.files)
+		return 0;
 	return r ? r : emit_gap(&g, UINT64_MAX >> 1);
 }
 
@@ -307,11 +337,20 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 	case BT_REC_EXEC:
 		queue_snapshot(c, ((const struct bt_rec_exec *)h)->pid);
 		break;
-	case BT_REC_FORK:
+	case BT_REC_FORK: {
+		const struct bt_rec_fork *f = (const void *)h;
 		/* A followed child inherits its parent's mappings without any mmap call. */
-		if (c->follow_forks && !c->all)
-			queue_snapshot(c, ((const struct bt_rec_fork *)h)->child_pid);
+		if (c->follow_forks && !c->all) {
+			queue_snapshot(c, f->child_pid);
+			seen_watch(c, f->child_pid);
+		}
 		break;
+	}
+	case BT_REC_EXIT: {
+		uint32_t pid = ((const struct bt_rec_exit *)h)->pid;
+		bt_htab_remove(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid);
+		break;
+	}
 	case BT_REC_MMAP: {
 		const struct bt_rec_mapping *m = (const void *)h;
 		if (m->build_id_status == BT_BID_PENDING)
@@ -716,6 +755,7 @@ static int watch_pid(struct bt_capture *c, int pid)
 {
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
+	seen_watch(c, key);
 	return bpf_map__update_elem(c->skel->maps.watched, &key, sizeof(key), &one, sizeof(one),
 				    BPF_ANY) ? -errno : 0;
 }
@@ -1037,6 +1077,7 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	if (!c)
 		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
 	c->epfd = -1;
+	bt_htab_init(&c->seen_watched);
 	c->on_record = opts->on_record;
 	c->ctx = opts->ctx;
 	c->log = opts->log;
@@ -1063,7 +1104,8 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		bt_capture_close(c);
 		return err;
 	}
-	logf_(c, BT_LOG_INFO, "sampling at %u Hz", opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ);
+	if (opts->samples)
+		logf_(c, BT_LOG_INFO, "sampling at %u Hz", opts->freq_hz ? opts->freq_hz : DEFAULT_FREQ);
 	*out = c;
 	return 0;
 }
@@ -1155,6 +1197,31 @@ int bt_capture_watched_alive(struct bt_capture *c)
 	return alive;
 }
 
+int bt_capture_shared_fds(struct bt_capture *c, int *events_fd, int *watched_fd)
+{
+	if (!c || !c->skel)
+		return -EINVAL;
+	*events_fd = bpf_map__fd(c->skel->maps.events);
+	*watched_fd = bpf_map__fd(c->skel->maps.watched);
+	return *events_fd >= 0 && *watched_fd >= 0 ? 0 : -EINVAL;
+}
+
+int bt_capture_add_build_id(struct bt_capture *c, int fd, const uint8_t *id, size_t len)
+{
+	struct stat st;
+	if (!c || !c->skel || !id || !len || len > BT_BUILD_ID_MAX)
+		return -EINVAL;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	/* the key the kernel side makes: its own device number form, mtime in ns */
+	struct bt_file_key key = { .ino = st.st_ino,
+				   .mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + st.st_mtim.tv_nsec,
+				   .dev = (uint32_t)(major(st.st_dev) << 20 | minor(st.st_dev)) };
+	struct bt_bid b = { .status = BT_BID_OK, .len = (uint8_t)len };
+	memcpy(b.id, id, len);
+	return bpf_map__update_elem(c->skel->maps.bid_cache, &key, sizeof(key), &b, sizeof(b), 0) ? -errno : 0;
+}
+
 void bt_capture_close(struct bt_capture *c)
 {
 	if (!c)
@@ -1172,6 +1239,7 @@ void bt_capture_close(struct bt_capture *c)
 		bpf_link__destroy(c->perf_links[i]);
 	free(c->perf_links);
 	buildtrace_bpf__destroy(c->skel);
+	bt_htab_free(&c->seen_watched);
 	libbpf_set_print(c->old_print);
 	free(c);
 }

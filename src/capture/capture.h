@@ -87,6 +87,16 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 /* The number of watched processes still alive (in the BPF filter); with opts.all, -1. */
 int bt_capture_watched_alive(struct bt_capture *c);
 
+/* The descriptors of the ring buffer and of the watched set, for another BPF object of the same
+ * session to write into and filter by (uprobes.h). Owned by the capture. 0 or -EINVAL. */
+int bt_capture_shared_fds(struct bt_capture *c, int *events_fd, int *watched_fd);
+
+/* Tells the kernel side the build-id of the file open as fd (checked by the caller; at most
+ * BT_BUILD_ID_MAX bytes), as if it had read it: mappings of that file version are then reported
+ * with it at once, even for a process gone before its snapshot could read it (a short command
+ * traced from its start). 0 or -errno. */
+int bt_capture_add_build_id(struct bt_capture *c, int fd, const uint8_t *id, size_t len);
+
 void bt_capture_close(struct bt_capture *c);
 
 #endif

@@ -111,7 +111,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 {
 	const struct bt_live_opts *o = &l->opts;
 	struct bt_capture_opts co = {
-		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = true,
+		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = !o->no_sampler,
 		.user_stacks = o->user, .kernel_stacks = o->kernel, .follow_forks = true,
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf,

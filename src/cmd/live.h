@@ -32,6 +32,7 @@ struct bt_live_opts {
 	bool labels;              /* and of threads, executables and cgroups: pprof sample labels */
 	bool idle;                /* with all: the idle tasks' samples too (swapper) */
 	unsigned freq_hz;
+	bool no_sampler;          /* no cpu-clock sampler: the samples come from probes (trace) */
 	size_t ringbuf_bytes;     /* 0: the capture's default */
 	bool dwarf;               /* user stacks unwound with call frame information */
 	unsigned ustack_bytes;    /* stack bytes copied per sample; 0: the default */

@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{ "cache", cmd_cache, "list, add, remove or prune build-id cache entries" },
 	{ "archive", cmd_archive, "write build-id cache entries to a tar archive" },
 	{ "buildid-list", cmd_buildid_list, "list the build-ids of the files processes map, live" },
+	{ "trace", cmd_trace, "count the hits of uprobes and SDT markers per stack, placed by build-id" },
+	{ "probe", cmd_probe, "add, list or remove probes of the probe cache (perf's layout)" },
 	{ "agent", cmd_agent, "sample the whole machine always, a profile per interval (fleet agent)" },
 };
 

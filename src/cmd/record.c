@@ -19,6 +19,7 @@
 #include "cmd/launch.h"
 #include "cmd/live.h"
 #include "cmd/liveview.h"
+#include "cmd/outfile.h"
 #include "cmd/recordopts.h"
 #include "output/output.h"
 #include "session/session.h"
@@ -74,58 +75,16 @@ static void view_turn(void *ctx, struct bt_live *l, double elapsed)
 	bt_liveview_turn(&rc->view, l);
 }
 
-static int out_open(struct bt_record_out *o)
-{
-	o->f = stdout;
-	o->w.fd = -1;
-	if (!o->path || !strcmp(o->path, "-"))
-		return 0;
-	o->f = NULL;
-	/* A new file 0600, as profiles hold other users' stacks; a device or a FIFO (-o /dev/null, a
-	 * pipe) is written in place, and never removed. */
-	int fd = bt_wfile_open_path(&o->w, o->path, BT_WFILE_MODE);
-	if (fd < 0)
-		return fd;
-	int dfd = dup(fd);
-	if (dfd < 0 || !(o->f = fdopen(dfd, "w"))) {
-		int e = -errno;
-		if (dfd >= 0)
-			close(dfd);
-		bt_wfile_abort(&o->w);
-		return e;
-	}
-	return 0;
-}
-
 static int out_commit(struct bt_record_out *o, const struct bt_session *s, const struct bt_output_opts *oo)
 {
-	int err = bt_output_session(s, o->fmt, oo, o->f);
-	if (o->f == stdout)
-		return err;
-	if (fclose(o->f) != 0 && !err)
-		err = -errno;
-	o->f = NULL;
-	if (err)
-		bt_wfile_abort(&o->w);
-	else
-		err = bt_wfile_commit(&o->w);
-	return err;
-}
-
-/* Closes what is still open and removes the temporary file (a no-op after a successful commit). */
-static void out_discard(struct bt_record_out *o)
-{
-	if (o->f && o->f != stdout)
-		fclose(o->f);
-	o->f = NULL;
-	bt_wfile_abort(&o->w);
+	return bt_out_finish(o, bt_output_session(s, o->fmt, oo, o->f));
 }
 
 static void outs_discard(struct bt_record_out *main_out, struct bt_record_args *a)
 {
-	out_discard(main_out);
+	bt_out_discard(main_out);
 	for (size_t i = 0; i < a->nalso; i++)
-		out_discard(&a->also[i]);
+		bt_out_discard(&a->also[i]);
 }
 
 /* Every output is created before profiling starts: a path that cannot be written fails now.
@@ -133,11 +92,11 @@ static void outs_discard(struct bt_record_out *main_out, struct bt_record_args *
 static int outs_open(struct bt_record_out *main_out, struct bt_record_args *a)
 {
 	const struct bt_record_out *bad = NULL;
-	int err = out_open(main_out);
+	int err = bt_out_open(main_out);
 	if (err)
 		bad = main_out;
 	for (size_t i = 0; !bad && i < a->nalso; i++)
-		if ((err = out_open(&a->also[i])))
+		if ((err = bt_out_open(&a->also[i])))
 			bad = &a->also[i];
 	if (!bad)
 		return 0;

@@ -3,15 +3,18 @@
 #include "session/session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
 #include "base/demangle.h"
+#include "base/safeopen.h"
 #include "capture/records.h"
 #include "elf/dwarfinfo.h"
 #include "elf/elffile.h"
@@ -540,6 +543,34 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	return bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
 }
 
+/* A process gone before a snapshot read the build-ids of files it mapped (a short command): each
+ * is read from the file at its path, when that path still holds the very version that was mapped
+ * (device, inode and modification time). */
+static void settle_pending(struct bt_session *s, int pid)
+{
+	const struct bt_process *p = bt_proctable_find(&s->procs, pid);
+	for (size_t i = 0; p && i < p->nmaps; i++) {
+		uint32_t fid = p->maps[i].file_id;
+		const struct bt_file *f = bt_dso_file_get(&s->dsos, fid);
+		const char *path = f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL;
+		if (!f || f->dso_id != BT_NO_ID || f->no_build_id || !path || path[0] != '/')
+			continue;
+		struct stat st;
+		struct bt_build_id id;
+		int fd = bt_open_regular(AT_FDCWD, path, 0, &st);
+		if (fd < 0)
+			continue;
+		bool same = st.st_dev == f->dev && (uint64_t)st.st_ino == f->ino &&
+			    (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec == f->mtime_ns;
+		if (same && bt_buildid_from_fd(fd, &id) == 0) {
+			struct bt_dso_mapping nowhere = { .pid = 0 };
+			if (bt_dso_set_build_id(&s->dsos, fid, &id, BT_ORIGIN_USERSPACE, &nowhere) >= 0)
+				s->stats.bid_userspace++;
+		}
+		close(fd);
+	}
+}
+
 int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 {
 	struct bt_session *s = ctx;
@@ -567,6 +598,7 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	case BT_REC_EXIT: {
 		const struct bt_rec_exit *e = (const void *)rec;
 		s->stats.exits++;
+		settle_pending(s, (int)e->pid);
 		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
 		bt_pyprocs_gone(&s->py, (int)e->pid);
 		bt_proctable_exit(&s->procs, (int)e->pid, rec->time_ns);
