@@ -156,8 +156,10 @@ static int find_function(const struct bt_probe_spec *spec, const struct bt_probe
 		}
 	}
 	bt_symtab_free(st);
-	/* A name the table kept another alias of: the file's own symbol table knows it. */
-	if (!found && bt_elf_symbol_value(e, spec->name, &out->vaddr) == 0 && out->vaddr)
+	/* A name the table kept another alias of (libc's getpid is __getpid there): the file's own
+	 * symbol tables know it, the dynamic one included. */
+	uint64_t size = 0;
+	if (!found && bt_elf_symbol_any(e, spec->name, &out->vaddr, &size) == 0 && out->vaddr)
 		found = true;
 	if (!found)
 		return say(msg, len, -ENOENT, "%s: no function %s in %s (build-id %s, symbols from %s)", spec->text,

@@ -54,6 +54,23 @@ static void trace__command__hits_equal_the_program_count(void **state)
 	assert_non_null(strstr(out, " 0 unresolved frames"));
 }
 
+/* A function named by an alias the symbol table does not keep (libc's getpid is __getpid there, and
+ * stripped libc has getpid in .dynsym only): found in the file's own dynamic symbols, and every one
+ * of Python's 300 calls counted under os.getpid's C function. */
+static void trace__alias_in_dynsym__found(void **state)
+{
+	bt_test_require_priv();
+	char out[8192], libc[512];
+	assert_int_equal(bt_test_run(libc, sizeof(libc), "readlink -f /lib/x86_64-linux-gnu/libc.so.6 | tr -d '\\n'"), 0);
+	int rc = bt_test_run(out, sizeof(out), "rm -f " TMP "/alias.folded; ./buildtrace trace -o " TMP
+			     "/alias.folded %s:getpid -- /usr/bin/python3 -c 'import os; [os.getpid() for _ in range(300)]' 2>&1",
+			     libc);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	bt_test_run(out, sizeof(out), "grep ';os_getpid[^;]*;[^;]*getpid ' " TMP "/alias.folded | awk '{ s += $NF } END { print s + 0 }'");
+	assert_int_equal(atoi(out), 300);
+}
+
 /* A command that runs and exits between two reads of the ring buffer: its program, ld.so and libc
  * are named all the same (their mmap records are kept though the kernel forgot the process, and
  * build-ids not read before it exited are read from the very files). Often enough to catch it. */
@@ -385,6 +402,7 @@ int main(void)
 		cmocka_unit_test(trace__pid__found_through_map_files),
 		cmocka_unit_test(trace__duration_ends_it__hits_equal_the_stacks),
 		cmocka_unit_test(trace__build_id__found_among_the_mappings),
+		cmocka_unit_test(trace__alias_in_dynsym__found),
 		cmocka_unit_test(trace__no_such_function__refused),
 		cmocka_unit_test(trace__address_outside_code__refused),
 		cmocka_unit_test(trace__file_without_build_id__refused_unless_asked),
