@@ -70,6 +70,7 @@ struct bt_capture {
 	int epfd;                      /* the ring buffer and the sideband rings, waited on together */
 	struct bpf_link *ldso_links[LDSO_MAX];  /* uprobes on ld.so's _dl_debug_state, one per process */
 	unsigned nldso;
+	struct bt_unwtables *unw;      /* with bpf_unwind: the walker's tables and mappings */
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -144,6 +145,8 @@ static bool watched(struct bt_capture *c, uint32_t pid)
 
 static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
 {
+	if (c->unw)
+		bt_unwtables_record(c->unw, h);
 	int r = c->on_record(c->ctx, h);
 	if (r) {
 		c->stopped = true;
@@ -548,6 +551,9 @@ int bt_capture_poll(struct bt_capture *c, int timeout_ms)
 			return m;
 		n = n > INT_MAX - m ? INT_MAX : n + m;
 	}
+	int err = bt_unwtables_flush(c->unw);
+	if (err)
+		logf_(c, BT_LOG_DEBUG, "updating the unwind tables' process map: %s", strerror(-err));
 	return n;
 }
 
@@ -875,7 +881,14 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		cfg |= BT_CFG_DWARF;
 	if (OPT_GIVEN(opts, idle) && opts->idle && opts->all)
 		cfg |= BT_CFG_IDLE;
+	bool unwind = OPT_GIVEN(opts, bpf_unwind) && opts->bpf_unwind && opts->user_stacks && !(cfg & BT_CFG_DWARF);
+	if (unwind)
+		cfg |= BT_CFG_UNWIND;
 	c->skel->rodata->cfg_flags = cfg;
+	/* the walker's maps take memory only when it is used */
+	if (!unwind && (bpf_map__set_max_entries(c->skel->maps.unw_rows, 1) ||
+			bpf_map__set_max_entries(c->skel->maps.unw_procs, 1)))
+		return fail(errbuf, errlen, -EINVAL, "sizing the unwind table maps");
 	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
 	if (ub && !bt_call_graph_size_ok(ub))
 		return fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
@@ -1046,10 +1059,18 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		err = load(c, opts, errbuf, errlen);
 	if (!err)
 		err = attach(c, opts, errbuf, errlen);
+	if (!err && (c->skel->rodata->cfg_flags & BT_CFG_UNWIND) &&
+	    (err = bt_unwtables_new(bpf_map__fd(c->skel->maps.unw_rows),
+				    bpf_map__max_entries(c->skel->maps.unw_rows),
+				    bpf_map__fd(c->skel->maps.unw_procs), "", !opts->all, &c->unw)))
+		fail(errbuf, errlen, err, "allocating the unwind tables");
 	if (!err && c->sb)
 		forget_sideband(c);
 	if (!err && (err = bt_capture_snapshot(c, 0)))
 		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
+	/* The walker's tables of what the snapshot delivered, before the first sample. */
+	if (!err && c->unw && (err = bt_unwtables_flush(c->unw)))
+		fail(errbuf, errlen, err, "writing the processes' mappings for the BPF stack walk");
 	/* Sampling starts once the processes' mappings are in the ring: no sample comes before the
 	 * snapshot that names its frames. What is mapped meanwhile, the hooks report. */
 	if (!err && opts->samples)
@@ -1106,6 +1127,7 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->ksym_records = c->sb != NULL;
 	out->sideband_lost = bt_sideband_lost(c->sb);
 	out->dlopen_probes = c->nldso;
+	bt_unwtables_stats(c->unw, &out->unw);
 	return err;
 }
 
@@ -1152,6 +1174,7 @@ void bt_capture_close(struct bt_capture *c)
 		bpf_link__destroy(c->perf_links[i]);
 	free(c->perf_links);
 	buildtrace_bpf__destroy(c->skel);
+	bt_unwtables_free(c->unw);
 	libbpf_set_print(c->old_print);
 	free(c);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bt_proto.h"
+#include "capture/unwtables.h"
 
 struct bt_capture;
 
@@ -43,6 +44,9 @@ struct bt_capture_opts {
 	size_t ncpus;
 	bool idle;              /* with all: samples of the idle tasks too (pid 0, swapper/N), so
 				 * that the shares of every CPU's time add up */
+	bool bpf_unwind;        /* walk user stacks in BPF with unwind tables compiled per build-id
+				 * (capture/unwtables.h) instead of the kernel's frame-pointer walk;
+				 * not with dwarf */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -74,6 +78,7 @@ struct bt_capture_stats {
 	uint64_t sideband_lost;           /* kernel mmap records lost (a re-read followed) */
 	unsigned dlopen_probes;           /* ld.so files whose dlopen and dlclose are seen */
 	bool ksym_records;                /* kernel code that comes and goes is reported (BT_REC_KSYM) */
+	struct bt_unwtables_stats unw;    /* with bpf_unwind: the tables and the walks */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

@@ -584,7 +584,7 @@ static int start(struct agent *a)
 	struct bt_live_opts lo = {
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
 		.labels = c->sample_labels, .idle = c->idle,
-		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .ustack_bytes = c->ustack_bytes,
+		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
 		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
 	};
 	int err = bt_live_init(&a->live, &lo);
