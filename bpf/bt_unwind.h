@@ -32,15 +32,16 @@ struct bt_unw_walk {
 	__u32 n;                 /* user frames written */
 	__u32 flags;             /* BT_UWALK_* */
 	__u32 exact;             /* pc is where the thread was (the first frame), not a return address */
+	struct bt_unw_map last;  /* the mapping of the previous frame: callers are often in it too */
 };
 
-/* One binary search, a step per bpf_loop round: the verifier checks a step once, with bounds it
- * does not know, instead of following every value the indexes could take. */
+/* The search of a process's mappings, a step per bpf_loop round: the verifier checks a step
+ * once, with bounds it does not know, instead of following every index into the array it could
+ * take. (The search of the rows goes through map lookups, whose keys it does not follow.) */
 struct bt_unw_search {
-	const struct bt_unw_proc *proc;  /* searching its maps, or else unw_rows */
+	const struct bt_unw_proc *proc;
 	__u64 key;
 	__u32 lo, hi;
-	__u32 failed;                    /* a lookup failed: nothing found */
 };
 
 static long bt_unw_map_step(__u64 i, void *ctx)
@@ -53,25 +54,6 @@ static long bt_unw_map_step(__u64 i, void *ctx)
 	if (mid >= BT_UNW_MAPS_MAX)
 		return 1;
 	if (s->proc->maps[mid].start <= s->key)
-		s->lo = mid + 1;
-	else
-		s->hi = mid;
-	return 0;
-}
-
-static long bt_unw_row_search_step(__u64 i, void *ctx)
-{
-	struct bt_unw_search *s = ctx;
-	__u32 lo = s->lo, hi = s->hi;
-	if (lo >= hi)
-		return 1;
-	__u32 mid = lo + (hi - lo) / 2;
-	const struct bt_unw_row *r = bpf_map_lookup_elem(&unw_rows, &mid);
-	if (!r) {
-		s->failed = 1;
-		return 1;
-	}
-	if (r->pc <= s->key)
 		s->lo = mid + 1;
 	else
 		s->hi = mid;
@@ -93,11 +75,22 @@ static __always_inline const struct bt_unw_map *bt_unw_find_map(const struct bt_
 /* The row of the table [lo, hi) holding key (an address relative to the table's base), or NULL. */
 static __always_inline const struct bt_unw_row *bt_unw_find_row(__u32 lo, __u32 hi, __u32 key)
 {
-	struct bt_unw_search s = { .key = key, .lo = lo, .hi = hi };
-	bpf_loop(BT_UNW_SEARCH_STEPS, bt_unw_row_search_step, &s, 0);
-	if (s.failed || s.lo == lo)
+	__u32 first = lo;
+	for (int k = 0; k < BT_UNW_SEARCH_STEPS; k++) {
+		if (lo >= hi)
+			break;
+		__u32 mid = lo + (hi - lo) / 2;
+		const struct bt_unw_row *r = bpf_map_lookup_elem(&unw_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
 		return NULL;
-	__u32 idx = s.lo - 1;
+	__u32 idx = lo - 1;
 	return bpf_map_lookup_elem(&unw_rows, &idx);
 }
 
@@ -141,6 +134,18 @@ static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct 
 	default:
 		return bt_unw_fp(w, cfa, ra);
 	}
+	if (r->rbp == BT_UNW_RBP_CFA && r->rbp_off == -16) {
+		/* the usual prologue: rbp pushed right below the return address, one read for both */
+		__u64 pair[2];
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(c - 16))) {
+			w->flags |= BT_UWALK_READ;
+			return false;
+		}
+		w->bp = pair[0];
+		*ra = pair[1];
+		*cfa = c;
+		return true;
+	}
 	if (bpf_probe_read_user(ra, sizeof(*ra), (void *)(c - 8))) {
 		w->flags |= BT_UWALK_READ;
 		return false;
@@ -169,7 +174,12 @@ static long bt_unw_step(__u64 i, void *ctx)
 	w->ips[idx] = w->pc;
 	w->n = n + 1;
 	__u64 look = w->exact ? w->pc : w->pc - 1;
-	const struct bt_unw_map *m = bt_unw_find_map(w->proc, look);
+	const struct bt_unw_map *m = &w->last;
+	if (look < m->start || look >= m->end) {
+		m = bt_unw_find_map(w->proc, look);
+		if (m)
+			w->last = *m;
+	}
 	const struct bt_unw_row *r = NULL;
 	if (!m)
 		w->flags |= BT_UWALK_NO_MAP;

@@ -56,6 +56,7 @@ struct bt_capture {
 	int possible_cpus;
 	uint64_t iter_runs;
 	uint64_t malformed;
+	uint64_t ring_bytes[BT_REC_TYPE_MAX];
 	int pending[PENDING_MAX];
 	size_t npending;
 	bool pending_all;
@@ -301,6 +302,9 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
 		return 0;
 	}
+	/* what the record took in the ring: its length rounded to 8 and the ring's own header */
+	if (h->type < BT_REC_TYPE_MAX)
+		c->ring_bytes[h->type] += ((len + 7) & ~(size_t)7) + 8;
 	if (sideband_until(c, h->time_ns) || c->stopped)
 		return -ECANCELED;
 	switch (h->type) {
@@ -1128,6 +1132,7 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->sideband_lost = bt_sideband_lost(c->sb);
 	out->dlopen_probes = c->nldso;
 	bt_unwtables_stats(c->unw, &out->unw);
+	memcpy(out->ring_bytes, c->ring_bytes, sizeof(out->ring_bytes));
 	return err;
 }
 

@@ -79,6 +79,7 @@ struct bt_capture_stats {
 	unsigned dlopen_probes;           /* ld.so files whose dlopen and dlclose are seen */
 	bool ksym_records;                /* kernel code that comes and goes is reported (BT_REC_KSYM) */
 	struct bt_unwtables_stats unw;    /* with bpf_unwind: the tables and the walks */
+	uint64_t ring_bytes[BT_REC_TYPE_MAX];  /* ring buffer bytes read, per record type (headers in) */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

@@ -230,6 +230,11 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		print_dwarf_summary(a, &s->stats);
 	if (a->bpf_unwind && st->unw.walks)
 		print_bpf_walk_summary(&st->unw);
+	if (a->verbose && s->stats.samples)
+		fprintf(stderr, "buildtrace: ring buffer bytes per sample: %.0f (samples %.0f, stack copies %.0f)\n",
+			(double)(st->ring_bytes[BT_REC_SAMPLE] + st->ring_bytes[BT_REC_USTACK]) / (double)s->stats.samples,
+			(double)st->ring_bytes[BT_REC_SAMPLE] / (double)s->stats.samples,
+			(double)st->ring_bytes[BT_REC_USTACK] / (double)s->stats.samples);
 	if (a->verbose)
 		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
 			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
