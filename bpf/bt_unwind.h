@@ -25,13 +25,14 @@ struct {
 } unw_procs SEC(".maps");
 
 struct bt_unw_walk {
-	__u64 pc, sp, bp;
+	__u64 pc, sp, bp, bx;
 	__u64 *ips;              /* the sample's frames (2 * BT_MAX_STACK), user ones from base on */
 	struct bt_unw_proc *proc;
 	__u32 base;              /* kernel frames before the user ones */
 	__u32 n;                 /* user frames written */
 	__u32 flags;             /* BT_UWALK_* */
 	__u32 exact;             /* pc is where the thread was (the first frame), not a return address */
+	__u32 next_exact;        /* so is the caller's (a signal frame's interrupted pc) */
 	struct bt_unw_map last;  /* the mapping of the previous frame: callers are often in it too */
 };
 
@@ -107,6 +108,40 @@ static __always_inline bool bt_unw_fp(struct bt_unw_walk *w, __u64 *cfa, __u64 *
 	return true;
 }
 
+/* A callee-saved register of the caller by its rule in the callee's row (c: the callee's CFA). */
+static __always_inline bool bt_unw_restore(struct bt_unw_walk *w, __u8 kind, __s16 off, __u64 c, __u64 *reg)
+{
+	if (kind == BT_UNW_RBP_CFA) {
+		if (bpf_probe_read_user(reg, sizeof(*reg), (void *)(c + (__s64)off))) {
+			w->flags |= BT_UWALK_READ;
+			return false;
+		}
+	} else if (kind == BT_UNW_RBP_LOST) {
+		*reg = 0;
+	}
+	return true;
+}
+
+/* Out of a signal trampoline: the interrupted thread's registers from the sigcontext the kernel
+ * pushed; its pc is where it was, not a return address. */
+static __always_inline bool bt_unw_signal(struct bt_unw_walk *w, const struct bt_unw_row *r,
+					  __u64 *cfa, __u64 *ra)
+{
+	__u64 sprip[2], bp, bx;
+	if (bpf_probe_read_user(sprip, sizeof(sprip), (void *)(w->sp + (__s64)r->cfa_off)) ||
+	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(w->sp + (__s64)r->rbp_off)) ||
+	    bpf_probe_read_user(&bx, sizeof(bx), (void *)(w->sp + (__s64)r->rbx_off))) {
+		w->flags |= BT_UWALK_READ;
+		return false;
+	}
+	*cfa = sprip[0];
+	*ra = sprip[1];
+	w->bp = bp;
+	w->bx = bx;
+	w->next_exact = 1;
+	return true;
+}
+
 /* The caller by a table row; false when the walk ends here (flags say why). */
 static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct bt_unw_row *r,
 					    __u64 *cfa, __u64 *ra)
@@ -119,6 +154,9 @@ static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct 
 	case BT_UNW_CFA_RBP:
 		c = w->bp + (__s64)r->cfa_off;
 		break;
+	case BT_UNW_CFA_RBX:
+		c = w->bx + (__s64)r->cfa_off;
+		break;
 	case BT_UNW_CFA_PLT:
 		c = w->sp + (__s64)r->cfa_off + ((w->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
 		break;
@@ -128,12 +166,17 @@ static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct 
 			return false;
 		}
 		break;
+	case BT_UNW_SIGNAL:
+		return bt_unw_signal(w, r, cfa, ra);
 	case BT_UNW_END:
 		w->flags |= BT_UWALK_DONE;
 		return false;
 	default:
 		return bt_unw_fp(w, cfa, ra);
 	}
+	if (!bt_unw_restore(w, r->rbx, r->rbx_off, c, &w->bx))
+		return false;
+	*cfa = c;
 	if (r->rbp == BT_UNW_RBP_CFA && r->rbp_off == -16) {
 		/* the usual prologue: rbp pushed right below the return address, one read for both */
 		__u64 pair[2];
@@ -143,23 +186,13 @@ static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct 
 		}
 		w->bp = pair[0];
 		*ra = pair[1];
-		*cfa = c;
 		return true;
 	}
 	if (bpf_probe_read_user(ra, sizeof(*ra), (void *)(c - 8))) {
 		w->flags |= BT_UWALK_READ;
 		return false;
 	}
-	if (r->rbp == BT_UNW_RBP_CFA) {
-		if (bpf_probe_read_user(&w->bp, sizeof(w->bp), (void *)(c + (__s64)r->rbp_off))) {
-			w->flags |= BT_UWALK_READ;
-			return false;
-		}
-	} else if (r->rbp == BT_UNW_RBP_LOST) {
-		w->bp = 0;
-	}
-	*cfa = c;
-	return true;
+	return r->cfa == BT_UNW_CFA_PLT || bt_unw_restore(w, r->rbp, r->rbp_off, c, &w->bp);
 }
 
 static long bt_unw_step(__u64 i, void *ctx)
@@ -196,7 +229,8 @@ static long bt_unw_step(__u64 i, void *ctx)
 		return 1;
 	w->sp = cfa;
 	w->pc = ra;
-	w->exact = 0;
+	w->exact = w->next_exact;
+	w->next_exact = 0;
 	return 0;
 }
 
@@ -220,6 +254,7 @@ static __always_inline __u32 bt_unw_walk(void *ctx, __u32 tgid, __u64 *ips, __u3
 		.pc = BPF_CORE_READ(regs, ip),
 		.sp = BPF_CORE_READ(regs, sp),
 		.bp = BPF_CORE_READ(regs, bp),
+		.bx = BPF_CORE_READ(regs, bx),
 		.ips = ips,
 		.proc = proc,
 		.base = kn,

@@ -208,13 +208,16 @@ enum bt_unw_cfa {
 	BT_UNW_CFA_DEREF = 4,  /* a realigned frame: CFA = *(rbp + cfa_off) */
 	BT_UNW_END = 5,        /* the return address is undefined: the outermost frame */
 	BT_UNW_BAD = 6,        /* a rule the walker does not evaluate: frame pointers */
+	BT_UNW_CFA_RBX = 7,    /* CFA = rbx + cfa_off (a frame that realigns its stack) */
+	BT_UNW_SIGNAL = 8,     /* a signal trampoline: the interrupted rsp at rsp + cfa_off, its pc
+				* 8 bytes above, rbp at rsp + rbp_off, rbx at rsp + rbx_off */
 };
 
-/* Where the caller's rbp is (bt_unw_row.rbp). */
+/* Where the caller's rbp (and rbx) is (bt_unw_row.rbp, .rbx). */
 enum bt_unw_rbp {
 	BT_UNW_RBP_SAME = 0,   /* unchanged */
-	BT_UNW_RBP_CFA = 1,    /* saved at CFA + rbp_off */
-	BT_UNW_RBP_LOST = 2,   /* not recoverable: the caller's rbp is unknown (0) */
+	BT_UNW_RBP_CFA = 1,    /* saved at CFA + rbp_off (rbx_off) */
+	BT_UNW_RBP_LOST = 2,   /* not recoverable: the caller's value is unknown (0) */
 };
 
 /* One row of a compiled table: it holds from pc up to the next row's pc. pc is relative to the
@@ -225,8 +228,11 @@ struct bt_unw_row {
 	__s16 rbp_off;
 	__u8 cfa;   /* enum bt_unw_cfa */
 	__u8 rbp;   /* enum bt_unw_rbp */
+	__s16 rbx_off;
+	__u8 rbx;   /* enum bt_unw_rbp */
+	__u8 pad;
 };
-_Static_assert(sizeof(struct bt_unw_row) == 12, "bt_unw_row size");
+_Static_assert(sizeof(struct bt_unw_row) == 16, "bt_unw_row size");
 
 /* Rows of every loaded table, one array shared by all (BPF map unw_rows); a table is a range of it. */
 #define BT_UNW_ROWS_MAX (1u << 21)

@@ -1,8 +1,9 @@
 /* ehtable.c - compiles a file's CFI into the BPF walker's table: the FDEs are listed from the raw
  * section (dwarf_next_cfi, their address fields decoded here), and libdw evaluates the frame state
  * of each row of each FDE, which is reduced to the few rule shapes the walker evaluates (a CFA
- * based on rsp or rbp, the PLT expression, a realigned frame's saved CFA; the return address at
- * CFA - 8; rbp unchanged or saved at an offset from the CFA). Gaps between FDEs get a row of
+ * based on rsp, rbp or rbx, the PLT expression, a realigned frame's saved CFA, a signal
+ * trampoline's sigcontext; the return address at CFA - 8; rbp and rbx unchanged or saved at an
+ * offset from the CFA). Gaps between FDEs get a row of
  * BT_UNW_NONE, so the walker falls back to frame pointers there. */
 #include "elf/ehtable.h"
 
@@ -11,10 +12,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define REG_RBX 3
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RIP 16
@@ -251,20 +254,24 @@ static bool plt_rule(const Dwarf_Op *ops, size_t nops, struct bt_unw_row *row)
 	return off == (int32_t)off;
 }
 
-static void compile_cfa(Dwarf_Frame *f, struct bt_unw_row *row)
+static void compile_cfa(Dwarf_Frame *f, bool signal, struct bt_unw_row *row)
 {
 	Dwarf_Op *ops = NULL;
 	size_t nops = 0;
-	int64_t off;
+	int64_t off = 0;
 	row->cfa = BT_UNW_BAD;
 	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || !nops)
 		return;
 	int reg = breg(&ops[0], &off);
-	if (nops == 1 && (reg == REG_RSP || reg == REG_RBP) && off == (int32_t)off) {
-		row->cfa = reg == REG_RSP ? BT_UNW_CFA_RSP : BT_UNW_CFA_RBP;
+	bool fits = off == (int32_t)off;
+	if (nops == 1 && fits && (reg == REG_RSP || reg == REG_RBP || reg == REG_RBX)) {
+		row->cfa = reg == REG_RSP ? BT_UNW_CFA_RSP : reg == REG_RBP ? BT_UNW_CFA_RBP : BT_UNW_CFA_RBX;
 		row->cfa_off = (int32_t)off;
-	} else if (nops == 2 && reg == REG_RBP && ops[1].atom == DW_OP_deref && off == (int32_t)off) {
+	} else if (nops == 2 && fits && reg == REG_RBP && ops[1].atom == DW_OP_deref) {
 		row->cfa = BT_UNW_CFA_DEREF;
+		row->cfa_off = (int32_t)off;
+	} else if (nops == 2 && fits && signal && reg == REG_RSP && ops[1].atom == DW_OP_deref) {
+		row->cfa = BT_UNW_SIGNAL;   /* confirmed by the other registers' rules */
 		row->cfa_off = (int32_t)off;
 	} else if (!plt_rule(ops, nops, row)) {
 		row->cfa = BT_UNW_BAD;
@@ -273,12 +280,62 @@ static void compile_cfa(Dwarf_Frame *f, struct bt_unw_row *row)
 	}
 }
 
-/* The return address and rbp rules; the CFA's is already in row. */
+/* A callee-saved register's rule: unchanged, saved at CFA + off, or lost to the walker. */
+static void saved_rule(Dwarf_Frame *f, int regno, uint8_t *kind, int16_t *off16)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	int64_t off;
+	if (dwarf_frame_register(f, regno, mem, &ops, &nops) != 0) {
+		*kind = BT_UNW_RBP_LOST;
+	} else if (nops == 0) {
+		/* same value, or undefined: libdw gives the latter for an rbx no rule mentions, which the
+		 * ABI has the callee keep (an explicit DW_CFA_undefined of a callee-saved register is
+		 * not seen in practice) */
+		*kind = BT_UNW_RBP_SAME;
+	} else if (cfa_offset_rule(ops, nops, &off) && off == (int16_t)off) {
+		*kind = BT_UNW_RBP_CFA;
+		*off16 = (int16_t)off;
+	} else {
+		*kind = BT_UNW_RBP_LOST;
+	}
+}
+
+/* A signal frame's register saved in the sigcontext at rsp + off: its offset, or -1. libdw puts
+ * the CFA on the stack before an expression rule's own operations, which here do not use it. */
+static int32_t sigcontext_slot(Dwarf_Frame *f, int regno)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	int64_t off;
+	if (dwarf_frame_register(f, regno, mem, &ops, &nops) != 0 || nops < 1)
+		return -1;
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa) {
+		ops++;
+		nops--;
+	}
+	if (nops != 1 || breg(&ops[0], &off) != REG_RSP || off < 0 || off > INT16_MAX)
+		return -1;
+	return (int32_t)off;
+}
+
+/* The return address, rbp and rbx rules; the CFA's is already in row. */
 static void compile_regs(Dwarf_Frame *f, struct bt_unw_row *row)
 {
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
 	int64_t off;
+	if (row->cfa == BT_UNW_SIGNAL) {
+		int32_t rbp = sigcontext_slot(f, REG_RBP), rbx = sigcontext_slot(f, REG_RBX);
+		if (sigcontext_slot(f, REG_RIP) != row->cfa_off + 8 || rbp < 0 || rbx < 0) {
+			row->cfa = BT_UNW_BAD;
+			row->cfa_off = 0;
+			return;
+		}
+		row->rbp_off = (int16_t)rbp;
+		row->rbx_off = (int16_t)rbx;
+		return;
+	}
 	if (dwarf_frame_register(f, REG_RIP, mem, &ops, &nops) != 0) {
 		row->cfa = BT_UNW_BAD;
 	} else if (nops == 0 && ops) {
@@ -289,24 +346,17 @@ static void compile_regs(Dwarf_Frame *f, struct bt_unw_row *row)
 	} else if (!cfa_offset_rule(ops, nops, &off) || off != -8) {
 		row->cfa = BT_UNW_BAD;
 	}
-	if (row->cfa == BT_UNW_BAD || row->cfa == BT_UNW_CFA_PLT)
-		return;   /* the PLT keeps its threshold in rbp_off; rbp is unchanged there */
-	ops = NULL;
-	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &nops) != 0) {
-		row->rbp = BT_UNW_RBP_LOST;
-	} else if (nops == 0) {
-		row->rbp = ops ? BT_UNW_RBP_LOST : BT_UNW_RBP_SAME;
-	} else if (cfa_offset_rule(ops, nops, &off) && off == (int16_t)off) {
-		row->rbp = BT_UNW_RBP_CFA;
-		row->rbp_off = (int16_t)off;
-	} else {
-		row->rbp = BT_UNW_RBP_LOST;
-	}
+	if (row->cfa == BT_UNW_BAD)
+		return;
+	if (row->cfa != BT_UNW_CFA_PLT)   /* the PLT keeps its threshold in rbp_off; rbp is unchanged */
+		saved_rule(f, REG_RBP, &row->rbp, &row->rbp_off);
+	saved_rule(f, REG_RBX, &row->rbx, &row->rbx_off);
 }
 
 static bool same_rule(const struct bt_unw_row *a, const struct bt_unw_row *b)
 {
-	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off;
+	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off &&
+	       a->rbx == b->rbx && a->rbx_off == b->rbx_off;
 }
 
 static int push_row(struct build *b, uint64_t pc, const struct bt_unw_row *row)
@@ -335,9 +385,10 @@ static int compile_fde(struct build *b, uint64_t lo, uint64_t hi)
 			return push_row(b, pc, &row);
 		}
 		Dwarf_Addr start = pc, end = hi;
-		if (dwarf_frame_info(f, &start, &end, NULL) < 0 || end <= pc)
+		bool signal = false;
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || end <= pc)
 			end = pc + 1;
-		compile_cfa(f, &row);
+		compile_cfa(f, signal, &row);
 		compile_regs(f, &row);
 		free(f);
 		if (row.cfa == BT_UNW_BAD)

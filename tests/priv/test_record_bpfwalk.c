@@ -3,7 +3,8 @@
  * same seconds: on a program built without frame pointers whose hot paths run through libc's
  * qsort, its stacks reach _start at least as often as perf's; on a recursion 200 calls deep
  * (about 52 KiB of stack, more frames than the kernel's frame-pointer walk takes), they reach
- * _start where perf's 8 KiB copy cuts every one of them short. */
+ * _start where perf's 8 KiB copy cuts every one of them short. Through a signal handler (the
+ * trampoline's sigcontext) and a frame whose CFA only rbx knows, as often as perf. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -106,11 +107,47 @@ static void bpfwalk__recursion_200_deep__complete_where_perf_copy_is_cut_short(v
 	assert_true(perf_whole <= 0.1 * perf_leaf);
 }
 
+/* Of the samples matching pattern in both profiles, the share that matches whole: buildtrace's at
+ * least 90% and at least perf's, give or take the noise of a few samples. */
+static void as_whole_as_perf(const char *name, const char *pattern, const char *whole)
+{
+	char bt[256], pf[256];
+	snprintf(bt, sizeof(bt), TMP "/%s.folded", name);
+	snprintf(pf, sizeof(pf), TMP "/%s-perf.folded", name);
+	int bt_all = samples_matching(bt, pattern), bt_whole = samples_matching(bt, whole),
+	    perf_all = samples_matching(pf, pattern), perf_whole = samples_matching(pf, whole);
+	print_message("%s: samples reaching _start: buildtrace %d of %d, perf %d of %d\n", name, bt_whole, bt_all,
+		      perf_whole, perf_all);
+	assert_true(bt_all >= 20 && perf_all >= 20);
+	assert_true(bt_whole >= 0.9 * bt_all);
+	assert_true((double)bt_whole / bt_all >= (double)perf_whole / perf_all - 0.03);
+}
+
+static void bpfwalk__signal_handler__walked_through_the_sigcontext(void **state)
+{
+	bt_test_require_priv();
+	char out[8192];
+	profile_both("signal", "signal", "", out, sizeof(out));
+	as_whole_as_perf("signal", ";on_tick;tick_work ",
+			 "^nofp;_start;.*;main;signal_loop;.*__restore_rt;on_tick;tick_work ");
+}
+
+static void bpfwalk__cfa_in_rbx__walked_from_the_saved_rbx(void **state)
+{
+	bt_test_require_priv();
+	char out[8192];
+	profile_both("realign", "realign", "", out, sizeof(out));
+	as_whole_as_perf("realign", ";rbx_spin",
+			 "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;realign_loop;rbx_spin");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bpfwalk__nofp_through_libc__complete_as_often_as_perf_dwarf),
 		cmocka_unit_test(bpfwalk__recursion_200_deep__complete_where_perf_copy_is_cut_short),
+		cmocka_unit_test(bpfwalk__signal_handler__walked_through_the_sigcontext),
+		cmocka_unit_test(bpfwalk__cfa_in_rbx__walked_from_the_saved_rbx),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

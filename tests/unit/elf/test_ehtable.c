@@ -24,7 +24,7 @@ struct fde {
 struct oracle {
 	const struct bt_ehtable *t;
 	const char *path;
-	size_t rows_checked, fdes, plt_rows, saved_rbp;
+	size_t rows_checked, fdes, plt_rows, saved_rbp, saved_rbx, signal_rows;
 	struct fde *fdes_seen;
 	size_t nfdes_seen, capfdes;
 	/* the FDE being read */
@@ -35,25 +35,46 @@ struct oracle {
 	/* the previous row of that FDE, checked once its end is known */
 	bool pending;
 	uint64_t ploc;
-	char pcfa[32], pra[16], prbp[16];
+	char pcfa[32], pra[16], prbp[16], prbx[16];
 	/* the CIEs' initial rows, for FDEs readelf prints no rows for */
 	struct cie_row {
 		uint64_t off;
-		char cfa[32], ra[16], rbp[16];
+		char cfa[32], ra[16], rbp[16], rbx[16];
 	} cies[64];
 	size_t ncies;
 	uint64_t cur_cie;
 	bool in_cie;
 };
 
-static void check_one(struct oracle *o, uint64_t pc, const char *cfa, const char *ra, const char *rbp)
+/* A callee-saved register's column against its kind and offset in the row. */
+static void check_saved(const char *where, const char *col, const char *name, uint8_t kind, int16_t off,
+			size_t *saved)
+{
+	long v;
+	int n = 0;
+	if (!*col || !strcmp(col, "u")) {
+		/* readelf's "u" is also a register not yet saved in this FDE: the caller's value */
+		if (kind != BT_UNW_RBP_SAME)
+			fail_msg("%s: %s is not saved here", where, name);
+	} else if (sscanf(col, "c%ld%n", &v, &n) == 1 && !col[n]) {
+		if (kind != BT_UNW_RBP_CFA || off != v)
+			fail_msg("%s: the saved %s differs", where, name);
+		(*saved)++;
+	} else if (kind != BT_UNW_RBP_LOST) {
+		fail_msg("%s: a %s rule the walker cannot follow must say so", where, name);
+	}
+}
+
+static void check_one(struct oracle *o, uint64_t pc, const char *cfa, const char *ra, const char *rbp,
+		      const char *rbx)
 {
 	const struct bt_unw_row *r = bt_ehtable_lookup(o->t, pc);
 	if (!r)
 		fail_msg("%s: no row at %#" PRIx64, o->path, pc);
-	char where[160];
-	snprintf(where, sizeof(where), "%s at %#" PRIx64 " (readelf: CFA %s, ra %s, rbp %s; ours: cfa %u%+d rbp %u%+d)",
-		 o->path, pc, cfa, ra, rbp, r->cfa, r->cfa_off, r->rbp, r->rbp_off);
+	char where[256];
+	snprintf(where, sizeof(where), "%s at %#" PRIx64 " (readelf: CFA %s, ra %s, rbp %s, rbx %s; ours: cfa "
+		 "%u%+d rbp %u%+d rbx %u%+d)", o->path, pc, cfa, ra, rbp, rbx, r->cfa, r->cfa_off, r->rbp,
+		 r->rbp_off, r->rbx, r->rbx_off);
 	o->rows_checked++;
 	if (!strcmp(ra, "u")) {
 		if (r->cfa != BT_UNW_END)
@@ -62,13 +83,19 @@ static void check_one(struct oracle *o, uint64_t pc, const char *cfa, const char
 	}
 	int n = 0;
 	long off = 0;
+	if (!strcmp(cfa, "exp") && r->cfa == BT_UNW_SIGNAL) {
+		o->signal_rows++;   /* a signal trampoline: its rules are all expressions */
+		return;
+	}
 	if (strcmp(ra, "c-8")) {
-		if (r->cfa != BT_UNW_BAD)
+		if (r->cfa != BT_UNW_BAD && r->cfa != BT_UNW_SIGNAL)
 			fail_msg("%s: a return address not at CFA - 8 must be refused", where);
+		o->signal_rows += r->cfa == BT_UNW_SIGNAL;
 		return;
 	}
 	if (!strcmp(cfa, "exp")) {
-		if (r->cfa != BT_UNW_CFA_PLT && r->cfa != BT_UNW_CFA_DEREF && r->cfa != BT_UNW_BAD)
+		if (r->cfa != BT_UNW_CFA_PLT && r->cfa != BT_UNW_CFA_DEREF && r->cfa != BT_UNW_SIGNAL &&
+		    r->cfa != BT_UNW_BAD)
 			fail_msg("%s: an expression taken for a register rule", where);
 		o->plt_rows += r->cfa == BT_UNW_CFA_PLT;
 		return;
@@ -79,22 +106,16 @@ static void check_one(struct oracle *o, uint64_t pc, const char *cfa, const char
 	} else if (sscanf(cfa, "rbp%ld%n", &off, &n) == 1 && !cfa[n]) {
 		if (r->cfa != BT_UNW_CFA_RBP || r->cfa_off != off)
 			fail_msg("%s: CFA differs", where);
+	} else if (sscanf(cfa, "rbx%ld%n", &off, &n) == 1 && !cfa[n]) {
+		if (r->cfa != BT_UNW_CFA_RBX || r->cfa_off != off)
+			fail_msg("%s: CFA differs", where);
 	} else {
 		if (r->cfa != BT_UNW_BAD)
 			fail_msg("%s: a CFA on another register must be refused", where);
 		return;
 	}
-	if (!*rbp || !strcmp(rbp, "u")) {
-		/* readelf's "u" is also a register not yet saved in this FDE: the caller's value */
-		if (r->rbp != BT_UNW_RBP_SAME)
-			fail_msg("%s: rbp is not saved here", where);
-	} else if (sscanf(rbp, "c%ld%n", &off, &n) == 1 && !rbp[n]) {
-		if (r->rbp != BT_UNW_RBP_CFA || r->rbp_off != off)
-			fail_msg("%s: the saved rbp differs", where);
-		o->saved_rbp++;
-	} else if (r->rbp != BT_UNW_RBP_LOST) {
-		fail_msg("%s: an rbp rule the walker cannot follow must say so", where);
-	}
+	check_saved(where, rbp, "rbp", r->rbp, r->rbp_off, &o->saved_rbp);
+	check_saved(where, rbx, "rbx", r->rbx, r->rbx_off, &o->saved_rbx);
 }
 
 /* The previous row holds up to end (exclusive): its first and last address. */
@@ -103,9 +124,9 @@ static void flush(struct oracle *o, uint64_t end)
 	if (!o->pending)
 		return;
 	o->pending = false;
-	check_one(o, o->ploc, o->pcfa, o->pra, o->prbp);
+	check_one(o, o->ploc, o->pcfa, o->pra, o->prbp, o->prbx);
 	if (end - 1 != o->ploc)
-		check_one(o, end - 1, o->pcfa, o->pra, o->prbp);
+		check_one(o, end - 1, o->pcfa, o->pra, o->prbp, o->prbx);
 }
 
 static void end_fde(struct oracle *o)
@@ -118,8 +139,9 @@ static void end_fde(struct oracle *o)
 		for (size_t i = 0; i < o->ncies; i++) {
 			if (o->cies[i].off != o->cur_cie)
 				continue;
-			check_one(o, o->lo, o->cies[i].cfa, o->cies[i].ra, o->cies[i].rbp);
-			check_one(o, o->hi - 1, o->cies[i].cfa, o->cies[i].ra, o->cies[i].rbp);
+			const struct cie_row *c = &o->cies[i];
+			check_one(o, o->lo, c->cfa, c->ra, c->rbp, c->rbx);
+			check_one(o, o->hi - 1, c->cfa, c->ra, c->rbp, c->rbx);
 		}
 	}
 	o->in_fde = false;
@@ -142,12 +164,14 @@ static void read_row(struct oracle *o, const char *line)
 	/* a row begins with its 16-digit address (the "ZERO terminator" line does not) */
 	if (nt < 2 || nt - 2 != o->ncols || strlen(tok[0]) != 16)
 		return;
-	const char *ra = "", *rbp = "";
+	const char *ra = "", *rbp = "", *rbx = "";
 	for (size_t i = 0; i < o->ncols; i++) {
 		if (!strcmp(o->cols[i], "ra"))
 			ra = tok[2 + i];
 		else if (!strcmp(o->cols[i], "rbp"))
 			rbp = tok[2 + i];
+		else if (!strcmp(o->cols[i], "rbx"))
+			rbx = tok[2 + i];
 	}
 	if (o->in_cie) {
 		if (o->ncies < 64 && (o->ncies == 0 || o->cies[o->ncies - 1].off != o->cur_cie)) {
@@ -156,6 +180,7 @@ static void read_row(struct oracle *o, const char *line)
 			snprintf(c->cfa, sizeof(c->cfa), "%s", tok[1]);
 			snprintf(c->ra, sizeof(c->ra), "%s", ra);
 			snprintf(c->rbp, sizeof(c->rbp), "%s", rbp);
+			snprintf(c->rbx, sizeof(c->rbx), "%s", rbx);
 		}
 		return;
 	}
@@ -169,6 +194,7 @@ static void read_row(struct oracle *o, const char *line)
 	snprintf(o->pcfa, sizeof(o->pcfa), "%s", tok[1]);
 	snprintf(o->pra, sizeof(o->pra), "%s", ra);
 	snprintf(o->prbp, sizeof(o->prbp), "%s", rbp);
+	snprintf(o->prbx, sizeof(o->prbx), "%s", rbx);
 }
 
 static void read_line(struct oracle *o, const char *line)
@@ -287,8 +313,10 @@ static void ehtable__libc__every_row_agrees_with_readelf(void **state)
 	mapped("libc\\.so", path, sizeof(path));
 	struct bt_ehtable t;
 	struct oracle o = compare(path, &t);
-	/* libc saves rbp at CFA - 16 in many functions, and its _start-like entries end the stack */
-	assert_true(o.saved_rbp > 0);
+	/* libc saves rbp and rbx at offsets from the CFA in many functions; __restore_rt is the signal
+	 * trampoline */
+	assert_true(o.saved_rbp > 0 && o.saved_rbx > 0);
+	assert_true(o.signal_rows > 0);
 	assert_false(t.debug_frame);
 	bt_ehtable_free(&t);
 }
