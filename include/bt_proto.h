@@ -235,11 +235,11 @@ struct bt_unw_row {
 _Static_assert(sizeof(struct bt_unw_row) == 16, "bt_unw_row size");
 
 /* Rows of every loaded table, one array shared by all (BPF map unw_rows); a table is a range of it.
- * The most it may hold; the loader sizes it: BT_UNW_ROWS_PIDS for given processes (4 MiB: libc
- * takes 28,000 rows), BT_UNW_ROWS_ALL for the whole machine (16 MiB). */
+ * The most it may hold; the loader sizes it: BT_UNW_ROWS_PIDS for given processes (16 MiB: libc
+ * takes 28,000 rows, libLLVM 950,000), BT_UNW_ROWS_ALL for the whole machine (32 MiB). */
 #define BT_UNW_ROWS_MAX (1u << 21)
-#define BT_UNW_ROWS_PIDS (1u << 18)
-#define BT_UNW_ROWS_ALL (1u << 20)
+#define BT_UNW_ROWS_PIDS (1u << 20)
+#define BT_UNW_ROWS_ALL (1u << 21)
 /* Executable mappings per process the walker knows (BPF map unw_procs); more are walked by frame
  * pointers. */
 #define BT_UNW_MAPS_MAX 128

@@ -17,6 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A bound on what a file (possibly crafted by a hostile process) makes the compiler do: more FDEs
+ * than the largest libraries have (libLLVM: about 100,000). */
+#define MAX_FDES (1u << 20)
+
 #define REG_RBX 3
 #define REG_RBP 6
 #define REG_RSP 7
@@ -186,6 +190,8 @@ static int list_fdes(struct build *b)
 			    !read_encoded(b, &p, e.fde.end, c->enc & PE_FORMAT, false, &len))
 				return -ENOEXEC;
 			if (len) {
+				if (b->nfdes == MAX_FDES)
+					return -E2BIG;
 				if (grow((void **)&b->fdes, &b->capfdes, b->nfdes + 1, sizeof(*b->fdes)))
 					return -ENOMEM;
 				b->fdes[b->nfdes++] = (struct range){ lo, lo + len };
@@ -366,6 +372,8 @@ static int push_row(struct build *b, uint64_t pc, const struct bt_unw_row *row)
 	/* a row that changes nothing the walker reads is merged into the one before */
 	if (b->n && same_rule(row, &b->rows[b->n - 1].r))
 		return 0;
+	if (b->n == BT_UNW_ROWS_MAX)
+		return -E2BIG;   /* more than the walker's array could ever hold */
 	if (grow((void **)&b->rows, &b->cap, b->n + 1, sizeof(*b->rows)))
 		return -ENOMEM;
 	b->rows[b->n++] = (struct brow){ pc, *row };

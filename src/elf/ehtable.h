@@ -22,7 +22,8 @@ struct bt_ehtable {
 
 /* Compiles the CFI of the ELF file open as fd (read with pread, fd left open).
  * 0, -ENODATA (no CFI, or none describing any code), -ENOEXEC (not ELF or malformed CFI),
- * -E2BIG (the code it covers spans more than 4 GiB), -ENOMEM. */
+ * -E2BIG (the code it covers spans more than 4 GiB, or it has more FDEs or rows than any real
+ * file: 2^20 and BT_UNW_ROWS_MAX), -ENOMEM. */
 int bt_ehtable_compile(int fd, struct bt_ehtable *out);
 /* The same from an ELF image in memory (e.g. the vDSO). */
 int bt_ehtable_compile_mem(const void *buf, size_t len, struct bt_ehtable *out);
