@@ -32,6 +32,7 @@
 #define RINGBUF_MIN (256u << 10)
 #define RINGBUF_MAX (64u << 20)
 #define SAMPLE_BYTES 400      /* a sample record of about forty frames */
+#define SAMPLE_BYTES_WALKED 1024  /* the BPF walk's stacks may be deeper: room for a hundred frames */
 #define DEFAULT_FREQ 99
 #define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
@@ -694,6 +695,8 @@ static size_t ringbuf_size(const struct bt_capture_opts *o)
 		double per = SAMPLE_BYTES;
 		if (OPT_GIVEN(o, dwarf) && o->dwarf && o->user_stacks)
 			per += sizeof(struct bt_rec_ustack) + ub;
+		else if (OPT_GIVEN(o, bpf_unwind) && o->bpf_unwind && o->user_stacks)
+			per = SAMPLE_BYTES_WALKED;
 		double quarter = (double)hz * (double)(cpus > 0 ? cpus : 1) * per / 4;
 		want = o->samples ? (quarter > RINGBUF_MAX ? RINGBUF_MAX : (size_t)quarter) : 0;
 		if (want < RINGBUF_MIN)
