@@ -189,6 +189,16 @@ static int write_status(void *ctx, FILE *f)
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);
 	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
+	if (cs.unw.walks || cs.unw.loads) {
+		const struct bt_unwtables_stats *u = &cs.unw;
+		fprintf(f, ",\n  \"bpf_unwind\": {\"walks\": %llu, \"reached_outermost\": %llu, \"frame_pointer_used\": %llu, "
+			"\"table_missing\": %llu, \"tables\": %llu, \"rows\": %llu, \"rows_max\": %llu, "
+			"\"files_without_table\": %llu, \"tables_evicted\": %llu}",
+			(unsigned long long)u->walks, (unsigned long long)u->walks_done,
+			(unsigned long long)u->walks_fp, (unsigned long long)u->walks_no_table,
+			(unsigned long long)u->tables, (unsigned long long)u->rows, (unsigned long long)u->rows_max,
+			(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
+	}
 	if (a->push) {
 		struct bt_push_stats ps;
 		bt_push_get_stats(a->push, &ps);
