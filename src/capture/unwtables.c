@@ -504,6 +504,8 @@ static const struct umap *map_at(const struct uproc *p, uint64_t pc)
 static void on_sample(struct bt_unwtables *u, const struct bt_rec_sample *s)
 {
 	uint32_t f = s->user_err >= 0 ? (uint32_t)s->user_err : 0;
+	if (!s->user_n)
+		return;   /* a kernel thread, or nothing readable: no user stack was walked */
 	u->st.walks++;
 	u->st.walk_frames += s->user_n;
 	u->st.walks_done += !!(f & BT_UWALK_DONE);

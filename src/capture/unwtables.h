@@ -23,7 +23,7 @@ struct bt_unwtables_stats {
 	uint64_t compile_ns;      /* time spent compiling tables */
 	uint64_t procs;           /* processes known */
 	uint64_t maps_dropped;    /* mappings beyond BT_UNW_MAPS_MAX in one process: walked by fp */
-	uint64_t walks;           /* samples walked in BPF */
+	uint64_t walks;           /* samples with a user stack walked in BPF */
 	uint64_t walks_done;      /* ... that reached the outermost frame */
 	uint64_t walks_fp;        /* ... with a frame walked by frame pointer */
 	uint64_t walks_no_table;  /* ... that met a mapping whose table was not loaded yet */
