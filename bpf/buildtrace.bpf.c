@@ -9,6 +9,7 @@
 #include "bt_maps.h"
 #include "bt_vfs.h"
 #include "bt_elf.h"
+#include "bt_unwind.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -252,22 +253,30 @@ int sample(struct bpf_perf_event_data *ctx)
 			kn = BT_MAX_STACK;
 		barrier_var(kn);
 		if (kn <= BT_MAX_STACK) {
-			long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
-					       BPF_F_USER_STACK);
-			if (r < 0)
-				rec->user_err = r;
-			else
-				un = r / sizeof(__u64);
+			if (cfg_flags & BT_CFG_UNWIND) {
+				__u32 flags = 0;
+				un = bt_unw_walk(ctx, tgid, rec->ips, kn, &flags);
+				rec->user_err = (__s32)flags;
+			} else {
+				long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
+						       BPF_F_USER_STACK);
+				if (r < 0)
+					rec->user_err = r;
+				else
+					un = r / sizeof(__u64);
+			}
 		}
 	}
 	if (kn > BT_MAX_STACK)
 		kn = BT_MAX_STACK;
-	if (un > BT_MAX_STACK)
-		un = BT_MAX_STACK;
+	/* the BPF walk may use the room the kernel frames left */
+	__u64 total = (__u64)kn + un;   /* 64 bits: the bound below holds for the register used */
+	if (total > 2 * BT_MAX_STACK)
+		total = 2 * BT_MAX_STACK;
 	rec->kern_n = kn;
-	rec->user_n = un;
+	rec->user_n = total - kn;
 	/* Only the frames taken go into the ring: a few hundred bytes instead of the whole array. */
-	__u32 len = offsetof(struct bt_rec_sample, ips) + (kn + un) * sizeof(__u64);
+	__u32 len = offsetof(struct bt_rec_sample, ips) + total * sizeof(__u64);
 	fill_hdr(&rec->hdr, BT_REC_SAMPLE, len);
 	rec->hdr.time_ns = now;  /* the time of its user stack record too */
 	/* Waking the reader per sample costs a context switch each time on a busy machine; the

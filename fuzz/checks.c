@@ -6,6 +6,7 @@
 #include "elf/buildid.h"
 #include "base/decompress.h"
 #include "base/demangle.h"
+#include "elf/ehtable.h"
 #include "elf/elffile.h"
 #include "kernel/kallsyms.h"
 #include "elf/minidebuginfo.h"
@@ -200,6 +201,28 @@ static int check_symtab_result(const struct bt_symtab *st)
 		CHECK(!s || s->addr <= UINT64_MAX - off);
 	}
 out:
+	return err;
+}
+
+int bt_check_ehtable(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	struct bt_ehtable t;
+	int r = bt_ehtable_compile_mem(data, len, &t);
+	if (r == -ENODATA || r == -ENOEXEC || r == -E2BIG || r == -ENOMEM)
+		return 0;
+	CHECK(r == 0);
+	CHECK(t.n >= 1 && t.rows[t.n - 1].cfa == BT_UNW_NONE && t.rows[0].pc == 0);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct bt_unw_row *row = &t.rows[i];
+		CHECK(i == 0 || row->pc > t.rows[i - 1].pc);
+		CHECK(row->cfa <= BT_UNW_SIGNAL && row->rbp <= BT_UNW_RBP_LOST && row->rbx <= BT_UNW_RBP_LOST);
+		CHECK(bt_ehtable_lookup(&t, t.base + row->pc) == row);
+	}
+	CHECK(bt_ehtable_bytes(&t) == t.n * sizeof(struct bt_unw_row));
+out:
+	if (r == 0)
+		bt_ehtable_free(&t);
 	return err;
 }
 

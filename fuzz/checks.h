@@ -19,6 +19,9 @@ int bt_check_buildid_hex(const uint8_t *data, size_t len);
 /* An ELF image: bt_elf_open_mem, layout, debuglink, sections, build-id, bt_symtab_load and its
  * lookups, and MiniDebugInfo. */
 int bt_check_symtab(const uint8_t *data, size_t len);
+/* An ELF image's call frame information: bt_ehtable_compile_mem, rows sorted by address, every
+ * rule one the walker knows, the last row without CFI, each row found again by its address. */
+int bt_check_ehtable(const uint8_t *data, size_t len);
 /* An ELF file embedded as MiniDebugInfo: the input is compressed with xz and carried in the
  * .gnu_debugdata of a fixed binary, then bt_minidebuginfo_load merges and loads it. */
 int bt_check_minidebuginfo(const uint8_t *data, size_t len);

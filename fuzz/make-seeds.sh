@@ -8,7 +8,7 @@ fx=$1
 out=$2
 here=$(dirname "$0")
 rm -rf "$out"
-for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump probes; do
+for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump probes ehtable; do
 	mkdir -p "$out/$t"
 done
 
@@ -21,6 +21,7 @@ for f in fx-sha1 fx-md5 fx-hexid fx-none fx-note8 fx-nopie fx-linked fx-sha1.deb
 	# Foreign machines are copied as they are when objcopy does not know them.
 	objcopy --strip-debug "$fx/$f" "$out/symtab/$name" 2>/dev/null || cp "$fx/$f" "$out/symtab/$name"
 	cp "$out/symtab/$name" "$out/buildid/$name"
+	cp "$out/symtab/$name" "$out/ehtable/$name"
 	# The cache harness reads "LINK-TARGET-TAIL\0ELF": the tail perf would write for this file.
 	id=$(readelf -n "$fx/$f" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
 	if [ -n "$id" ]; then

@@ -249,4 +249,87 @@ enum bt_counter {
 	BT_CNT_MAX,
 };
 
+
+/* ---- user stacks walked in BPF from compiled unwind tables (--call-graph dwarf-bpf) -------- */
+
+/* Set with BT_CFG_USER: the sampler walks user stacks itself with the tables below instead of
+ * the kernel's frame-pointer walk; the sample's ips are the same pcs, symbolized alike. */
+#define BT_CFG_UNWIND 0x40
+
+/* How one row finds the caller's frame (bt_unw_row.cfa). The return address is always at
+ * CFA - 8 (a row whose CFI says otherwise is BT_UNW_BAD). */
+enum bt_unw_cfa {
+	BT_UNW_NONE = 0,       /* no CFI covers these pcs: frame pointers */
+	BT_UNW_CFA_RSP = 1,    /* CFA = rsp + cfa_off */
+	BT_UNW_CFA_RBP = 2,    /* CFA = rbp + cfa_off */
+	BT_UNW_CFA_PLT = 3,    /* a PLT entry: CFA = rsp + cfa_off, + 8 when (rip & 15) >= rbp_off */
+	BT_UNW_CFA_DEREF = 4,  /* a realigned frame: CFA = *(rbp + cfa_off) */
+	BT_UNW_END = 5,        /* the return address is undefined: the outermost frame */
+	BT_UNW_BAD = 6,        /* a rule the walker does not evaluate: frame pointers */
+	BT_UNW_CFA_RBX = 7,    /* CFA = rbx + cfa_off (a frame that realigns its stack) */
+	BT_UNW_SIGNAL = 8,     /* a signal trampoline: the interrupted rsp at rsp + cfa_off, its pc
+				* 8 bytes above, rbp at rsp + rbp_off, rbx at rsp + rbx_off */
+};
+
+/* Where the caller's rbp (and rbx) is (bt_unw_row.rbp, .rbx). */
+enum bt_unw_rbp {
+	BT_UNW_RBP_SAME = 0,   /* unchanged */
+	BT_UNW_RBP_CFA = 1,    /* saved at CFA + rbp_off (rbx_off) */
+	BT_UNW_RBP_LOST = 2,   /* not recoverable: the caller's value is unknown (0) */
+};
+
+/* One row of a compiled table: it holds from pc up to the next row's pc. pc is relative to the
+ * table's base address (the lowest address its CFI covers, as the file's symbols express it). */
+struct bt_unw_row {
+	__u32 pc;
+	__s32 cfa_off;
+	__s16 rbp_off;
+	__u8 cfa;   /* enum bt_unw_cfa */
+	__u8 rbp;   /* enum bt_unw_rbp */
+	__s16 rbx_off;
+	__u8 rbx;   /* enum bt_unw_rbp */
+	__u8 pad;
+};
+_Static_assert(sizeof(struct bt_unw_row) == 16, "bt_unw_row size");
+
+/* Rows of every loaded table, one array shared by all (BPF map unw_rows); a table is a range of it.
+ * The most it may hold; the loader sizes it: BT_UNW_ROWS_PIDS for given processes (16 MiB: libc
+ * takes 28,000 rows, libLLVM 950,000), BT_UNW_ROWS_ALL for the whole machine (32 MiB). */
+#define BT_UNW_ROWS_MAX (1u << 21)
+#define BT_UNW_ROWS_PIDS (1u << 20)
+#define BT_UNW_ROWS_ALL (1u << 21)
+/* Executable mappings per process the walker knows (BPF map unw_procs); more are walked by frame
+ * pointers. */
+#define BT_UNW_MAPS_MAX 128
+/* Frames per walk, and the binary-search steps of one lookup (2^22 > BT_UNW_ROWS_MAX). */
+#define BT_UNW_SEARCH_STEPS 22
+
+/* One executable mapping of a process: pcs in [start, end) are looked up as pc - adj (relative to
+ * the table's base) in rows [row_lo, row_hi); row_hi == row_lo: no table loaded yet, or with
+ * row_lo BT_UNW_NO_CFI none to be had (no CFI, no build-id, unreadable): frame pointers. */
+#define BT_UNW_NO_CFI 0xffffffffu
+struct bt_unw_map {
+	__u64 start, end;
+	__u64 adj;
+	__u32 row_lo, row_hi;
+};
+
+/* A process's executable mappings, sorted by start, not overlapping (key: its tgid). */
+struct bt_unw_proc {
+	__u32 n;
+	__u32 pad;
+	struct bt_unw_map maps[BT_UNW_MAPS_MAX];
+};
+_Static_assert(sizeof(struct bt_unw_map) == 32, "bt_unw_map size");
+
+/* With BT_CFG_UNWIND, a sample's user_err is not an errno but these bits (>= 0) saying how the
+ * walk went; frames are in ips as always. */
+#define BT_UWALK_DONE       0x01  /* reached the outermost frame (its CFI says it has no caller) */
+#define BT_UWALK_FP         0x02  /* some frame was walked by frame pointer */
+#define BT_UWALK_NO_TABLE   0x04  /* some pc lay in a mapping whose table is not loaded yet */
+#define BT_UWALK_NO_MAP     0x08  /* some pc lay in no known executable mapping */
+#define BT_UWALK_READ       0x10  /* the walk ended on a stack read that failed */
+#define BT_UWALK_MAX        0x20  /* the walk ended at BT_MAX_STACK frames */
+#define BT_UWALK_NO_PROC    0x40  /* the process had no entry in unw_procs at all */
+
 #endif

@@ -9,6 +9,7 @@ TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o $(ELF_CORE_OBJS)
 # The test finds its own mappings through /proc/self/maps.
 TEST_dwarfinfo_OBJS := $(BUILD)/elf/dwarfinfo.o $(ELF_CORE_OBJS)
 TEST_unwind_OBJS  := $(BUILD)/elf/unwind.o $(ELF_CORE_OBJS) $(BUILD)/capture/procmaps.o
+TEST_ehtable_OBJS := $(BUILD)/elf/ehtable.o $(ELF_CORE_OBJS)
 
 FX     := build/fixtures
 FX_SRC := tests/fixtures
@@ -47,6 +48,12 @@ $(FX)/fx-sha1.debug: $(FX)/fx-sha1
 $(FX)/fx-linked: $(FX)/fx-sha1 $(FX)/fx-sha1.debug
 	strip -o $@ $<
 	cd $(FX) && objcopy --add-gnu-debuglink=fx-sha1.debug fx-linked
+
+# CFI in .debug_frame only (no .eh_frame): what the table compiler reads when .eh_frame is absent.
+$(FX)/fx-dbgframe: $(FX_PROG_SRCS)
+	@mkdir -p $(@D)
+	$(FX_CC) -fno-asynchronous-unwind-tables -fno-unwind-tables -Wl,--build-id=sha1 -o $@ $^
+	objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr $@
 
 $(FX)/libfx.so: $(FX_SRC)/fx_lib.c
 	@mkdir -p $(@D)
@@ -88,10 +95,10 @@ $(FX)/fx-mips64: $(FX_SRC)/fx_free.c
 
 ELF_FIXTURES := $(addprefix $(FX)/,fx-sha1 fx-md5 fx-hexid fx-none fx-nopie fx-note8 fx-stripped fx-ibtplt \
 	fx-sha1.debug fx-linked libfx.so fx-cxx fx-mod.ko fx-mod.ko.xz fx-mod.ko.zst fx-mod.ko.gz \
-	fx-sha1.xz fx-i386 fx-mips fx-mips64)
+	fx-sha1.xz fx-i386 fx-mips fx-mips64 fx-dbgframe)
 
 fixtures:: $(ELF_FIXTURES)
 
 # The tests read these at run time; building a test builds what it reads.
 $(BUILD)/tests/test_buildid $(BUILD)/tests/test_elffile $(BUILD)/tests/test_symtab \
-$(BUILD)/tests/test_demangle: | $(ELF_FIXTURES)
+$(BUILD)/tests/test_demangle $(BUILD)/tests/test_ehtable: | $(ELF_FIXTURES)

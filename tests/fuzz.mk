@@ -14,14 +14,14 @@
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq \
-                cgroup perfmap jitdump probes
+                cgroup perfmap jitdump probes ehtable
 FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The modules instrumented for coverage; libFuzzer's main comes in only when a target is linked.
 FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -Wextra \
                 -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Iinclude \
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
-FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
+FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
                 kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
                 base/ustar base/pathfmt base/wfile base/beneath cmd/httpreq kernel/cgroup elf/sdt \
                 symsrc/probecache
@@ -82,7 +82,8 @@ TEST_fuzz_regress_OBJS := $(BUILD)/fuzz/checks.o $(FUZZ_MODS:%=$(BUILD)/%.o)
 # Known-good inputs it also replays (the paths the test reads, whatever BUILD is).
 $(BUILD)/tests/test_fuzz_regress: | build/fixtures/fx-sha1 build/fixtures/fx-mips64 \
 	build/fixtures/fx-mod.ko build/fixtures/fx-mod.ko.xz build/fixtures/fx-mod.ko.zst \
-	build/fixtures/fx-mod.ko.gz build/fixtures/fx-cxx build/fixtures/symsrc/libmini-mdi.so
+	build/fixtures/fx-mod.ko.gz build/fixtures/fx-cxx build/fixtures/symsrc/libmini-mdi.so \
+	build/fixtures/fx-dbgframe
 
 -include $(wildcard $(BUILD)/fuzz/*.d)
 

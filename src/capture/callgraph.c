@@ -13,29 +13,41 @@ bool bt_call_graph_size_ok(unsigned long n)
 	return n >= BT_USTACK_MIN && n <= BT_USTACK_MAX && n % 8 == 0;
 }
 
-int bt_call_graph_parse(const char *s, bool *dwarf, unsigned *ustack_bytes)
+/* ",SIZE" after a copy mode's name, or nothing: the bytes (0 for the default). */
+static int parse_size(const char *s, unsigned long *n)
+{
+	*n = 0;
+	if (!*s)
+		return 0;
+	if (*s != ',' || s[1] < '0' || s[1] > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	*n = strtoul(s + 1, &end, 10);
+	if (errno || *end || !bt_call_graph_size_ok(*n))
+		return -EINVAL;
+	return 0;
+}
+
+int bt_call_graph_parse(const char *s, bool *dwarf, unsigned *ustack_bytes, bool *bpf)
 {
 	if (!s)
 		return -EINVAL;
-	if (!strcmp(s, "fp")) {
-		*dwarf = false;
-		*ustack_bytes = 0;
-		return 0;
-	}
-	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
-		return -EINVAL;
+	bool want_bpf = false, want_copy = false;
 	unsigned long n = 0;
-	if (s[5] == ',') {
-		const char *digits = s + 6;
-		char *end;
-		if (*digits < '0' || *digits > '9')
-			return -EINVAL;
-		errno = 0;
-		n = strtoul(digits, &end, 10);
-		if (errno || *end || !bt_call_graph_size_ok(n))
-			return -EINVAL;
+	if (!strcmp(s, "fp")) {
+		/* neither */
+	} else if (!strcmp(s, "dwarf-bpf") || (!strcmp(s, "dwarf") && BT_CALL_GRAPH_DWARF_IS_BPF)) {
+		want_bpf = true;
+	} else if (!strncmp(s, "dwarf-copy", 10) && !parse_size(s + 10, &n)) {
+		want_copy = true;
+	} else if (!strncmp(s, "dwarf", 5) && (s[5] == ',' || s[5] == '\0') && !parse_size(s + 5, &n)) {
+		want_copy = true;
+	} else {
+		return -EINVAL;
 	}
-	*dwarf = true;
+	*dwarf = want_copy;
+	*bpf = want_bpf;
 	*ustack_bytes = (unsigned)n;
 	return 0;
 }

@@ -34,6 +34,7 @@
 #define RINGBUF_MIN (256u << 10)
 #define RINGBUF_MAX (64u << 20)
 #define SAMPLE_BYTES 400      /* a sample record of about forty frames */
+#define SAMPLE_BYTES_WALKED 1024  /* the BPF walk's stacks may be deeper: room for a hundred frames */
 #define DEFAULT_FREQ 99
 #define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
@@ -58,6 +59,7 @@ struct bt_capture {
 	int possible_cpus;
 	uint64_t iter_runs;
 	uint64_t malformed;
+	uint64_t ring_bytes[BT_REC_TYPE_MAX];
 	int pending[PENDING_MAX];
 	size_t npending;
 	bool pending_all;
@@ -77,6 +79,7 @@ struct bt_capture {
 	 * their exit record is read. The kernel's set forgets a process at its exit, before the mmap
 	 * records it made just before are read: those are judged by this one. */
 	struct bt_htab seen_watched;
+	struct bt_unwtables *unw;      /* with bpf_unwind: the walker's tables and mappings */
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -169,6 +172,8 @@ static bool watched(struct bt_capture *c, uint32_t pid)
 
 static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
 {
+	if (c->unw)
+		bt_unwtables_record(c->unw, h);
 	int r = c->on_record(c->ctx, h);
 	if (r) {
 		c->stopped = true;
@@ -329,6 +334,9 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
 		return 0;
 	}
+	/* what the record took in the ring: its length rounded to 8 and the ring's own header */
+	if (h->type < BT_REC_TYPE_MAX)
+		c->ring_bytes[h->type] += ((len + 7) & ~(size_t)7) + 8;
 	if (sideband_until(c, h->time_ns) || c->stopped)
 		return -ECANCELED;
 	switch (h->type) {
@@ -588,6 +596,9 @@ int bt_capture_poll(struct bt_capture *c, int timeout_ms)
 			return m;
 		n = n > INT_MAX - m ? INT_MAX : n + m;
 	}
+	int err = bt_unwtables_flush(c->unw);
+	if (err)
+		logf_(c, BT_LOG_DEBUG, "updating the unwind tables' process map: %s", strerror(-err));
 	return n;
 }
 
@@ -724,6 +735,8 @@ static size_t ringbuf_size(const struct bt_capture_opts *o)
 		double per = SAMPLE_BYTES;
 		if (OPT_GIVEN(o, dwarf) && o->dwarf && o->user_stacks)
 			per += sizeof(struct bt_rec_ustack) + ub;
+		else if (OPT_GIVEN(o, bpf_unwind) && o->bpf_unwind && o->user_stacks)
+			per = SAMPLE_BYTES_WALKED;
 		double quarter = (double)hz * (double)(cpus > 0 ? cpus : 1) * per / 4;
 		want = o->samples ? (quarter > RINGBUF_MAX ? RINGBUF_MAX : (size_t)quarter) : 0;
 		if (want < RINGBUF_MIN)
@@ -920,7 +933,15 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		cfg |= BT_CFG_PYTHON;
 		c->python = true;
 	}
+	bool unwind = OPT_GIVEN(opts, bpf_unwind) && opts->bpf_unwind && opts->user_stacks && !(cfg & BT_CFG_DWARF);
+	if (unwind)
+		cfg |= BT_CFG_UNWIND;
 	c->skel->rodata->cfg_flags = cfg;
+	/* the walker's maps take memory only when it is used */
+	uint32_t rows = unwind ? (opts->all ? BT_UNW_ROWS_ALL : BT_UNW_ROWS_PIDS) : 1;
+	if (bpf_map__set_max_entries(c->skel->maps.unw_rows, rows) ||
+	    (!unwind && bpf_map__set_max_entries(c->skel->maps.unw_procs, 1)))
+		return fail(errbuf, errlen, -EINVAL, "sizing the unwind table maps");
 	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
 	if (ub && !bt_call_graph_size_ok(ub))
 		return fail(errbuf, errlen, -EINVAL, "user stack size %u: expected a multiple of 8 from %d to %d",
@@ -976,6 +997,31 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	}
 	free(vlog);
 	return err;
+}
+
+/* Loads the programs; when the BPF stack walk is what the verifier refuses (an older kernel), user
+ * stacks are copied for unwinding in userspace instead, with a warning saying why. */
+static int load_or_copy(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
+			size_t errlen)
+{
+	int err = load(c, opts, errbuf, errlen);
+	if (!err || !c->skel || !(c->skel->rodata->cfg_flags & BT_CFG_UNWIND))
+		return err;
+	logf_(c, BT_LOG_WARN, "the BPF stack walk could not be loaded, user stacks are copied instead: %s",
+	      errbuf && errlen ? errbuf : strerror(-err));
+	buildtrace_bpf__destroy(c->skel);
+	c->skel = NULL;
+	bt_sideband_close(c->sb);   /* configure opens it again */
+	c->sb = NULL;
+	c->sb_mmaps = false;
+	struct bt_capture_opts copy = *opts;
+	copy.sz = sizeof(copy);
+	copy.bpf_unwind = false;
+	copy.dwarf = true;
+	copy.ustack_bytes = 0;
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	return load(c, &copy, errbuf, errlen);
 }
 
 /* A uprobe on _dl_debug_state in the ld.so open at fd, for process pid only: the kernel installs
@@ -1089,13 +1135,21 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		err = fail(errbuf, errlen, c->possible_cpus ? c->possible_cpus : -EINVAL,
 			   "counting the possible CPUs");
 	if (!err)
-		err = load(c, opts, errbuf, errlen);
+		err = load_or_copy(c, opts, errbuf, errlen);
 	if (!err)
 		err = attach(c, opts, errbuf, errlen);
+	if (!err && (c->skel->rodata->cfg_flags & BT_CFG_UNWIND) &&
+	    (err = bt_unwtables_new(bpf_map__fd(c->skel->maps.unw_rows),
+				    bpf_map__max_entries(c->skel->maps.unw_rows),
+				    bpf_map__fd(c->skel->maps.unw_procs), "", !opts->all, &c->unw)))
+		fail(errbuf, errlen, err, "allocating the unwind tables");
 	if (!err && c->sb)
 		forget_sideband(c);
 	if (!err && (err = bt_capture_snapshot(c, 0)))
 		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
+	/* The walker's tables of what the snapshot delivered, before the first sample. */
+	if (!err && c->unw && (err = bt_unwtables_flush(c->unw)))
+		fail(errbuf, errlen, err, "writing the processes' mappings for the BPF stack walk");
 	/* Sampling starts once the processes' mappings are in the ring: no sample comes before the
 	 * snapshot that names its frames. What is mapped meanwhile, the hooks report. */
 	if (!err && opts->samples)
@@ -1168,6 +1222,8 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->ksym_records = c->sb != NULL;
 	out->sideband_lost = bt_sideband_lost(c->sb);
 	out->dlopen_probes = c->nldso;
+	bt_unwtables_stats(c->unw, &out->unw);
+	memcpy(out->ring_bytes, c->ring_bytes, sizeof(out->ring_bytes));
 	return err;
 }
 
@@ -1240,6 +1296,7 @@ void bt_capture_close(struct bt_capture *c)
 	free(c->perf_links);
 	buildtrace_bpf__destroy(c->skel);
 	bt_htab_free(&c->seen_watched);
+	bt_unwtables_free(c->unw);
 	libbpf_set_print(c->old_print);
 	free(c);
 }

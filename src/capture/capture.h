@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bt_proto.h"
+#include "capture/unwtables.h"
 
 struct bt_capture;
 
@@ -45,6 +46,9 @@ struct bt_capture_opts {
 				 * that the shares of every CPU's time add up */
 	bool python;            /* with user stacks: the Python frames of the processes given to
 				 * bt_capture_python (BT_REC_PYSTACK) */
+	bool bpf_unwind;        /* walk user stacks in BPF with unwind tables compiled per build-id
+				 * (capture/unwtables.h) instead of the kernel's frame-pointer walk;
+				 * not with dwarf */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -81,6 +85,8 @@ struct bt_capture_stats {
 	uint64_t sideband_lost;           /* kernel mmap records lost (a re-read followed) */
 	unsigned dlopen_probes;           /* ld.so files whose dlopen and dlclose are seen */
 	bool ksym_records;                /* kernel code that comes and goes is reported (BT_REC_KSYM) */
+	struct bt_unwtables_stats unw;    /* with bpf_unwind: the tables and the walks */
+	uint64_t ring_bytes[BT_REC_TYPE_MAX];  /* ring buffer bytes read, per record type (headers in) */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

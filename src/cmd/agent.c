@@ -195,6 +195,16 @@ static int write_status(void *ctx, FILE *f)
 		(unsigned long long)py->procs, (unsigned long long)py->unsupported, (unsigned long long)py->stacks,
 		(unsigned long long)py->walks[BT_PY_WALK_FAULT], (unsigned long long)py->frames,
 		(unsigned long long)py->unplaced, (unsigned long long)py->code_failed);
+	if (cs.unw.walks || cs.unw.loads) {
+		const struct bt_unwtables_stats *u = &cs.unw;
+		fprintf(f, ",\n  \"bpf_unwind\": {\"walks\": %llu, \"reached_outermost\": %llu, \"frame_pointer_used\": %llu, "
+			"\"table_missing\": %llu, \"tables\": %llu, \"rows\": %llu, \"rows_max\": %llu, "
+			"\"files_without_table\": %llu, \"tables_evicted\": %llu}",
+			(unsigned long long)u->walks, (unsigned long long)u->walks_done,
+			(unsigned long long)u->walks_fp, (unsigned long long)u->walks_no_table,
+			(unsigned long long)u->tables, (unsigned long long)u->rows, (unsigned long long)u->rows_max,
+			(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
+	}
 	if (a->push) {
 		struct bt_push_stats ps;
 		bt_push_get_stats(a->push, &ps);
@@ -590,7 +600,7 @@ static int start(struct agent *a)
 	struct bt_live_opts lo = {
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
 		.labels = c->sample_labels, .idle = c->idle,
-		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .ustack_bytes = c->ustack_bytes,
+		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
 		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
 	};
 	int err = bt_live_init(&a->live, &lo);

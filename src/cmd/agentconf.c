@@ -28,7 +28,8 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->spool_max_bytes = 64ULL << 20;
 	c->evict_s = 600;
 	c->ringbuf_bytes = 0;  /* sized from the rate and the CPUs */
-	c->dwarf = true;
+	c->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
+	c->bpf_unwind = BT_CALL_GRAPH_DWARF_IS_BPF;
 	c->tls_verify = true;
 	c->drain_s = 10;
 	c->sample_labels = true;
@@ -189,9 +190,9 @@ static int set_label(struct bt_agent_conf *c, const char *key, const char *v, ch
 
 static int set_call_graph(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
-	if (bt_call_graph_parse(v, &c->dwarf, &c->ustack_bytes))
-		return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf, dwarf,SIZE (bytes of "
-			   "stack per sample, a multiple of 8 from %d to %d) or fp", v, BT_USTACK_MIN,
+	if (bt_call_graph_parse(v, &c->dwarf, &c->ustack_bytes, &c->bpf_unwind))
+		return say(err, errlen, -EINVAL, "call-graph: '%s' is not dwarf, dwarf-bpf, dwarf-copy, "
+			   "dwarf-copy,SIZE (bytes of stack per sample, a multiple of 8 from %d to %d) or fp", v, BT_USTACK_MIN,
 			   BT_USTACK_MAX);
 	return 0;
 }

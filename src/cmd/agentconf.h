@@ -32,7 +32,8 @@ struct bt_agent_conf {
 	char status_file[BT_AGENT_STR];  /* default OUTPUT_DIR/status.json */
 	double evict_s;                  /* symbol tables unused this long are dropped; default 600 */
 	size_t ringbuf_bytes;            /* default 4 MiB */
-	bool dwarf;                      /* call-graph: dwarf (default) or fp */
+	bool dwarf;                      /* call-graph: dwarf-copy (the stack copy) */
+	bool bpf_unwind;                 /* call-graph: dwarf-bpf (the walk in BPF) */
 	unsigned ustack_bytes;           /* call-graph: dwarf,SIZE; 0 the default */
 	bool lines;                      /* lines: source lines in pprof profiles (default no) */
 	/* Pushing */

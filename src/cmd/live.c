@@ -114,7 +114,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = !o->no_sampler,
 		.user_stacks = o->user, .kernel_stacks = o->kernel, .follow_forks = true,
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
-		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf,
+		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf, .bpf_unwind = o->bpf_unwind,
 		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
 		.idle = o->idle, .python = o->user,
 	};

@@ -34,7 +34,8 @@ struct bt_live_opts {
 	unsigned freq_hz;
 	bool no_sampler;          /* no cpu-clock sampler: the samples come from probes (trace) */
 	size_t ringbuf_bytes;     /* 0: the capture's default */
-	bool dwarf;               /* user stacks unwound with call frame information */
+	bool dwarf;               /* user stacks unwound with call frame information from a copy */
+	bool bpf_unwind;          /* user stacks walked in BPF with compiled unwind tables */
 	unsigned ustack_bytes;    /* stack bytes copied per sample; 0: the default */
 	const char *cache_dir;    /* build-id cache; NULL: ~/.debug */
 	bool cache_store;         /* store sampled binaries in the cache */

@@ -159,6 +159,21 @@ static void print_python_summary(const struct bt_live *l)
 	fprintf(stderr, "\n");
 }
 
+static void print_bpf_walk_summary(const struct bt_unwtables_stats *u)
+{
+	double w = u->walks ? (double)u->walks : 1.0;
+	fprintf(stderr, "buildtrace: call graph dwarf-bpf: %llu user stacks walked in the kernel, %.1f frames "
+		"each; %.1f%% reached the outermost frame, %.1f%% had a frame walked by frame pointer, %.1f%% "
+		"met a file whose table was not loaded yet, %.1f%% were of a process not known yet; %llu tables "
+		"loaded (%llu rows, %llu KiB, %.0f ms compiling), %llu files without one, %llu evicted\n",
+		(unsigned long long)u->walks, (double)u->walk_frames / w, 100.0 * (double)u->walks_done / w,
+		100.0 * (double)u->walks_fp / w, 100.0 * (double)u->walks_no_table / w,
+		100.0 * (double)u->walks_no_proc / w, (unsigned long long)u->loads,
+		(unsigned long long)u->rows_loaded,
+		(unsigned long long)(u->rows_loaded * sizeof(struct bt_unw_row) >> 10), (double)u->compile_ns / 1e6,
+		(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
+}
+
 /* The summary on stderr: why the session ended and how complete its profile is. */
 static void print_summary(const struct bt_record_args *a, const struct bt_live *l)
 {
@@ -195,6 +210,13 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		print_dwarf_summary(a, &s->stats);
 	if (s->py.stats.procs || s->py.stats.unsupported)
 		print_python_summary(l);
+	if (a->bpf_unwind && st->unw.walks)
+		print_bpf_walk_summary(&st->unw);
+	if (a->verbose && s->stats.samples)
+		fprintf(stderr, "buildtrace: ring buffer bytes per sample: %.0f (samples %.0f, stack copies %.0f)\n",
+			(double)(st->ring_bytes[BT_REC_SAMPLE] + st->ring_bytes[BT_REC_USTACK]) / (double)s->stats.samples,
+			(double)st->ring_bytes[BT_REC_SAMPLE] / (double)s->stats.samples,
+			(double)st->ring_bytes[BT_REC_USTACK] / (double)s->stats.samples);
 	if (a->verbose)
 		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
 			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
@@ -245,7 +267,7 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 	struct bt_live_opts lo = {
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
 		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
-		.dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
+		.dwarf = a->dwarf, .bpf_unwind = a->bpf_unwind, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
 		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
 		.stop = &stop_signal, .log = record_log, .ctx = rc, .done = session_done,

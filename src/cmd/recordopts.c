@@ -35,9 +35,12 @@ void bt_record_usage(FILE *f)
 		"                           (default: until Ctrl-C or the processes exit)\n"
 		"  -g                       the default call graph (--call-graph dwarf)\n"
 		"      --call-graph MODE    user stacks by dwarf (the default: call frame information,\n"
-		"                           complete stacks for code built without frame pointers; 8 KiB\n"
-		"                           of stack copied per sample, dwarf,SIZE for another size up to\n"
-		"                           65536 bytes) or fp (frame pointers only)\n"
+		"                           complete stacks for code built without frame pointers), as\n"
+		"                           dwarf-copy (8 KiB of stack copied per sample and unwound in\n"
+		"                           buildtrace, dwarf-copy,SIZE for another size up to 65536\n"
+		"                           bytes) or dwarf-bpf (walked in the kernel from unwind tables\n"
+		"                           compiled per build-id: no copy, no depth limit but 127\n"
+		"                           frames), or fp (frame pointers only)\n"
 		"      --user-only          user stacks only\n"
 		"      --kernel-only        kernel stacks only\n"
 		"      --ringbuf-size SIZE  ring buffer size, e.g. 16M (default: a quarter second of\n"
@@ -112,7 +115,7 @@ static const struct { int opt; const char *expects; } record_expects[] = {
 	{ 'o', "a file name (- for standard output)" },
 	{ 'f', "a format: folded, svg, pprof or json" },
 	{ OPT_ALSO_WRITE, "FORMAT:FILE (FORMAT: folded, svg, pprof or json)" },
-	{ OPT_CALL_GRAPH, "a call graph mode: dwarf, dwarf,SIZE or fp" },
+	{ OPT_CALL_GRAPH, "a call graph mode: dwarf, dwarf-bpf, dwarf-copy, dwarf-copy,SIZE or fp" },
 	{ OPT_CACHE_DIR, "a directory" },
 	{ OPT_RINGBUF, "a size from 4K to 1G, such as 16M" },
 	{ OPT_CACHE_MAX_SIZE, "a size above 0, in bytes or with K, M or G" },
@@ -253,7 +256,7 @@ static int value_opt(struct bt_record_args *a, int c, char *arg)
 	case OPT_ALSO_WRITE:
 		return add_also_write(a, arg);
 	case OPT_CALL_GRAPH:
-		if (bt_call_graph_parse(arg, &a->dwarf, &a->ustack_bytes)) {
+		if (bt_call_graph_parse(arg, &a->dwarf, &a->ustack_bytes, &a->bpf_unwind)) {
 			char detail[128];
 			snprintf(detail, sizeof(detail), "SIZE: bytes of stack per sample, a multiple of 8 from "
 				 "%d to %d", BT_USTACK_MIN, BT_USTACK_MAX);
@@ -308,7 +311,8 @@ int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
 	int c, err;
 	a->freq = 99;
 	a->format = "folded";
-	a->dwarf = true;
+	a->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
+	a->bpf_unwind = BT_CALL_GRAPH_DWARF_IS_BPF;
 	optind = 1;
 	opterr = 0;
 	/* "+": options end at the command's name, whose own options are its own. */

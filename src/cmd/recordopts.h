@@ -47,7 +47,8 @@ struct bt_record_args {
 	bool per_pid;
 	bool live;           /* force the live view on or off; default: when stderr is a terminal */
 	bool live_set;
-	bool dwarf;          /* --call-graph dwarf: user stacks unwound with call frame information */
+	bool dwarf;          /* --call-graph dwarf-copy: user stacks unwound with call frame information */
+	bool bpf_unwind;     /* --call-graph dwarf-bpf: the same, walked in BPF from compiled tables */
 	unsigned ustack_bytes; /* --call-graph dwarf,SIZE; 0: the default */
 	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
 	char **cmd;          /* COMMAND [ARGS...] to start and profile; NULL: none */

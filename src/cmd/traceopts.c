@@ -118,9 +118,12 @@ static int value_opt(struct bt_trace_args *a, int c, const char *arg)
 			bt_cli_error(2, "-f needs a format: %s", bt_format_names()) : 0;
 	case OPT_KEY:
 		return parse_key(a, arg);
-	case OPT_CALL_GRAPH:
-		return bt_call_graph_parse(arg, &a->dwarf, &a->ustack_bytes) ?
+	case OPT_CALL_GRAPH: {
+		/* trace's probes copy the user stack for dwarf (bpf/trace.bpf.c has no walk of its own) */
+		bool walk = false;
+		return bt_call_graph_parse(arg, &a->dwarf, &a->ustack_bytes, &walk) ?
 			bt_cli_error(2, "invalid --call-graph '%s': expected dwarf[,SIZE] or fp", arg) : 0;
+	}
 	case OPT_CACHE_DIR:
 		a->cache_dir = arg;
 		return 0;

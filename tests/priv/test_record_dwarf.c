@@ -2,7 +2,8 @@
  * run through libc's qsort into a comparator and through a function built with frame pointers back
  * into code without them: the stacks match perf --call-graph dwarf's for the same process and
  * seconds, and reach the program's entry; the frame-pointer walk, for contrast, does not. Stacks
- * through the vDSO, through a signal handler and through PLT entries are whole too. */
+ * through the vDSO, through a signal handler and through PLT entries are whole too. `dwarf` is the
+ * default, the walk in BPF (dwarf-bpf); the copy's size limits are checked with dwarf-copy. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -47,7 +48,7 @@ static void unwind__dwarf__same_full_chains_as_perf_dwarf(void **state)
 	waitpid(perf, NULL, 0);
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "call graph dwarf:"));
+	assert_non_null(strstr(out, "call graph dwarf"));   /* -bpf or the copy's "dwarf:" */
 	/* Frame-pointer stacks of the same process, for contrast. */
 	rc = bt_test_run(NULL, 0, "./buildtrace -p %d -F 99 -d 2 --call-graph fp -o " TMP "/fp.folded 2>/dev/null",
 			 (int)w);
@@ -216,17 +217,17 @@ static void unwind__dwarf__cfa_in_rbx(void **state)
 	assert_true((double)bt_whole / bt_all >= (double)perf_whole / perf_all - 0.02);
 }
 
-/* A stack of about 28 KiB: with the default 8 KiB copied, walks from the leaf end past the copy
- * long before main; --call-graph dwarf,65536 copies enough for them to reach _start. A size out of
+/* A stack of about 28 KiB: with the stack copy's default 8 KiB (dwarf-copy), walks from the leaf end
+ * past the copy long before main; dwarf-copy,65536 copies enough for them to reach _start. A size out of
  * range is refused before anything is loaded. */
 static void unwind__dwarf_size__deep_stacks_reach_start(void **state)
 {
 	bt_test_require_priv();
 	const char *whole = "^nofp;_start;.*;main;deep_loop;descend;.*;descend;nofp_leaf ";
-	profile_prog("deep", 99, NULL, TMP "/deep8.folded");
+	profile_prog("deep", 99, "dwarf-copy", TMP "/deep8.folded");
 	int leaf8 = samples_matching(TMP "/deep8.folded", ";nofp_leaf "),
 	    whole8 = samples_matching(TMP "/deep8.folded", whole);
-	profile_prog("deep", 99, "dwarf,65536", TMP "/deep64.folded");
+	profile_prog("deep", 99, "dwarf-copy,65536", TMP "/deep64.folded");
 	int leaf64 = samples_matching(TMP "/deep64.folded", ";nofp_leaf "),
 	    whole64 = samples_matching(TMP "/deep64.folded", whole);
 	print_message("samples in the leaf reaching _start: 8 KiB copied %d of %d, 64 KiB %d of %d\n",

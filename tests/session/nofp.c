@@ -5,7 +5,8 @@
  * vDSO, which is no file) instead; with "signal", in main -> signal_loop -> nofp_leaf with a
  * profiling timer whose handler (on_tick -> tick_work) takes a good part of the time, on top of
  * whatever it interrupted (a shallow stack: the signal frame and all fit in the 8 KiB copied);
- * with "deep", in main -> deep_loop -> descend x DEPTH -> nofp_leaf, a stack of about 28 KiB; with
+ * with "deep", in main -> deep_loop -> descend x DEPTH -> nofp_leaf, a stack of about 28 KiB (with
+ * "deep200", a recursion 200 calls deep, about 52 KiB and more frames than the kernel's 127); with
  * "plt PLT_OFF SLOT_OFF", in main -> plt_loop -> rand@plt, spinning in the PLT entry (see plt_loop);
  * with "realign", in main -> realign_loop -> rbx_spin, whose CFA only rbx knows. */
 #include <signal.h>
@@ -89,12 +90,12 @@ __attribute__((noinline)) int descend(int n)
 	return descend(n - 1) + pad[0];
 }
 
-__attribute__((noinline)) void deep_loop(double secs)
+__attribute__((noinline)) void deep_loop(double secs, int depth)
 {
 	time_t end = time(NULL) + (time_t)secs;
 	volatile int sink = 0;
 	while (time(NULL) < end)
-		sink += descend(DEPTH);
+		sink += descend(depth);
 }
 
 __attribute__((noinline)) void tick_work(void)
@@ -180,7 +181,9 @@ int main(int argc, char **argv)
 	else if (argc > 2 && !strcmp(argv[2], "signal"))
 		signal_loop(secs);
 	else if (argc > 2 && !strcmp(argv[2], "deep"))
-		deep_loop(secs);
+		deep_loop(secs, DEPTH);
+	else if (argc > 2 && !strcmp(argv[2], "deep200"))
+		deep_loop(secs, 200);
 	else if (argc > 2 && !strcmp(argv[2], "realign"))
 		realign_loop(secs);
 	else if (argc > 2 && !strcmp(argv[2], "plt"))

@@ -229,7 +229,7 @@ def profile_part(root, work, s, info):
     env = dict(os.environ)
     env.pop('DEBUGINFOD_URLS', None)  # no network here: both tools would wait on it
     env['HOME'] = home                 # their build-id caches stay out of the user's ~/.debug
-    tools = ['buildtrace', 'buildtrace-fp', 'perf', 'perf-dwarf']
+    tools = ['buildtrace', 'buildtrace-fp', 'buildtrace-bpfwalk', 'buildtrace-copy', 'perf', 'perf-dwarf']
     ok, why = bcc_status()
     info['bcc'] = why
     if ok:

@@ -46,9 +46,12 @@ def calibrate(work_bin, seconds, log):
 # ---- the profilers ----------------------------------------------------------------------------
 
 def profiler_cmd(ctx, tool, hz, d):
-    if tool in ('buildtrace', 'buildtrace-fp'):
-        # buildtrace: its default call graph (dwarf); buildtrace-fp: frame pointers only
-        graph = ['--call-graph', 'fp'] if tool == 'buildtrace-fp' else []
+    if tool in ('buildtrace', 'buildtrace-fp', 'buildtrace-bpfwalk', 'buildtrace-copy'):
+        # buildtrace: its default call graph (dwarf); buildtrace-fp: frame pointers only;
+        # buildtrace-bpfwalk and buildtrace-copy: the two ways of using call frame information
+        graph = {'buildtrace-fp': ['--call-graph', 'fp'],
+                 'buildtrace-bpfwalk': ['--call-graph', 'dwarf-bpf'],
+                 'buildtrace-copy': ['--call-graph', 'dwarf-copy']}.get(tool, [])
         return [ctx.buildtrace, '-a', '-F', str(hz), '-o', os.path.join(d, 'out.folded'),
                 '--no-live'] + graph, None
     if tool == 'perf':

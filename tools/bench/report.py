@@ -3,10 +3,13 @@
 # machine could not measure.
 import benchlib as bl
 
-PROFILERS = ['buildtrace', 'buildtrace-fp', 'perf', 'perf-dwarf', 'bcc']
+PROFILERS = ['buildtrace', 'buildtrace-fp', 'buildtrace-bpfwalk', 'buildtrace-copy', 'perf', 'perf-dwarf',
+             'bcc']
 # Each profiler beside perf with the same kind of call graph: buildtrace's default (dwarf, call
-# frame information) beside perf --call-graph dwarf, frame-pointer stacks beside perf -g.
-COUNTERPART = {'buildtrace': 'perf-dwarf', 'buildtrace-fp': 'perf', 'bcc': 'perf'}
+# frame information) and its two forms (walked in BPF, a stack copy unwound in userspace) beside
+# perf --call-graph dwarf, frame-pointer stacks beside perf -g.
+COUNTERPART = {'buildtrace': 'perf-dwarf', 'buildtrace-fp': 'perf', 'buildtrace-bpfwalk': 'perf-dwarf',
+               'buildtrace-copy': 'perf-dwarf', 'bcc': 'perf'}
 SYM_TOOLS = ['buildtrace', 'llvm-symbolizer', 'eu-addr2line', 'addr2line']
 
 
@@ -404,6 +407,11 @@ def goals_section(info, prof_rows, sym_rows, agree, rates, more=()):
                          '(lost samples per run: %s; the sampling program takes %s ns per sample, '
                          '%s of each CPU at 999 Hz).' % (
                              verdict(ok), ', '.join(str(x) for x in lost), num(ns, 0), pct(share)))
+        walk, fp = g.get(('buildtrace-bpfwalk', 999), []), g.get(('buildtrace-fp', 999), [])
+        if walk and fp and med(walk, 'bpf_sample_ns') is not None and med(fp, 'bpf_sample_ns') is not None:
+            w, f = med(walk, 'bpf_sample_ns'), med(fp, 'bpf_sample_ns')
+            lines.append('- the stack walk in BPF (dwarf-bpf) at most 1 us per sample above the frame-pointer '
+                         'walk: %s (%s ns vs %s ns at 999 Hz).' % (verdict(w <= f + 1000), num(w, 0), num(f, 0)))
     if sym_rows:
         fast, right = [], []
         fast_ok = right_ok = True

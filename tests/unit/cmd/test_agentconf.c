@@ -34,7 +34,8 @@ static void agentconf__defaults__documented_values(void **state)
 	assert_string_equal(c.spool_dir, "/var/lib/buildtrace/profiles/spool");
 	assert_string_equal(c.status_file, "/var/lib/buildtrace/profiles/status.json");
 	assert_string_equal(c.push_url, "");
-	assert_true(c.dwarf);
+	/* call frame information, walked in BPF */
+	assert_true(c.bpf_unwind && !c.dwarf);
 	assert_false(c.lines);
 	assert_false(c.push_folded);
 	assert_false(c.push_empty);
@@ -74,12 +75,14 @@ static void agentconf__file__every_key_read(void **state)
 	assert_int_equal(c.spool_max_bytes, 2 << 20);
 	assert_true(c.evict_s == 120);
 	assert_int_equal(c.ringbuf_bytes, 8 << 20);
-	assert_false(c.dwarf);
+	assert_false(c.dwarf || c.bpf_unwind);
 	assert_true(c.lines);
 	assert_string_equal(c.spool_dir, "/srv/prof/spool");
 	assert_int_equal(bt_agent_conf_set(&c, "call-graph", "dwarf,32768", err, sizeof(err)), 0);
-	assert_true(c.dwarf);
+	assert_true(c.dwarf && !c.bpf_unwind);
 	assert_int_equal(c.ustack_bytes, 32768);
+	assert_int_equal(bt_agent_conf_set(&c, "call-graph", "dwarf-bpf", err, sizeof(err)), 0);
+	assert_true(c.bpf_unwind && !c.dwarf);
 	/* an option given after the file wins */
 	assert_int_equal(bt_agent_conf_set(&c, "interval", "5", err, sizeof(err)), 0);
 	assert_true(c.interval_s == 5);

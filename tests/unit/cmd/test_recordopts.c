@@ -61,7 +61,7 @@ static void recordopts__perf_spellings__parsed(void **state)
 	assert_string_equal(msg, "");
 	assert_int_equal(a->npids, 1);
 	assert_int_equal(a->pids[0], getpid());
-	assert_true(a->dwarf);  /* -g: the default call graph */
+	assert_true(a->bpf_unwind && !a->dwarf);  /* -g: the default call graph, walked in BPF */
 	assert_int_equal(a->freq, 99);
 	done(a);
 	assert_int_equal(parse(&a, msg, sizeof(msg), "-a -F max"), 0);
@@ -100,7 +100,7 @@ static void recordopts__long_forms__parsed(void **state)
 	assert_string_equal(a->output, "out.pb.gz");
 	assert_int_equal(a->fmt, BT_FMT_PPROF);
 	assert_true(a->cpus[0] && !a->cpus[1]);
-	assert_false(a->dwarf);
+	assert_false(a->dwarf || a->bpf_unwind);
 	assert_true(a->user && !a->kernel);
 	assert_true(a->per_pid && a->lines && a->live_set && !a->live && a->no_cache && a->no_debuginfod);
 	assert_string_equal(a->cache_dir, "/tmp/c");

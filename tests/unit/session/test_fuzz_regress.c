@@ -112,11 +112,14 @@ static void fuzz_regress__elf_inputs__hold_buildid_and_symtab_properties(void **
 {
 	replay_target("buildid", bt_check_buildid);
 	replay_target("symtab", bt_check_symtab);
+	replay_target("ehtable", bt_check_ehtable);
 	/* The good files too: a check that fails on them would make the fuzzer report nonsense. */
 	for (size_t i = 0; i < sizeof(elf_fixtures) / sizeof(elf_fixtures[0]); i++) {
 		check_fixture(elf_fixtures[i], bt_check_buildid);
 		check_fixture(elf_fixtures[i], bt_check_symtab);
+		check_fixture(elf_fixtures[i], bt_check_ehtable);
 	}
+	check_fixture("fx-dbgframe", bt_check_ehtable);
 }
 
 static void fuzz_regress__buildid_hex__valid_strings_round_trip(void **state)

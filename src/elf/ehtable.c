@@ -1,0 +1,563 @@
+/* ehtable.c - compiles a file's CFI into the BPF walker's table: the FDEs are listed from the raw
+ * section (dwarf_next_cfi, their address fields decoded here), and libdw evaluates the frame state
+ * of each row of each FDE, which is reduced to the few rule shapes the walker evaluates (a CFA
+ * based on rsp, rbp or rbx, the PLT expression, a realigned frame's saved CFA, a signal
+ * trampoline's sigcontext; the return address at CFA - 8; rbp and rbx unchanged or saved at an
+ * offset from the CFA). Gaps between FDEs get a row of
+ * BT_UNW_NONE, so the walker falls back to frame pointers there. */
+#include "elf/ehtable.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A bound on what a file (possibly crafted by a hostile process) makes the compiler do: more FDEs
+ * than the largest libraries have (libLLVM: about 100,000). */
+#define MAX_FDES (1u << 20)
+
+#define REG_RBX 3
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16
+
+/* Pointer encodings of .eh_frame (the LSB's DW_EH_PE_*). */
+#define PE_OMIT 0xff
+#define PE_FORMAT 0x0f
+#define PE_APPL 0x70
+#define PE_PCREL 0x10
+
+struct cie_enc {
+	uint64_t offset;   /* the CIE's offset in the section */
+	uint8_t enc;       /* how its FDEs encode their addresses */
+};
+
+struct range {
+	uint64_t lo, hi;
+};
+
+struct brow {
+	uint64_t pc;
+	struct bt_unw_row r;
+};
+
+struct build {
+	Elf *elf;
+	Dwarf *dw;
+	Dwarf_CFI *cfi;
+	bool cfi_from_elf;
+	Elf_Data *data;
+	uint64_t sec_addr;      /* the section's address, for pc-relative fields */
+	bool eh;
+	struct cie_enc *cies;
+	size_t ncies, capcies;
+	struct range *fdes;
+	size_t nfdes, capfdes;
+	struct brow *rows;       /* with absolute pcs while building */
+	size_t n, cap;
+	size_t bad;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 256;
+	while (ncap < need)
+		ncap *= 2;
+	void *np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* The FDE address encoding of a CIE: the 'R' entry of its augmentation data ('z' strings only;
+ * .debug_frame and augmentation-less CIEs use absolute 8-byte addresses). */
+static uint8_t cie_encoding(const Dwarf_CIE *cie)
+{
+	const char *aug = cie->augmentation;
+	const uint8_t *d = cie->augmentation_data, *end = d + cie->augmentation_data_size;
+	if (!aug || aug[0] != 'z' || !d)
+		return 0;
+	for (const char *a = aug + 1; *a && d < end; a++) {
+		switch (*a) {
+		case 'R':
+			return *d;
+		case 'L':
+			d++;
+			break;
+		case 'P': {
+			/* the personality pointer: skip it by its own encoding's size */
+			uint8_t pe = *d++;
+			static const uint8_t size[16] = { 8, 0, 2, 4, 8, 0, 0, 0, 0, 0, 2, 4, 8 };
+			if ((pe & PE_FORMAT) > 12 || !size[pe & PE_FORMAT])
+				return PE_OMIT;
+			d += size[pe & PE_FORMAT];
+			break;
+		}
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return PE_OMIT;
+		}
+	}
+	return 0;
+}
+
+/* An encoded address at *p (within [*p, end)); advances *p. pcrel is applied for the start
+ * address, not for the range. */
+static bool read_encoded(struct build *b, const uint8_t **p, const uint8_t *end, uint8_t enc,
+			 bool apply, uint64_t *out)
+{
+	const uint8_t *q = *p;
+	uint64_t v;
+	size_t sz;
+	switch (enc & PE_FORMAT) {
+	case 0x00: case 0x04: case 0x0c: sz = 8; break;
+	case 0x03: case 0x0b: sz = 4; break;
+	case 0x02: case 0x0a: sz = 2; break;
+	default: return false;
+	}
+	if ((size_t)(end - q) < sz)
+		return false;
+	if (sz == 8) {
+		uint64_t x;
+		memcpy(&x, q, 8);
+		v = x;
+	} else if (sz == 4) {
+		uint32_t x;
+		memcpy(&x, q, 4);
+		v = (enc & 0x08) ? (uint64_t)(int64_t)(int32_t)x : x;
+	} else {
+		uint16_t x;
+		memcpy(&x, q, 2);
+		v = (enc & 0x08) ? (uint64_t)(int64_t)(int16_t)x : x;
+	}
+	if (apply) {
+		if ((enc & PE_APPL) == PE_PCREL)
+			v += b->sec_addr + (uint64_t)(q - (const uint8_t *)b->data->d_buf);
+		else if (enc & PE_APPL)
+			return false;
+	}
+	*p = q + sz;
+	*out = v;
+	return true;
+}
+
+static const struct cie_enc *find_cie(const struct build *b, uint64_t off)
+{
+	for (size_t i = b->ncies; i-- > 0;)
+		if (b->cies[i].offset == off)
+			return &b->cies[i];
+	return NULL;
+}
+
+/* Lists every FDE's address range. */
+static int list_fdes(struct build *b)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(b->elf, &eh))
+		return -ENOEXEC;
+	Dwarf_Off off = 0, next;
+	for (;;) {
+		Dwarf_CFI_Entry e;
+		int r = dwarf_next_cfi(eh.e_ident, b->data, b->eh, off, &next, &e);
+		if (r > 0)
+			break;
+		if (r < 0)
+			return -ENOEXEC;
+		if (dwarf_cfi_cie_p(&e)) {
+			if (grow((void **)&b->cies, &b->capcies, b->ncies + 1, sizeof(*b->cies)))
+				return -ENOMEM;
+			b->cies[b->ncies++] = (struct cie_enc){ off, b->eh ? cie_encoding(&e.cie) : 0 };
+		} else {
+			/* libdw gives the CIE's section offset; were it the raw field of .eh_frame
+			 * (relative to itself, 4 bytes into the FDE), this finds it too */
+			const struct cie_enc *c = find_cie(b, e.fde.CIE_pointer);
+			if (!c && b->eh && e.fde.CIE_pointer <= off + 4)
+				c = find_cie(b, off + 4 - e.fde.CIE_pointer);
+			const uint8_t *p = e.fde.start;
+			uint64_t lo, len;
+			if (!c || c->enc == PE_OMIT || !read_encoded(b, &p, e.fde.end, c->enc, true, &lo) ||
+			    !read_encoded(b, &p, e.fde.end, c->enc & PE_FORMAT, false, &len))
+				return -ENOEXEC;
+			if (len) {
+				if (b->nfdes == MAX_FDES)
+					return -E2BIG;
+				if (grow((void **)&b->fdes, &b->capfdes, b->nfdes + 1, sizeof(*b->fdes)))
+					return -ENOMEM;
+				b->fdes[b->nfdes++] = (struct range){ lo, lo + len };
+			}
+		}
+		if (next <= off)
+			break;
+		off = next;
+	}
+	return b->nfdes ? 0 : -ENODATA;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The offset from the CFA of a register's "saved at CFA + N" rule as libdw spells it; false for
+ * any other rule. */
+static bool cfa_offset_rule(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa) {
+		*off = 0;
+		return true;
+	}
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	if (nops == 3 && ops[0].atom == DW_OP_call_frame_cfa &&
+	    (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) && ops[2].atom == DW_OP_plus) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/* The register and offset of "register + offset" (DW_OP_bregN or DW_OP_bregx); -1 otherwise. */
+static int breg(const Dwarf_Op *o, int64_t *off)
+{
+	if (o->atom >= DW_OP_breg0 && o->atom <= DW_OP_breg31) {
+		*off = (int64_t)o->number;
+		return o->atom - DW_OP_breg0;
+	}
+	if (o->atom == DW_OP_bregx) {
+		*off = (int64_t)o->number2;
+		return o->number > 31 ? -1 : (int)o->number;
+	}
+	return -1;
+}
+
+/* The PLT's CFA: rsp + N, plus 8 once the entry has pushed its index:
+ * breg7 N; breg16 0; lit15; and; litK; ge; lit3; shl; plus. */
+static bool plt_rule(const Dwarf_Op *ops, size_t nops, struct bt_unw_row *row)
+{
+	int64_t off, zero;
+	if (nops != 9 || breg(&ops[0], &off) != REG_RSP || breg(&ops[1], &zero) != REG_RIP || zero ||
+	    ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 ||
+	    ops[4].atom > DW_OP_lit15 || ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 ||
+	    ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+		return false;
+	row->cfa = BT_UNW_CFA_PLT;
+	row->cfa_off = (int32_t)off;
+	row->rbp_off = (int16_t)(ops[4].atom - DW_OP_lit0);
+	return off == (int32_t)off;
+}
+
+static void compile_cfa(Dwarf_Frame *f, bool signal, struct bt_unw_row *row)
+{
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	int64_t off = 0;
+	row->cfa = BT_UNW_BAD;
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || !nops)
+		return;
+	int reg = breg(&ops[0], &off);
+	bool fits = off == (int32_t)off;
+	if (nops == 1 && fits && (reg == REG_RSP || reg == REG_RBP || reg == REG_RBX)) {
+		row->cfa = reg == REG_RSP ? BT_UNW_CFA_RSP : reg == REG_RBP ? BT_UNW_CFA_RBP : BT_UNW_CFA_RBX;
+		row->cfa_off = (int32_t)off;
+	} else if (nops == 2 && fits && reg == REG_RBP && ops[1].atom == DW_OP_deref) {
+		row->cfa = BT_UNW_CFA_DEREF;
+		row->cfa_off = (int32_t)off;
+	} else if (nops == 2 && fits && signal && reg == REG_RSP && ops[1].atom == DW_OP_deref) {
+		row->cfa = BT_UNW_SIGNAL;   /* confirmed by the other registers' rules */
+		row->cfa_off = (int32_t)off;
+	} else if (!plt_rule(ops, nops, row)) {
+		row->cfa = BT_UNW_BAD;
+		row->cfa_off = 0;
+		row->rbp_off = 0;
+	}
+}
+
+/* A callee-saved register's rule: unchanged, saved at CFA + off, or lost to the walker. */
+static void saved_rule(Dwarf_Frame *f, int regno, uint8_t *kind, int16_t *off16)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	int64_t off;
+	if (dwarf_frame_register(f, regno, mem, &ops, &nops) != 0) {
+		*kind = BT_UNW_RBP_LOST;
+	} else if (nops == 0) {
+		/* same value, or undefined: libdw gives the latter for an rbx no rule mentions, which the
+		 * ABI has the callee keep (an explicit DW_CFA_undefined of a callee-saved register is
+		 * not seen in practice) */
+		*kind = BT_UNW_RBP_SAME;
+	} else if (cfa_offset_rule(ops, nops, &off) && off == (int16_t)off) {
+		*kind = BT_UNW_RBP_CFA;
+		*off16 = (int16_t)off;
+	} else {
+		*kind = BT_UNW_RBP_LOST;
+	}
+}
+
+/* A signal frame's register saved in the sigcontext at rsp + off: its offset, or -1. libdw puts
+ * the CFA on the stack before an expression rule's own operations, which here do not use it. */
+static int32_t sigcontext_slot(Dwarf_Frame *f, int regno)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	int64_t off;
+	if (dwarf_frame_register(f, regno, mem, &ops, &nops) != 0 || nops < 1)
+		return -1;
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa) {
+		ops++;
+		nops--;
+	}
+	if (nops != 1 || breg(&ops[0], &off) != REG_RSP || off < 0 || off > INT16_MAX)
+		return -1;
+	return (int32_t)off;
+}
+
+/* The return address, rbp and rbx rules; the CFA's is already in row. */
+static void compile_regs(Dwarf_Frame *f, struct bt_unw_row *row)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+	int64_t off;
+	if (row->cfa == BT_UNW_SIGNAL) {
+		int32_t rbp = sigcontext_slot(f, REG_RBP), rbx = sigcontext_slot(f, REG_RBX);
+		if (sigcontext_slot(f, REG_RIP) != row->cfa_off + 8 || rbp < 0 || rbx < 0) {
+			row->cfa = BT_UNW_BAD;
+			row->cfa_off = 0;
+			return;
+		}
+		row->rbp_off = (int16_t)rbp;
+		row->rbx_off = (int16_t)rbx;
+		return;
+	}
+	if (dwarf_frame_register(f, REG_RIP, mem, &ops, &nops) != 0) {
+		row->cfa = BT_UNW_BAD;
+	} else if (nops == 0 && ops) {
+		row->cfa = BT_UNW_END;  /* undefined: no caller */
+		row->cfa_off = 0;
+		row->rbp_off = 0;
+		return;
+	} else if (!cfa_offset_rule(ops, nops, &off) || off != -8) {
+		row->cfa = BT_UNW_BAD;
+	}
+	if (row->cfa == BT_UNW_BAD)
+		return;
+	if (row->cfa != BT_UNW_CFA_PLT)   /* the PLT keeps its threshold in rbp_off; rbp is unchanged */
+		saved_rule(f, REG_RBP, &row->rbp, &row->rbp_off);
+	saved_rule(f, REG_RBX, &row->rbx, &row->rbx_off);
+}
+
+static bool same_rule(const struct bt_unw_row *a, const struct bt_unw_row *b)
+{
+	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off &&
+	       a->rbx == b->rbx && a->rbx_off == b->rbx_off;
+}
+
+static int push_row(struct build *b, uint64_t pc, const struct bt_unw_row *row)
+{
+	if (b->n && b->rows[b->n - 1].pc == pc)
+		b->n--;   /* an empty range: the later row wins */
+	/* a row that changes nothing the walker reads is merged into the one before */
+	if (b->n && same_rule(row, &b->rows[b->n - 1].r))
+		return 0;
+	if (b->n == BT_UNW_ROWS_MAX)
+		return -E2BIG;   /* more than the walker's array could ever hold */
+	if (grow((void **)&b->rows, &b->cap, b->n + 1, sizeof(*b->rows)))
+		return -ENOMEM;
+	b->rows[b->n++] = (struct brow){ pc, *row };
+	return 0;
+}
+
+/* The rows of one FDE's range [lo, hi), one per change libdw reports. */
+static int compile_fde(struct build *b, uint64_t lo, uint64_t hi)
+{
+	uint64_t pc = lo;
+	while (pc < hi) {
+		Dwarf_Frame *f = NULL;
+		struct bt_unw_row row = { 0 };
+		if (dwarf_cfi_addrframe(b->cfi, pc, &f) != 0 || !f) {
+			row.cfa = BT_UNW_BAD;
+			b->bad++;
+			return push_row(b, pc, &row);
+		}
+		Dwarf_Addr start = pc, end = hi;
+		bool signal = false;
+		if (dwarf_frame_info(f, &start, &end, &signal) < 0 || end <= pc)
+			end = pc + 1;
+		compile_cfa(f, signal, &row);
+		compile_regs(f, &row);
+		free(f);
+		if (row.cfa == BT_UNW_BAD)
+			b->bad++;
+		int err = push_row(b, pc, &row);
+		if (err)
+			return err;
+		pc = end < hi ? end : hi;
+	}
+	return 0;
+}
+
+static int compile_all(struct build *b)
+{
+	int err = list_fdes(b);
+	if (err)
+		return err;
+	qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_range);
+	uint64_t covered = b->fdes[0].lo;
+	for (size_t i = 0; i < b->nfdes; i++) {
+		uint64_t lo = b->fdes[i].lo, hi = b->fdes[i].hi;
+		if (hi <= covered)
+			continue;   /* inside an FDE already compiled */
+		if (lo < covered)
+			lo = covered;
+		if (lo > covered) {
+			struct bt_unw_row none = { 0 };
+			if ((err = push_row(b, covered, &none)))
+				return err;
+		}
+		if ((err = compile_fde(b, lo, hi)))
+			return err;
+		covered = hi;
+	}
+	/* past the last FDE: no CFI (merged into a NONE row already there) */
+	struct bt_unw_row none = { 0 };
+	return push_row(b, covered, &none);
+}
+
+/* The section to read: .eh_frame, else .debug_frame (decompressed when it is). */
+static int open_cfi(struct build *b)
+{
+	size_t shstrndx;
+	if (elf_kind(b->elf) != ELF_K_ELF || elf_getshdrstrndx(b->elf, &shstrndx) != 0)
+		return -ENOEXEC;
+	Elf_Scn *eh = NULL, *dbg = NULL;
+	for (Elf_Scn *s = NULL; (s = elf_nextscn(b->elf, s));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(s, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(b->elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".eh_frame") && sh.sh_size)
+			eh = s;
+		else if (!strcmp(name, ".debug_frame") && sh.sh_size)
+			dbg = s;
+	}
+	Elf_Scn *s = eh ? eh : dbg;
+	if (!s)
+		return -ENODATA;
+	GElf_Shdr sh;
+	if (!gelf_getshdr(s, &sh))
+		return -ENOEXEC;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(s, 0, 0) < 0)
+		return -ENOEXEC;
+	b->eh = s == eh;
+	b->sec_addr = sh.sh_addr;
+	b->data = elf_getdata(s, NULL);
+	if (!b->data || !b->data->d_buf)
+		return -ENOEXEC;
+	if (b->eh) {
+		b->cfi = dwarf_getcfi_elf(b->elf);
+		b->cfi_from_elf = b->cfi != NULL;
+	} else {
+		b->dw = dwarf_begin_elf(b->elf, DWARF_C_READ, NULL);
+		b->cfi = b->dw ? dwarf_getcfi(b->dw) : NULL;
+	}
+	return b->cfi ? 0 : -ENOEXEC;
+}
+
+static int compile_elf(Elf *elf, struct bt_ehtable *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct build b = { .elf = elf };
+	int err = open_cfi(&b);
+	if (!err)
+		err = compile_all(&b);
+	if (!err && b.rows[b.n - 1].pc - b.rows[0].pc > UINT32_MAX)
+		err = -E2BIG;
+	if (!err && !(out->rows = malloc(b.n * sizeof(*out->rows))))
+		err = -ENOMEM;
+	if (!err) {
+		out->base = b.rows[0].pc;
+		for (size_t i = 0; i < b.n; i++) {
+			out->rows[i] = b.rows[i].r;
+			out->rows[i].pc = (uint32_t)(b.rows[i].pc - out->base);
+		}
+		out->n = b.n;
+		out->fdes = b.nfdes;
+		out->bad = b.bad;
+		out->debug_frame = !b.eh;
+	}
+	if (b.cfi_from_elf)
+		dwarf_cfi_end(b.cfi);
+	if (b.dw)
+		dwarf_end(b.dw);
+	free(b.rows);
+	free(b.cies);
+	free(b.fdes);
+	return err;
+}
+
+int bt_ehtable_compile(int fd, struct bt_ehtable *out)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	int err = compile_elf(elf, out);
+	elf_end(elf);
+	return err;
+}
+
+int bt_ehtable_compile_mem(const void *buf, size_t len, struct bt_ehtable *out)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	Elf *elf = elf_memory((char *)buf, len);
+	if (!elf)
+		return -ENOEXEC;
+	int err = compile_elf(elf, out);
+	elf_end(elf);
+	return err;
+}
+
+void bt_ehtable_free(struct bt_ehtable *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct bt_unw_row *bt_ehtable_lookup(const struct bt_ehtable *t, uint64_t vaddr)
+{
+	if (!t->n || vaddr < t->base || vaddr - t->base > UINT32_MAX)
+		return NULL;
+	uint32_t x = (uint32_t)(vaddr - t->base);
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->rows[mid].pc <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
+
+size_t bt_ehtable_bytes(const struct bt_ehtable *t)
+{
+	return t ? t->n * sizeof(*t->rows) : 0;
+}
