@@ -68,6 +68,26 @@ static void record__demo_workload__stacks_match_perf(void **state)
 	assert_true(count_lines(TMP "/bt.folded", "main;do_work;count_primes;is_prime", NULL) > 0);
 }
 
+/* The demo as `make demo` profiles it (its default call graph, by pid, kernel frames too): no frame
+ * of its flame graph is unnamed, none is [unknown] or [FILE+0xOFFSET]. Three sessions, each from
+ * the start of a new process, where frames of files whose build-ids are still to come are. */
+static void record__demo_as_make_demo__every_frame_named(void **state)
+{
+	bt_test_require_priv();
+	char out[4096];
+	for (int i = 0; i < 3; i++) {
+		pid_t w = bt_test_spawn("exec build/demo-workload 8");
+		int rc = bt_test_run(out, sizeof(out), "./buildtrace -p %d -d 2 -o " TMP "/demo.folded 2>&1", (int)w);
+		stop(w);
+		print_message("%s", out);
+		assert_int_equal(rc, 0);
+		assert_true(count_lines(TMP "/demo.folded", "main;do_work", NULL) > 0);
+		bt_test_run(out, sizeof(out), "grep -E '\\[unknown\\]|\\+0x' " TMP "/demo.folded; true");
+		if (out[0])
+			fail_msg("unnamed frames in the demo's profile:\n%s", out);
+	}
+}
+
 /* One session over the spinner: the samples it got and the CPU seconds the spinner used. */
 static void count_once(double *got, double *cpu)
 {
@@ -250,6 +270,7 @@ int main(void)
 		cmocka_unit_test(record__unwritable_output__error_and_no_file),
 		cmocka_unit_test(record__output_to_fifo__written_in_place),
 		cmocka_unit_test(record__demo_workload__stacks_match_perf),
+		cmocka_unit_test(record__demo_as_make_demo__every_frame_named),
 		cmocka_unit_test(record__sample_count__matches_frequency_and_cpu_time),
 		cmocka_unit_test(record__library_replaced_before_attach__each_process_its_version),
 		cmocka_unit_test(record__library_replaced_during_session__each_process_its_version),
