@@ -36,6 +36,9 @@ struct cand {
 	uint8_t suffix;         /* 1: a PLT entry, named name@plt */
 	bool label;             /* STT_NOTYPE in code: hand-written assembly's entry points */
 	uint32_t fulllen;       /* the name's length with its version (name@@VER), which namelen leaves out */
+	const char *ver;        /* the symbol's version (GLIBC_2.14), verlen bytes; NULL: none */
+	uint32_t verlen;
+	bool ver_default;       /* name@@VER, not hidden: the version a link binds to today */
 	uint64_t order;         /* place in the file: .symtab first, then .dynsym, then the PLT */
 };
 
@@ -157,6 +160,56 @@ struct symfile {
 	size_t nsecs;
 };
 
+/* The version definitions of a dynamic symbol table: the name of each version index (vd_ndx), and
+ * the table's versym entries, for dynsym_version. Absent sections leave both empty. */
+struct dynvers {
+	Elf_Data *versym;
+	const char *names[256];   /* by version index; libraries define a few dozen */
+};
+
+static void dynvers_load(Elf *elf, size_t dynsym_ndx, struct dynvers *v)
+{
+	memset(v, 0, sizeof(*v));
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_GNU_versym && sh.sh_link == dynsym_ndx) {
+			v->versym = elf_getdata(scn, NULL);
+		} else if (sh.sh_type == SHT_GNU_verdef) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			size_t off = 0;
+			for (size_t k = 0; d && k < sh.sh_info && k < 1024; k++) {
+				GElf_Verdef vd;
+				GElf_Verdaux va;
+				if (!gelf_getverdef(d, (int)off, &vd))
+					break;
+				const char *nm;
+				if (vd.vd_ndx < 256 && !(vd.vd_flags & VER_FLG_BASE) &&
+				    gelf_getverdaux(d, (int)(off + vd.vd_aux), &va) &&
+				    (nm = elf_strptr(elf, sh.sh_link, va.vda_name)) != NULL)
+					v->names[vd.vd_ndx] = nm;
+				if (!vd.vd_next)
+					break;
+				off += vd.vd_next;
+			}
+		}
+	}
+}
+
+/* The version a dynamic symbol is defined with, or NULL; *dflt: it is the default one (not
+ * hidden: readelf's name@@VER). */
+static const char *dynsym_version(const struct dynvers *v, size_t i, bool *dflt)
+{
+	GElf_Versym vs;
+	if (!v->versym || !gelf_getversym(v->versym, (int)i, &vs))
+		return NULL;
+	*dflt = !(vs & 0x8000);
+	unsigned ndx = vs & 0x7fff;
+	return ndx > 1 && ndx < 256 ? v->names[ndx] : NULL;
+}
+
 /* Adds the function symbols of one symbol table section, and the untyped labels placed in code
  * (as perf, addr2line and eu-addr2line name them: ld.so's _start is one). Malformed tables are
  * skipped rather than failing the whole file: the other table may still be good. */
@@ -178,6 +231,10 @@ static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh,
 	Elf_Data *xd = NULL;
 	bool xd_looked = false;
 	const char *strs = sd->d_buf;
+	struct dynvers vers;
+	bool dyn = sh->sh_type == SHT_DYNSYM;
+	if (dyn)
+		dynvers_load(elf, elf_ndxscn(scn), &vers);
 	/* Entry 0 is the reserved null symbol; libelf indexes in int. */
 	for (size_t i = 1; i < nsyms && i <= INT_MAX; i++) {
 		GElf_Sym s;
@@ -212,8 +269,21 @@ static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh,
 		 * annotation (.annobin_*) labels. */
 		if (label && (!in_sec || !f->secs[shndx].code || name[0] == '$' || name[0] == '.'))
 			continue;
-		/* a version (name@@VER, name@VER in .symtab) is not part of the name */
+		/* a version (name@@VER, name@VER in .symtab) is not part of the name, but kept beside it;
+		 * a dynamic symbol's is in .gnu.version */
 		const char *at = memchr(name + 1, '@', (size_t)(nul - name) - 1);
+		const char *ver = NULL;
+		size_t verlen = 0;
+		bool ver_default = false;
+		if (at) {
+			ver_default = at[1] == '@';
+			ver = ver_default ? at + 2 : at + 1;
+			verlen = (size_t)(nul - ver);
+		} else if (dyn && (ver = dynsym_version(&vers, i, &ver_default)) != NULL) {
+			verlen = strnlen(ver, 256);
+		}
+		if (!verlen || verlen >= 256)
+			ver = NULL, verlen = 0;
 		struct cand k = {
 			.addr = addr,
 			.size = label ? 0 : s.st_size,
@@ -223,6 +293,9 @@ static int add_table(const struct symfile *f, Elf_Scn *scn, const GElf_Shdr *sh,
 			.bind = bind_of(GELF_ST_BIND(s.st_info)),
 			.label = label,
 			.fulllen = (uint32_t)(nul - name),
+			.ver = ver,
+			.verlen = (uint32_t)verlen,
+			.ver_default = ver_default,
 			.order = (sh->sh_type == SHT_DYNSYM ? (uint64_t)1 << 32 : 0) | i,
 		};
 		int err = cands_push(c, &k);
@@ -249,18 +322,40 @@ static void drop_inner_labels(struct cands *c)
 	c->n = w;
 }
 
+/* Where the version of the group c->v[i..j) (one address, the preferred alias first) comes from:
+ * of the entries with the chosen name (in either table: .symtab's getpid has none, .dynsym's
+ * GLIBC_2.2.5), the default version (name@@VER) before an older one kept for old binaries
+ * (pthread_attr_getstacksize@GLIBC_2.2.5 beside @@GLIBC_2.34); none for a PLT entry. NULL: none. */
+static const struct cand *group_version(const struct cands *c, size_t i, size_t j)
+{
+	const struct cand *first = &c->v[i], *best = NULL;
+	if (first->suffix)
+		return NULL;
+	for (size_t m = i; m < j; m++) {
+		const struct cand *x = &c->v[m];
+		if (!x->ver || x->namelen != first->namelen || memcmp(x->name, first->name, first->namelen))
+			continue;
+		if (!best || (x->ver_default && !best->ver_default))
+			best = x;
+	}
+	return best;
+}
+
 /* Collapses each address to its preferred alias, copies the names into one arena, and computes
  * every symbol's extent. c is sorted. */
 static int build(struct bt_symtab *st, const struct cands *c)
 {
 	size_t n = 0, bytes = 0;
-	for (size_t i = 0; i < c->n; i++) {
-		if (i && c->v[i].addr == c->v[i - 1].addr)
-			continue;
+	for (size_t i = 0, j; i < c->n; i = j) {
+		for (j = i + 1; j < c->n && c->v[j].addr == c->v[i].addr; j++)
+			;
 		n++;
-		if (bytes > SIZE_MAX - c->v[i].namelen - sizeof(PLT_SUFFIX))
+		const struct cand *v = group_version(c, i, j);
+		size_t vl = v ? v->verlen : 0;
+		if (bytes > SIZE_MAX - c->v[i].namelen - sizeof(PLT_SUFFIX) - vl - 1)
 			return -ENOMEM;
-		bytes += c->v[i].namelen + 1 + (c->v[i].suffix ? sizeof(PLT_SUFFIX) - 1 : 0);
+		/* the name, then its version (an empty string when none) */
+		bytes += c->v[i].namelen + 1 + (c->v[i].suffix ? sizeof(PLT_SUFFIX) - 1 : 0) + vl + 1;
 	}
 	if (n >= NO_COVER)
 		return -E2BIG;
@@ -296,6 +391,12 @@ static int build(struct bt_symtab *st, const struct cands *c)
 		st->syms[k] = (struct bt_sym){ .addr = first->addr, .size = size, .name = w };
 		sec_end[k] = send;
 		w += len + 1;
+		const struct cand *v = group_version(c, i, j);
+		size_t vl = v ? v->verlen : 0;
+		if (vl)
+			memcpy(w, v->ver, vl);
+		w[vl] = '\0';
+		w += vl + 1;
 		i = j;
 	}
 	st->n = n;
@@ -524,4 +625,12 @@ size_t bt_symtab_bytes(const struct bt_symtab *st)
 		return 0;
 	return sizeof(*st) + st->n * (sizeof(*st->syms) + sizeof(*st->end) + sizeof(*st->cover)) +
 	       st->arena_bytes;
+}
+
+const char *bt_symtab_version(const struct bt_symtab *st, const struct bt_sym *sym)
+{
+	if (!st || !sym || st->n == 0 || sym < st->syms || sym >= st->syms + st->n)
+		return NULL;
+	const char *v = sym->name + strlen(sym->name) + 1;
+	return *v ? v : NULL;
 }

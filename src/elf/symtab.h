@@ -40,6 +40,11 @@ size_t bt_symtab_bytes(const struct bt_symtab *st);
 const struct bt_sym *bt_symtab_at(const struct bt_symtab *st, size_t i);
 const struct bt_elf_layout *bt_symtab_layout(const struct bt_symtab *st);
 
+/* The version sym is defined with (GLIBC_2.14: from name@@VER in .symtab, or .gnu.version for a
+ * dynamic symbol; that of the same name in the other table when the chosen alias has none), or
+ * NULL when it has none. sym must come from st. */
+const char *bt_symtab_version(const struct bt_symtab *st, const struct bt_sym *sym);
+
 /* The symbol containing vaddr, and vaddr's offset into it; NULL when none does (before the first
  * symbol, past a sized symbol's end, or past a zero-size symbol's section). */
 const struct bt_sym *bt_symtab_lookup(const struct bt_symtab *st, uint64_t vaddr, uint64_t *off);

@@ -100,6 +100,21 @@ static void put_python_frame(FILE *out, const struct bt_session *s, const struct
 		pp ? pp->pid : 0, c ? (unsigned long long)c->addr : 0ULL, (long long)l->addr);
 }
 
+/* A frame of a file: its name, file, build-id, offset and the symbol's version. */
+static void put_user_frame(FILE *out, const struct bt_session *s, const struct bt_loc *l, const char *name)
+{
+	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
+	const struct bt_file *f = l->file_id < s->dsos.nfiles ? &s->dsos.files[l->file_id] : NULL;
+	const struct bt_dso *d = f && f->dso_id < s->dsos.ndsos ? &s->dsos.dsos[f->dso_id] : NULL;
+	put_str(out, name);
+	fputs(", \"kind\": \"user\", \"file\": ", out);
+	put_str(out, f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL);
+	fputs(", \"build_id\": ", out);
+	put_str(out, d && d->build_id.len ? bt_buildid_hex(&d->build_id, hex, sizeof(hex)) : NULL);
+	fprintf(out, ", \"offset\": \"0x%llx\", \"symbol_version\": ", (unsigned long long)l->addr);
+	put_str(out, bt_session_symbol_version(s, l));
+}
+
 int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts *o, FILE *out)
 {
 	const struct bt_profile *p = &s->prof;
@@ -123,17 +138,9 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 			name = "[unknown]";
 		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
 		switch (l->kind) {
-		case BT_LOC_USER: {
-			const struct bt_file *f = l->file_id < s->dsos.nfiles ? &s->dsos.files[l->file_id] : NULL;
-			const struct bt_dso *d = f && f->dso_id < s->dsos.ndsos ? &s->dsos.dsos[f->dso_id] : NULL;
-			put_str(out, name);
-			fputs(", \"kind\": \"user\", \"file\": ", out);
-			put_str(out, f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL);
-			fputs(", \"build_id\": ", out);
-			put_str(out, d && d->build_id.len ? bt_buildid_hex(&d->build_id, hex, sizeof(hex)) : NULL);
-			fprintf(out, ", \"offset\": \"0x%llx\"", (unsigned long long)l->addr);
+		case BT_LOC_USER:
+			put_user_frame(out, s, l, name);
 			break;
-		}
 		case BT_LOC_KERNEL: {
 			/* a module's frame: the module as perf names it, and its own build-id */
 			const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;

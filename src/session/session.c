@@ -829,3 +829,24 @@ size_t bt_session_build_ids(const struct bt_session *s)
 		n += s->dsos.dsos[i].build_id.len > 0;
 	return n;
 }
+
+const char *bt_session_symbol_version(const struct bt_session *s, const struct bt_loc *l)
+{
+	if (!s || !l || l->kind != BT_LOC_USER || l->unresolved)
+		return NULL;
+	const struct bt_file *f = l->file_id < s->dsos.nfiles ? &s->dsos.files[l->file_id] : NULL;
+	if (!f || f->dso_id >= s->dsos.ndsos)
+		return NULL;
+	const struct bt_dso *d = &s->dsos.dsos[f->dso_id];
+	if (d->sym_state != BT_SYMS_LOADED || !d->symtab)
+		return NULL;
+	uint64_t off;
+	/* found as resolve() finds it, a return address at its call */
+	const struct bt_sym *sym = bt_symtab_lookup_offset(d->symtab, l->addr - l->is_caller, &off);
+	if (!sym && l->is_caller) {
+		sym = bt_symtab_lookup_offset(d->symtab, l->addr, &off);
+		if (sym && off)
+			sym = NULL;
+	}
+	return sym ? bt_symtab_version(d->symtab, sym) : NULL;
+}

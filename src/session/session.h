@@ -124,6 +124,10 @@ int bt_session_reload_kallsyms(struct bt_session *s);
  * is pending) and marks the frames of those build-ids for naming again. Returns how many arrived. */
 int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
 
+/* The version of the symbol naming user location l (GLIBC_2.14; see bt_symtab_version), or NULL:
+ * none, not a named user frame, or its symbol table is not loaded now. */
+const char *bt_session_symbol_version(const struct bt_session *s, const struct bt_loc *l);
+
 /* Names every frame that has no final name yet. */
 int bt_session_resolve(struct bt_session *s);
 /* Gives every user location not asked before its source lines from the DWARF of its build-id

@@ -74,6 +74,10 @@ def main():
         if doc["source"] == "session":
             if kind == "user" and "offset" not in fr:
                 fail(w + ": a user frame needs its offset")
+            if kind == "user" and doc["source"] == "session":
+                v = need(fr, "symbol_version", (str, type(None)), w)
+                if v is not None and ("@" in v or not v):
+                    fail(w + ": a bad symbol_version")
             if kind != "user" and "address" not in fr:
                 fail(w + ": needs its address")
             need(fr, "return_address", (bool,), w)

@@ -120,6 +120,16 @@ static void outputs__one_session__build_ids_are_those_of_the_files(void **state)
 		    "tr '\\n' ' '");
 	assert_non_null(strstr(out, "main "));
 	assert_non_null(strstr(out, "do_work "));
+	/* the version of libc's __libc_start_main beside its name, the default one readelf prints */
+	char want[128];
+	assert_int_equal(bt_test_run(want, sizeof(want), "f=$(awk -F'\t' '$3 == \"__libc_start_main\" { print $4; exit }' "
+				     T "/frames.tsv); readelf -W --dyn-syms \"$f\" | sed -n 's/.* __libc_start_main@@//p' | "
+				     "head -n1 | tr -d '\n'"), 0);
+	assert_true(want[0] != '\0');
+	assert_int_equal(bt_test_run(out, sizeof(out), PY " -c 'import json, sys; d = json.load(open(sys.argv[1])); "
+				     "print(\" \".join(sorted({f[\"symbol_version\"] or \"-\" for f in d[\"frames\"] "
+				     "if f[\"name\"] == \"__libc_start_main\"})), end=\"\")' " T "/all.json"), 0);
+	assert_string_equal(out, want);
 	/* kernel frames carry the running kernel's build-id, as perf reads it */
 	char kbid[128];
 	if (bt_test_run(kbid, sizeof(kbid), "perf buildid-list -k 2>/dev/null | tr -d '\\n'") == 0 && kbid[0]) {

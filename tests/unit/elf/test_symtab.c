@@ -602,15 +602,17 @@ static void symtab__before_first_symbol__null(void **state)
 	assert_null(bt_symtab_lookup(c->st, UINT64_MAX, &off));
 }
 
-/* All names live in one block: their extent is exactly the sum of their sizes. */
+/* All names live in one block, each followed by its version (empty when none): their extent is
+ * exactly the sum of their sizes. */
 static void symtab__names__stored_in_one_arena(void **state)
 {
 	struct fx_case *c = *state;
 	const char *lo = NULL, *hi = NULL;
 	size_t total = 0;
 	for (size_t i = 0; i < bt_symtab_count(c->st); i++) {
-		const char *n = bt_symtab_at(c->st, i)->name;
-		size_t l = strlen(n) + 1;
+		const struct bt_sym *sym = bt_symtab_at(c->st, i);
+		const char *n = sym->name, *v = bt_symtab_version(c->st, sym);
+		size_t l = strlen(n) + 1 + (v ? strlen(v) : 0) + 1;
 		total += l;
 		if (!lo || n < lo)
 			lo = n;
@@ -1177,6 +1179,58 @@ static void symtab__not_elf_or_bad_args__errors(void **state)
 /* A file another process truncates in place after buildtrace opened it: reading the symbols then
  * must fail with an error, not kill the process with SIGBUS (as reading a mapping past the new end
  * of the file would). Run in a child so that a SIGBUS shows as a failure, not a crashed binary. */
+/* Versions are kept beside the names: for every function of libc's dynamic symbol table whose name
+ * is the one kept at its address, the default version readelf prints (name@@VER) is the table's
+ * (older ones, name@VER at the same address, are not); and no name carries an @. */
+static void symtab__versions__kept_beside_names_as_readelf_prints_them(void **state)
+{
+	char libc[512];
+	bt_test_run(libc, sizeof(libc), "awk '$6 ~ /\\/libc\\.so/ {print $6; exit}' /proc/%d/maps", (int)getpid());
+	libc[strcspn(libc, "\n")] = '\0';
+	struct bt_elf *e = NULL;
+	assert_int_equal(bt_elf_open_path(libc, &e), 0);
+	struct bt_symtab *st = NULL;
+	assert_int_equal(bt_symtab_load(e, &st), 0);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "readelf -W --dyn-syms %s | awk '$4 == \"FUNC\" && $7 != \"UND\" && $8 ~ /@@/ "
+		 "{ print $2, $8 }'", libc);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	char line[1024];
+	size_t checked = 0, wrong = 0;
+	while (fgets(line, sizeof(line), p)) {
+		char name[512];
+		unsigned long long addr;
+		if (sscanf(line, "%llx %511s", &addr, name) != 2)
+			continue;
+		char *at = strstr(name, "@@");
+		const char *ver = at + 2;
+		*at = '\0';
+		uint64_t off;
+		const struct bt_sym *sym = bt_symtab_lookup(st, addr, &off);
+		if (!sym || off || strcmp(sym->name, name))
+			continue;  /* another alias names this address */
+		const char *got = bt_symtab_version(st, sym);
+		checked++;
+		if (!got || strcmp(got, ver)) {
+			if (wrong++ < 5)
+				print_message("%s: readelf %s, table %s\n", name, ver, got ? got : "(none)");
+		}
+	}
+	pclose(p);
+	/* the only @ in a name is a PLT entry's FUNC@plt */
+	for (size_t i = 0; i < bt_symtab_count(st); i++) {
+		const char *n = bt_symtab_at(st, i)->name, *at = strchr(n, '@');
+		if (at && strcmp(at, "@plt"))
+			fail_msg("a version in the name %s", n);
+	}
+	bt_symtab_free(st);
+	bt_elf_close(e);
+	print_message("%zu versions compared\n", checked);
+	assert_true(checked > 500);
+	assert_int_equal(wrong, 0);
+}
+
 static void symtab__file_truncated_after_open__error_not_sigbus(void **state)
 {
 	char tmp[] = "/tmp/bt-trunc-XXXXXX";
@@ -1217,6 +1271,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(symtab__file_truncated_after_open__error_not_sigbus),
+		cmocka_unit_test(symtab__versions__kept_beside_names_as_readelf_prints_them),
 		cmocka_unit_test(symtab__fixtures__agree_with_nm),
 		cmocka_unit_test(symtab__system_libraries__agree_with_nm),
 		cmocka_unit_test_setup_teardown(symtab__sized_symbol__no_symbol_past_its_end, fx_setup, fx_teardown),
