@@ -159,7 +159,7 @@ static void python__chain_in_two_files__named_in_place(void **state)
 	bt_test_require_priv();
 	need_python();
 	char opts[PATH_MAX + 128], chain[1024], f[4][256];
-	snprintf(opts, sizeof(opts), "-- " PY " %s/pyhot_main.py chain 3", src);
+	snprintf(opts, sizeof(opts), "-- " PY " %s/pyhot_main.py chain 5", src);
 	record("chain", opts);
 	pyframe(f[0], sizeof(f[0]), "<module>", "pyhot_main.py", "module");
 	pyframe(f[1], sizeof(f[1]), "outer", "pyhot_main.py", "outer");
@@ -264,10 +264,12 @@ static void python__own_mount_and_pid_namespace__named(void **state)
 	need_python();
 	char opts[6 * PATH_MAX], chain[1024], f1[256], f2[256];
 	/* the scripts exist only in the namespace's own tmpfs; in a pid namespace of its own, python
-	 * knows its thread by another id than the host does */
+	 * knows its thread by another id than the host does. Six seconds: a process's first tenth of
+	 * a second after its exec (unshare, sh, then python) is walked before its new mappings are
+	 * known, a few percent of a short run on a loaded machine (6.7% of two seconds was seen) */
 	bt_test_run(NULL, 0, "mkdir -p %s/ns", dir);
 	snprintf(opts, sizeof(opts), "-- unshare -m -p -f --propagation private sh -c 'mount -t tmpfs none %s/ns && "
-		 "cp %s/pyhot_main.py %s/pyhot_lib.py %s/ns/ && exec " PY " %s/ns/pyhot_main.py chain 2'",
+		 "cp %s/pyhot_main.py %s/pyhot_lib.py %s/ns/ && exec " PY " %s/ns/pyhot_main.py chain 6'",
 		 dir, src, src, dir, dir);
 	record("ns", opts);
 	pyframe(f1, sizeof(f1), "Worker.step", "pyhot_lib.py", "step");
@@ -290,7 +292,7 @@ static void python__forked_child__named_too(void **state)
 	bt_test_require_priv();
 	need_python();
 	char opts[PATH_MAX + 128], chain[1024], f[4][256];
-	snprintf(opts, sizeof(opts), "-- " PY " %s/pyhot_main.py fork 2", src);
+	snprintf(opts, sizeof(opts), "-- " PY " %s/pyhot_main.py fork 5", src);
 	record("fork", opts);
 	pyframe(f[0], sizeof(f[0]), "<module>", "pyhot_main.py", "fork");
 	pyframe(f[1], sizeof(f[1]), "outer", "pyhot_main.py", "outer");
