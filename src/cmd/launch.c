@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int parse_id(const char *s, unsigned *out)
@@ -157,10 +159,22 @@ int bt_launch_release(struct bt_launch *l)
 		return -EINVAL;
 	char go = 1;
 	ssize_t n;
+	/* A command killed while held (the terminal's Ctrl-C reaches it too) has closed its end:
+	 * the write fails with EPIPE, and the SIGPIPE it raises is taken here, not by buildtrace. */
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 	do
 		n = write(l->go_fd, &go, 1);
 	while (n < 0 && errno == EINTR);
 	int werr = n == 1 ? 0 : -errno;
+	if (werr == -EPIPE) {
+		struct timespec now = { 0, 0 };
+		while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(l->go_fd);
 	l->go_fd = -1;
 	if (werr)

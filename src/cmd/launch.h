@@ -38,7 +38,8 @@ int bt_launch_find(const char *cmd, const char *path);
 int bt_launch_start(struct bt_launch *l, char *const *argv, const struct bt_launch_user *u);
 
 /* Lets the child exec its command and waits until it has: 0, or the child's -errno when exec (or
- * becoming the user) failed, after which the child exits 127 (-ENOENT) or 126. */
+ * becoming the user) failed, after which the child exits 127 (-ENOENT) or 126; -EPIPE when the
+ * child was killed while it waited (bt_launch_reap has its status). */
 int bt_launch_release(struct bt_launch *l);
 
 /* Sends sig to the child while it has not been reaped. 0 or -errno. */

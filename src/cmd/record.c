@@ -293,7 +293,9 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 		warn_kernel_symbols(&l->session);
 	if ((err = drop_privileges(rc)) && a->verbose)
 		fprintf(stderr, "buildtrace: could not drop capabilities: %s\n", strerror(-err));
-	if (rc->launch && (err = bt_launch_release(rc->launch)))
+	/* -EPIPE: a signal to the terminal's foreground group killed the command while it was held;
+	 * the loop, already told to stop, ends with its status */
+	if (rc->launch && (err = bt_launch_release(rc->launch)) && err != -EPIPE)
 		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
 	/* The command owns the keyboard when there is one. */
 	if (rc->view_on)

@@ -151,7 +151,8 @@ static int start_and_loop(struct trace_ctx *t)
 	bt_live_catch_stop(on_signal);
 	fprintf(stderr, "buildtrace: tracing %zu probe%s in %zu place%s%s\n", a->nspecs, a->nspecs == 1 ? "" : "s",
 		t->places.n, t->places.n == 1 ? "" : "s", a->cmd ? "" : "; Ctrl-C to end");
-	if (t->launched && (err = bt_launch_release(&t->launch)))
+	/* -EPIPE: the command was killed while held (a Ctrl-C to its terminal): the loop ends with it */
+	if (t->launched && (err = bt_launch_release(&t->launch)) && err != -EPIPE)
 		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
 	if (t->view_on)
 		bt_liveview_start(&t->view, STDERR_FILENO, t->launched ? -1 : STDIN_FILENO);

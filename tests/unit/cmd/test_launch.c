@@ -90,6 +90,25 @@ static void launch__killed__128_plus_signal(void **state)
 	bt_launch_close(&l);
 }
 
+/* Killed while held (a Ctrl-C to the terminal reaches the held command too): releasing it says
+ * -EPIPE instead of this process dying of SIGPIPE, and its status is the signal's. */
+static void launch__killed_while_held__epipe_not_sigpipe(void **state)
+{
+	char *const argv[] = { "sleep", "60", NULL };
+	struct bt_launch l;
+	assert_int_equal(bt_launch_start(&l, argv, NULL), 0);
+	assert_int_equal(bt_launch_signal(&l, SIGINT), 0);
+	/* gone before the release: its end of the pipe is closed */
+	while (bt_launch_reap(&l, false) == 0)
+		usleep(10000);
+	assert_int_equal(bt_launch_release(&l), -EPIPE);
+	sigset_t pending;
+	sigpending(&pending);
+	assert_false(sigismember(&pending, SIGPIPE));
+	assert_int_equal(bt_launch_exit_code(l.status), 128 + SIGINT);
+	bt_launch_close(&l);
+}
+
 static void launch__missing_command__enoent_and_127(void **state)
 {
 	char *const argv[] = { "no-such-command-here", NULL };
@@ -127,6 +146,7 @@ int main(void)
 		cmocka_unit_test(launch__find__as_execvp),
 		cmocka_unit_test(launch__released__runs_and_gives_its_status),
 		cmocka_unit_test(launch__killed__128_plus_signal),
+		cmocka_unit_test(launch__killed_while_held__epipe_not_sigpipe),
 		cmocka_unit_test(launch__missing_command__enoent_and_127),
 		cmocka_unit_test(launch__never_released__command_does_not_run),
 	};
