@@ -219,16 +219,25 @@ AGREE_FIELDS = ['lib', 'n', 'tool', 'named', 'exact_llvm', 'same_llvm', 'same_bu
                 'line_llvm', 'chain_llvm', 'frames_per_addr']
 
 
+def part_ctx(root, work, work_bin=None, rounds=0):
+    """The context every part measures in: the tools' environment without debuginfod (no network
+    here: the tools would wait on it) and with its own HOME (their build-id caches stay out of the
+    user's ~/.debug), and the profilers' working directory."""
+    env = dict(os.environ)
+    env.pop('DEBUGINFOD_URLS', None)
+    env['HOME'] = os.path.join(work, 'home')
+    os.makedirs(env['HOME'], exist_ok=True)
+    ctx = prof.Ctx(os.path.join(work, 'prof'), work_bin, rounds, os.cpu_count(), os.path.join(root, 'buildtrace'),
+                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
+    os.makedirs(ctx.root, exist_ok=True)
+    return ctx
+
+
 def profile_part(root, work, s, info):
     work_bin = os.path.join(work, 'bench-work')
     rounds = prof.calibrate(work_bin, s['work_seconds'], log)
     info['workload'] = {'rounds': rounds, 'threads': os.cpu_count(),
                         'per_thread': '1 MiB buffer compressed, expanded and checked per round'}
-    home = os.path.join(work, 'home')
-    os.makedirs(home, exist_ok=True)
-    env = dict(os.environ)
-    env.pop('DEBUGINFOD_URLS', None)  # no network here: both tools would wait on it
-    env['HOME'] = home                 # their build-id caches stay out of the user's ~/.debug
     tools = ['buildtrace', 'buildtrace-fp', 'buildtrace-bpfwalk', 'buildtrace-copy', 'perf', 'perf-dwarf']
     ok, why = bcc_status()
     info['bcc'] = why
@@ -240,19 +249,12 @@ def profile_part(root, work, s, info):
         tools.remove('perf')
         tools.remove('perf-dwarf')
         info['notes'].append('perf is not installed (linux-perf): no perf columns')
-    ctx = prof.Ctx(os.path.join(work, 'prof'), work_bin, rounds, os.cpu_count(),
-                   os.path.join(root, 'buildtrace'), os.environ.get('BPFTOOL', 'bpftool'), env, log)
+    ctx = part_ctx(root, work, work_bin, rounds)
     return prof.run_all(ctx, tools, s['rates'], s['repeats'], s['settle_s'])
 
 
 def syscalls_part(root, work, s, info):
-    env = dict(os.environ)
-    env.pop('DEBUGINFOD_URLS', None)
-    env['HOME'] = os.path.join(work, 'home')
-    os.makedirs(env['HOME'], exist_ok=True)
-    ctx = prof.Ctx(os.path.join(work, 'prof'), None, 0, os.cpu_count(), os.path.join(root, 'buildtrace'),
-                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
-    os.makedirs(ctx.root, exist_ok=True)
+    ctx = part_ctx(root, work)
     rows, info['syscall_workloads'] = sysheavy.run_all(ctx, work, s['repeats'], s['work_seconds'],
                                                        s['settle_s'])
     return rows
@@ -261,34 +263,17 @@ def syscalls_part(root, work, s, info):
 def long_part(root, work, s, info):
     work_bin = os.path.join(work, 'bench-work')
     rounds = prof.calibrate(work_bin, s['long_seconds'], log)
-    env = dict(os.environ)
-    env.pop('DEBUGINFOD_URLS', None)
-    env['HOME'] = os.path.join(work, 'home')
-    os.makedirs(env['HOME'], exist_ok=True)
-    ctx = prof.Ctx(os.path.join(work, 'prof'), work_bin, rounds, os.cpu_count(), os.path.join(root, 'buildtrace'),
-                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
-    os.makedirs(ctx.root, exist_ok=True)
+    ctx = part_ctx(root, work, work_bin, rounds)
     return longrun.run_all(ctx, s['long_seconds'], s['settle_s'])
 
 
 def agent_part(root, work, s, info):
-    env = dict(os.environ)
-    env.pop('DEBUGINFOD_URLS', None)
-    env['HOME'] = os.path.join(work, 'home')
-    os.makedirs(env['HOME'], exist_ok=True)
-    ctx = prof.Ctx(os.path.join(work, 'prof'), None, 0, os.cpu_count(), os.path.join(root, 'buildtrace'),
-                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
-    os.makedirs(ctx.root, exist_ok=True)
+    ctx = part_ctx(root, work)
     return agentidle.run_all(ctx, s['agent_seconds'])
 
 
 def python_part(root, work, s):
-    env = dict(os.environ)
-    env.pop('DEBUGINFOD_URLS', None)
-    env['HOME'] = os.path.join(work, 'home')
-    os.makedirs(env['HOME'], exist_ok=True)
-    ctx = prof.Ctx(os.path.join(work, 'prof'), None, 0, os.cpu_count(), os.path.join(root, 'buildtrace'),
-                   os.environ.get('BPFTOOL', 'bpftool'), env, log)
+    ctx = part_ctx(root, work)
     return pybench.run_all(ctx, root, s['repeats'], s['work_seconds'], s['settle_s'], log)
 
 
