@@ -480,6 +480,31 @@ def limits_section(info, prof_rows):
     return '## Not measured here, and caveats\n\n' + '\n'.join('- ' + n for n in notes) + '\n'
 
 
+def syscalls_table(rows, key, cpu):
+    """One workload's runs alone and under each profiler: wall time, CPU time (when measured),
+    slowdown against the median alone, and the share of its samples in a syscall hook."""
+    wr = [r for r in rows if r.get('workload') == key and r.get('ok')]
+    alone = med([r for r in wr if r['tool'] == 'none'], 'work_wall')
+    body = []
+    for tool in ['none', 'buildtrace', 'buildtrace-fp', 'perf']:
+        tr = [r for r in wr if r['tool'] == tool]
+        if not tr:
+            continue
+        m = med(tr, 'work_wall')
+        work = sum(r.get('work_samples') or 0 for r in tr)
+        hooked = sum(r.get('hooked_samples') or 0 for r in tr)
+        body.append([tool if tool != 'none' else 'alone', spread([r['work_wall'] for r in tr], ' s')] +
+                    ([spread([r['work_cpu'] for r in tr], ' s')] if cpu else []) +
+                    ['—' if tool == 'none' or not alone else '%+.1f%%' % (100 * (m / alone - 1)),
+                     pct(hooked / work) if work else '—'])
+    return table(['run', 'wall'] + (['CPU'] if cpu else []) + ['slowdown', 'hooked'], body)
+
+
+def mapsrc_line(rows):
+    src = sorted({r.get('mapsrc') for r in rows if r.get('ok', True) and r.get('mapsrc')})
+    return ['buildtrace learnt of mappings through: %s.\n' % '; '.join(src)] if src else []
+
+
 def syscalls_section(info, rows):
     """The syscall-heavy workloads alone and under each profiler at 99 Hz, system-wide."""
     out = ['## Syscall-heavy workloads\n',
@@ -489,26 +514,9 @@ def syscalls_section(info, rows):
            'the workload\'s own samples (in buildtrace\'s profile) with one of buildtrace\'s '
            'programs of the system call path in the stack.\n']
     for key, w in sorted(info.get('syscall_workloads', {}).items()):
-        wr = [r for r in rows if r.get('workload') == key and r.get('ok')]
-        alone = med([r for r in wr if r['tool'] == 'none'], 'work_wall')
-        body = []
-        for tool in ['none', 'buildtrace', 'buildtrace-fp', 'perf']:
-            tr = [r for r in wr if r['tool'] == tool]
-            if not tr:
-                continue
-            m = med(tr, 'work_wall')
-            work = sum(r.get('work_samples') or 0 for r in tr)
-            hooked = sum(r.get('hooked_samples') or 0 for r in tr)
-            body.append([tool if tool != 'none' else 'alone',
-                         spread([r['work_wall'] for r in tr], ' s'),
-                         spread([r['work_cpu'] for r in tr], ' s'),
-                         '—' if tool == 'none' or not alone else '%+.1f%%' % (100 * (m / alone - 1)),
-                         pct(hooked / work) if work else '—'])
         out.append('%s (N = %s)\n' % (w['what'], w['size']))
-        out.append(table(['run', 'wall', 'CPU', 'slowdown', 'hooked'], body))
-    src = sorted({r.get('mapsrc') for r in rows if r.get('mapsrc')})
-    if src:
-        out.append('buildtrace learnt of mappings through: %s.\n' % '; '.join(src))
+        out.append(syscalls_table(rows, key, cpu=True))
+    out += mapsrc_line(rows)
     return '\n'.join(out)
 
 
@@ -581,24 +589,9 @@ def guest_section(rows):
         out.append('Not measured: %s\n' % (rows[0].get('error') if rows else 'no rows'))
         return '\n'.join(out)
     for key in sorted({r['workload'] for r in ok}):
-        wr = [r for r in ok if r['workload'] == key]
-        alone = med([r for r in wr if r['tool'] == 'none'], 'work_wall')
-        body = []
-        for tool in ['none', 'buildtrace', 'buildtrace-fp', 'perf']:
-            tr = [r for r in wr if r['tool'] == tool]
-            if not tr:
-                continue
-            m = med(tr, 'work_wall')
-            work = sum(r.get('work_samples') or 0 for r in tr)
-            hooked = sum(r.get('hooked_samples') or 0 for r in tr)
-            body.append([tool if tool != 'none' else 'alone', spread([r['work_wall'] for r in tr], ' s'),
-                         '—' if tool == 'none' or not alone else '%+.1f%%' % (100 * (m / alone - 1)),
-                         pct(hooked / work) if work else '—'])
         out.append('%s\n' % key)
-        out.append(table(['run', 'wall', 'slowdown', 'hooked'], body))
-    src = sorted({r.get('mapsrc') for r in ok if r.get('mapsrc')})
-    if src:
-        out.append('buildtrace learnt of mappings through: %s.\n' % '; '.join(src))
+        out.append(syscalls_table(ok, key, cpu=False))
+    out += mapsrc_line(ok)
     return '\n'.join(out)
 
 
