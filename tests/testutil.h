@@ -34,6 +34,9 @@ int bt_test_perf_fold(const char *data, const char *extra, const char *folded);
  * limit: a process that ends without writing it ends the wait): whether it came. */
 bool bt_test_wait_for_text(const char *path, const char *needle, pid_t pid);
 
+/* CPU seconds process pid has used (utime + stime of /proc/PID/stat), or -1 when it is gone. */
+double bt_test_proc_cpu(pid_t pid);
+
 /* True when CI=true is set in the environment. */
 int bt_test_in_ci(void);
 

@@ -84,8 +84,6 @@ static void need_node(void)
 	}
 }
 
-static double proc_cpu(pid_t pid);
-
 /* Whether the file at path holds needle: waited for as long as process pid lives, and, when
  * max_cpu > 0, has used less than max_cpu CPU seconds (a runtime that never writes it). */
 static bool wait_for(const char *path, const char *needle, pid_t pid, double max_cpu)
@@ -106,7 +104,7 @@ static bool wait_for(const char *path, const char *needle, pid_t pid, double max
 		}
 		if (len)
 			return true;
-		if (kill(pid, 0) != 0 || (max_cpu > 0 && proc_cpu(pid) > max_cpu))
+		if (kill(pid, 0) != 0 || (max_cpu > 0 && bt_test_proc_cpu(pid) > max_cpu))
 			return false;
 		usleep(50000);
 	}
@@ -120,32 +118,14 @@ static bool wait_for_text(const char *path, const char *needle, pid_t pid)
 /* node writes it within a few CPU seconds; a minute is a margin, not a measure */
 static bool wait_for_map(const char *path, const char *needle, pid_t node)
 {
-	return wait_for(path, needle, node, proc_cpu(node) + 60);
-}
-
-/* CPU seconds process pid has used (utime + stime of /proc/PID/stat). */
-static double proc_cpu(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return wait_for(path, needle, node, bt_test_proc_cpu(node) + 60);
 }
 
 /* Waits until process pid has used secs more CPU time, however long that takes. */
 static void wait_cpu(pid_t pid, double secs)
 {
-	double end = proc_cpu(pid) + secs;
-	while (kill(pid, 0) == 0 && proc_cpu(pid) < end)
+	double end = bt_test_proc_cpu(pid) + secs;
+	while (kill(pid, 0) == 0 && bt_test_proc_cpu(pid) < end)
 		usleep(50000);
 }
 
@@ -399,8 +379,8 @@ static void jit__node_perf_prof__named_from_its_jitdump(void **state)
 	char suffix[64], dump[PATH_MAX + 64];
 	snprintf(suffix, sizeof(suffix), "/jit-%d.dump", (int)node);
 	snprintf(dump, sizeof(dump), "%s%s", dir, suffix);
-	for (double end = proc_cpu(node) + 60; !maps_file(node, suffix);) {
-		assert_true(kill(node, 0) == 0 && proc_cpu(node) < end);
+	for (double end = bt_test_proc_cpu(node) + 60; !maps_file(node, suffix);) {
+		assert_true(kill(node, 0) == 0 && bt_test_proc_cpu(node) < end);
 		usleep(50000);
 	}
 	snprintf(err, sizeof(err), "%s/dump.err", dir);
@@ -476,11 +456,11 @@ static void jit__jvm_compiler_perfmap__hot_method_named_on_both_call_graphs(void
 	pid_t java = bt_test_spawn(cmd);
 	track(java);
 	/* compiled by C2 (tier 4), as jcmd lists it */
-	for (double end = proc_cpu(java) + 120;;) {
+	for (double end = bt_test_proc_cpu(java) + 120;;) {
 		if (bt_test_run(out, sizeof(out), JDK "/jcmd %d Compiler.codelist 2>/dev/null | "
 				"grep -q ' 4 0 BtWork.btHot'", (int)java) == 0)
 			break;
-		assert_true(kill(java, 0) == 0 && proc_cpu(java) < end);
+		assert_true(kill(java, 0) == 0 && bt_test_proc_cpu(java) < end);
 		usleep(100000);
 	}
 	assert_int_equal(bt_test_run(out, sizeof(out), JDK "/jcmd %d Compiler.perfmap", (int)java), 0);

@@ -192,24 +192,6 @@ static void python__chain_in_two_files__named_in_place(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'python: 1 interpreters' %s/chain.err", dir), 0);
 }
 
-/* CPU seconds process pid has used. */
-static double proc_cpu(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	unsigned long long ut = 0, st = 0;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static void python__two_threads__each_its_own_chain(void **state)
 {
 	bt_test_require_priv();
@@ -219,7 +201,7 @@ static void python__two_threads__each_its_own_chain(void **state)
 	snprintf(cmd, sizeof(cmd), "exec " PY " %s/pyhot_main.py threads 600", src);
 	pid_t py = bt_test_spawn(cmd);
 	started[0] = py;
-	while (proc_cpu(py) < 0.5 && kill(py, 0) == 0)
+	while (bt_test_proc_cpu(py) < 0.5 && kill(py, 0) == 0)
 		usleep(50000);
 	snprintf(err, sizeof(err), "%s/threads.err", dir);
 	unlink(err);
@@ -227,8 +209,8 @@ static void python__two_threads__each_its_own_chain(void **state)
 	pid_t bt = bt_test_spawn(cmd);
 	started[1] = bt;
 	assert_true(bt_test_wait_for_text(err, "sampling at", bt));
-	double end = proc_cpu(py) + 4.0;
-	while (proc_cpu(py) < end && kill(py, 0) == 0)
+	double end = bt_test_proc_cpu(py) + 4.0;
+	while (bt_test_proc_cpu(py) < end && kill(py, 0) == 0)
 		usleep(50000);
 	kill(bt, SIGINT);
 	int st = 0;
