@@ -6,6 +6,7 @@
  * offset from the CFA). Gaps between FDEs get a row of
  * BT_UNW_NONE, so the walker falls back to frame pointers there. */
 #include "elf/ehtable.h"
+#include "base/grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -62,21 +63,6 @@ struct build {
 	size_t n, cap;
 	size_t bad;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 256;
-	while (ncap < need)
-		ncap *= 2;
-	void *np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 /* The FDE address encoding of a CIE: the 'R' entry of its augmentation data ('z' strings only;
  * .debug_frame and augmentation-less CIEs use absolute 8-byte addresses). */
@@ -175,7 +161,7 @@ static int list_fdes(struct build *b)
 		if (r < 0)
 			return -ENOEXEC;
 		if (dwarf_cfi_cie_p(&e)) {
-			if (grow((void **)&b->cies, &b->capcies, b->ncies + 1, sizeof(*b->cies)))
+			if (bt_grow((void **)&b->cies, &b->capcies, b->ncies + 1, sizeof(*b->cies), 256))
 				return -ENOMEM;
 			b->cies[b->ncies++] = (struct cie_enc){ off, b->eh ? cie_encoding(&e.cie) : 0 };
 		} else {
@@ -192,7 +178,7 @@ static int list_fdes(struct build *b)
 			if (len) {
 				if (b->nfdes == MAX_FDES)
 					return -E2BIG;
-				if (grow((void **)&b->fdes, &b->capfdes, b->nfdes + 1, sizeof(*b->fdes)))
+				if (bt_grow((void **)&b->fdes, &b->capfdes, b->nfdes + 1, sizeof(*b->fdes), 256))
 					return -ENOMEM;
 				b->fdes[b->nfdes++] = (struct range){ lo, lo + len };
 			}
@@ -374,7 +360,7 @@ static int push_row(struct build *b, uint64_t pc, const struct bt_unw_row *row)
 		return 0;
 	if (b->n == BT_UNW_ROWS_MAX)
 		return -E2BIG;   /* more than the walker's array could ever hold */
-	if (grow((void **)&b->rows, &b->cap, b->n + 1, sizeof(*b->rows)))
+	if (bt_grow((void **)&b->rows, &b->cap, b->n + 1, sizeof(*b->rows), 256))
 		return -ENOMEM;
 	b->rows[b->n++] = (struct brow){ pc, *row };
 	return 0;

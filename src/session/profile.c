@@ -1,6 +1,7 @@
 /* profile.c - stacks are hashed as sequences of location ids; names are attached to locations only
  * when a view or an output needs them. */
 #include "session/profile.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,21 +27,6 @@ void bt_profile_free(struct bt_profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static bool loc_eq(void *ctx, uint64_t val, const void *key)
 {
 	const struct bt_profile *p = ctx;
@@ -60,7 +46,7 @@ int64_t bt_profile_loc(struct bt_profile *p, enum bt_loc_kind kind, uint32_t fil
 	uint64_t *v = bt_htab_find(&p->loc_index, h, loc_eq, p, &key);
 	if (v)
 		return (int64_t)*v;
-	if (grow((void **)&p->locs, &p->locs_cap, p->nlocs + 1, sizeof(*p->locs)))
+	if (bt_grow((void **)&p->locs, &p->locs_cap, p->nlocs + 1, sizeof(*p->locs), 256))
 		return -ENOMEM;
 	p->locs[p->nlocs] = key;
 	if (bt_htab_insert(&p->loc_index, h, p->nlocs))
@@ -111,8 +97,8 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 		p->stacks[*v].count += count;
 		return 0;
 	}
-	if (grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks)) ||
-	    grow((void **)&p->frames, &p->frames_cap, p->nframes + n, sizeof(*p->frames)))
+	if (bt_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks), 256) ||
+	    bt_grow((void **)&p->frames, &p->frames_cap, p->nframes + n, sizeof(*p->frames), 256))
 		return -ENOMEM;
 	if (n)  /* an empty stack may come with no arrays at all */
 		memcpy(&p->frames[p->nframes], loc_ids, n * sizeof(uint32_t));
@@ -164,7 +150,7 @@ int bt_profile_set_lines(struct bt_profile *p, uint32_t loc_id, const struct bt_
 	struct bt_loc *l = &p->locs[loc_id];
 	if (l->lines_tried)
 		return 0;
-	if (n && grow((void **)&p->srclines, &p->srclines_cap, p->nsrclines + n, sizeof(*p->srclines)))
+	if (n && bt_grow((void **)&p->srclines, &p->srclines_cap, p->nsrclines + n, sizeof(*p->srclines), 256))
 		return -ENOMEM;
 	int err = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -234,7 +220,7 @@ static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text
 		f->v[*v].count += count;
 		return 0;
 	}
-	if (grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+	if (bt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v), 256))
 		return -ENOMEM;
 	f->v[f->n].text = strdup(text);
 	f->v[f->n].count = count;
@@ -250,7 +236,7 @@ static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text
 static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
 {
 	size_t n = strlen(s);
-	if (grow((void **)buf, cap, *len + n + 2, 1))
+	if (bt_grow((void **)buf, cap, *len + n + 2, 1, 256))
 		return -ENOMEM;
 	if (sep)
 		(*buf)[(*len)++] = sep;

@@ -2,6 +2,7 @@
  * process_vm_readv (the frames name them by address; their names, file and line table are read
  * once). */
 #include "session/pyproc.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -41,21 +42,6 @@ void bt_pyprocs_free(struct bt_pyprocs *py)
 	memset(py, 0, sizeof(*py));
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static bool proc_eq(void *ctx, uint64_t val, const void *key)
 {
 	const struct bt_pyprocs *py = ctx;
@@ -70,7 +56,7 @@ int64_t bt_pyprocs_find(const struct bt_pyprocs *py, int pid)
 
 static int queue(struct bt_pyprocs *py, int pid, const struct bt_py_proc *bpf)
 {
-	if (grow((void **)&py->updates, &py->updates_cap, py->nupdates + 1, sizeof(*py->updates)))
+	if (bt_grow((void **)&py->updates, &py->updates_cap, py->nupdates + 1, sizeof(*py->updates), 16))
 		return -ENOMEM;
 	struct bt_py_update *u = &py->updates[py->nupdates++];
 	memset(u, 0, sizeof(*u));
@@ -93,7 +79,7 @@ size_t bt_pyprocs_take(struct bt_pyprocs *py, struct bt_py_update *out, size_t m
 /* A new live incarnation of pid, a copy of e. Its id or -ENOMEM. */
 static int64_t add_proc(struct bt_pyprocs *py, const struct bt_pyproc *e)
 {
-	if (grow((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs)))
+	if (bt_grow((void **)&py->procs, &py->procs_cap, py->nprocs + 1, sizeof(*py->procs), 16))
 		return -ENOMEM;
 	py->procs[py->nprocs] = *e;
 	py->procs[py->nprocs].gone = false;
@@ -324,7 +310,7 @@ int64_t bt_pyprocs_code(struct bt_pyprocs *py, uint32_t proc, uint64_t addr, uin
 		py->stats.code_failed++;
 		return -ENOSPC;
 	}
-	if (grow((void **)&py->codes, &py->codes_cap, py->ncodes + 1, sizeof(*py->codes)))
+	if (bt_grow((void **)&py->codes, &py->codes_cap, py->ncodes + 1, sizeof(*py->codes), 16))
 		return -ENOMEM;
 	struct bt_pycode *c = &py->codes[py->ncodes];
 	*c = key;

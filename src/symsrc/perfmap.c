@@ -2,6 +2,7 @@
  * non-overlapping table in which the later of two overlapping lines owns their common range (code
  * recompiled at an address replaces what was there). */
 #include "symsrc/perfmap.h"
+#include "base/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -19,21 +20,6 @@ void bt_perfmap_free(struct bt_perfmap *m)
 	free(m->sorted);
 	free(m->names);
 	memset(m, 0, sizeof(*m));
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 /* Hex digits with an optional 0x; the position after them, or NULL. */
@@ -95,8 +81,8 @@ int bt_perfmap_add(struct bt_perfmap *m, uint64_t start, uint64_t size, const ch
 		m->truncated = true;
 		return 0;
 	}
-	if (grow((void **)&m->raw, &m->raw_cap, m->nraw + 1, sizeof(*m->raw)) ||
-	    grow((void **)&m->names, &m->names_cap, m->names_len + nlen + 1, 1))
+	if (bt_grow((void **)&m->raw, &m->raw_cap, m->nraw + 1, sizeof(*m->raw), 64) ||
+	    bt_grow((void **)&m->names, &m->names_cap, m->names_len + nlen + 1, 1, 64))
 		return -ENOMEM;
 	memcpy(m->names + m->names_len, name, nlen);
 	m->names[m->names_len + nlen] = '\0';
