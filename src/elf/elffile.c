@@ -451,21 +451,41 @@ int bt_elf_interp(struct bt_elf *e, char *buf, size_t len)
 	return -ENODATA;
 }
 
-int bt_elf_offset_to_vaddr(const struct bt_elf_layout *l, uint64_t offset, uint64_t *vaddr)
+/* The PT_LOAD segment holding pos, an offset in the file (by_vaddr false) or an address (true), with
+ * bytes present in the file; where segments overlap, the executable one. NULL when none does. */
+static const struct bt_elf_load *load_holding(const struct bt_elf_layout *l, uint64_t pos, bool by_vaddr)
 {
-	if (!l || !vaddr)
-		return -EINVAL;
 	const struct bt_elf_load *best = NULL;
 	for (size_t i = 0; i < l->nload && i < BT_ELF_MAX_LOADS; i++) {
 		const struct bt_elf_load *s = &l->load[i];
-		/* Written as a difference so that a hostile offset + filesz cannot wrap. */
-		if (offset < s->offset || offset - s->offset >= s->filesz)
+		uint64_t base = by_vaddr ? s->vaddr : s->offset;
+		/* Written as a difference so that a hostile position + filesz cannot wrap. */
+		if (pos < base || pos - base >= s->filesz)
 			continue;
 		if (!best || ((s->flags & PF_X) && !(best->flags & PF_X)))
 			best = s;
 	}
-	if (!best)
+	return best;
+}
+
+int bt_elf_offset_to_vaddr(const struct bt_elf_layout *l, uint64_t offset, uint64_t *vaddr)
+{
+	if (!l || !vaddr)
+		return -EINVAL;
+	const struct bt_elf_load *s = load_holding(l, offset, false);
+	if (!s)
 		return -ERANGE;
-	*vaddr = offset - best->offset + best->vaddr;
+	*vaddr = offset - s->offset + s->vaddr;
+	return 0;
+}
+
+int bt_elf_vaddr_to_offset(const struct bt_elf_layout *l, uint64_t vaddr, uint64_t *offset)
+{
+	if (!l || !offset)
+		return -EINVAL;
+	const struct bt_elf_load *s = load_holding(l, vaddr, true);
+	if (!s)
+		return -ERANGE;
+	*offset = vaddr - s->vaddr + s->offset;
 	return 0;
 }

@@ -62,5 +62,8 @@ int bt_elf_interp(struct bt_elf *e, char *buf, size_t len);
  * executable one first when segments overlap. 0 or -ERANGE. Works for PIE, shared objects and
  * non-PIE executables alike. */
 int bt_elf_offset_to_vaddr(const struct bt_elf_layout *l, uint64_t offset, uint64_t *vaddr);
+/* Its inverse: the file offset of an address, as uprobes take it; only bytes present in the file
+ * count. 0 or -ERANGE. */
+int bt_elf_vaddr_to_offset(const struct bt_elf_layout *l, uint64_t vaddr, uint64_t *offset);
 
 #endif

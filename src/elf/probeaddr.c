@@ -1,4 +1,4 @@
-/* probeaddr.c - addresses of an ELF file as uprobes need them: file offsets, and code or not. */
+/* probeaddr.c - addresses of an ELF file as uprobes need them: in code or not, an instruction's start or not. */
 #include "elf/probeaddr.h"
 
 #include <errno.h>
@@ -6,25 +6,6 @@
 #include <gelf.h>
 #include <stdio.h>
 #include <string.h>
-
-int bt_elf_vaddr_to_offset(const struct bt_elf_layout *l, uint64_t vaddr, uint64_t *offset)
-{
-	if (!l || !offset)
-		return -EINVAL;
-	const struct bt_elf_load *best = NULL;
-	for (size_t i = 0; i < l->nload && i < BT_ELF_MAX_LOADS; i++) {
-		const struct bt_elf_load *s = &l->load[i];
-		/* Differences, so that hostile sizes cannot wrap. */
-		if (vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
-			continue;
-		if (!best || ((s->flags & PF_X) && !(best->flags & PF_X)))
-			best = s;
-	}
-	if (!best)
-		return -ERANGE;
-	*offset = vaddr - best->vaddr + best->offset;
-	return 0;
-}
 
 static int code_segment(struct bt_elf *e, uint64_t vaddr, char *sect, size_t len)
 {

@@ -1,5 +1,5 @@
-/* probeaddr.h - where a probe goes in an ELF file: an address as its symbols express it turned into
- * the file offset uprobes take, and whether it lies in code. */
+/* probeaddr.h - where a probe goes in an ELF file: whether an address lies in code and begins an
+ * instruction (the file offset uprobes take: bt_elf_vaddr_to_offset in elffile.h). */
 #ifndef BT_PROBEADDR_H
 #define BT_PROBEADDR_H
 
@@ -7,10 +7,6 @@
 #include <stdint.h>
 
 #include "elf/elffile.h"
-
-/* The file offset of vaddr through the PT_LOAD layout (the executable segment first, where
- * segments overlap); only bytes present in the file count. 0 or -ERANGE. */
-int bt_elf_vaddr_to_offset(const struct bt_elf_layout *l, uint64_t vaddr, uint64_t *offset);
 
 /* Whether vaddr lies in a section of e holding instructions (SHF_EXECINSTR: .text, .plt, .init ...);
  * its name goes to sect (may be NULL). Without section headers (a file stripped of them), an

@@ -116,6 +116,10 @@ static void elffile__offset_to_vaddr__section_bytes_map_to_section_addresses(voi
 				if (err)
 					fail_msg("%s: offset %#" PRIx64 ": %d", paths[f], probes[k], err);
 				assert_int_equal(va, addr + (probes[k] - off));
+				/* and back: the offset of that address, as uprobes take it */
+				uint64_t back;
+				assert_int_equal(bt_elf_vaddr_to_offset(&l, va, &back), 0);
+				assert_int_equal(back, probes[k]);
 			}
 			checked++;
 		}
