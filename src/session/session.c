@@ -633,10 +633,26 @@ static const char *placeholder(struct bt_session *s, const struct bt_loc *l)
 	return s->namebuf;
 }
 
+/* The symbol of st naming user location l: a return address is looked up at its call, except one at
+ * the very start of a function after a byte no function holds (a signal handler returning into the
+ * trampoline the kernel made it call, glibc's __restore_rt, which no call instruction precedes). */
+static const struct bt_sym *loc_symbol(const struct bt_symtab *st, const struct bt_loc *l)
+{
+	uint64_t off;
+	if (!st)
+		return NULL;
+	const struct bt_sym *sym = bt_symtab_lookup_offset(st, l->addr - l->is_caller, &off);
+	if (!sym && l->is_caller) {
+		sym = bt_symtab_lookup_offset(st, l->addr, &off);
+		if (sym && off)
+			sym = NULL;
+	}
+	return sym;
+}
+
 static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
 {
 	struct bt_session *s = ctx;
-	uint64_t off;
 	switch (l->kind) {
 	case BT_LOC_KERNEL: {
 		/* file_id: the module version loaded there when the sample was taken, its id + 1 */
@@ -664,16 +680,7 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 			*unresolved = true;
 			return placeholder(s, l);
 		}
-		const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
-		const struct bt_sym *sym = st ? bt_symtab_lookup_offset(st, l->addr - l->is_caller, &off) : NULL;
-		/* A return address at the very start of a function, after a byte no function holds:
-		 * a signal handler returning into the trampoline the kernel made it call (glibc's
-		 * __restore_rt), which no call instruction precedes. */
-		if (!sym && st && l->is_caller) {
-			sym = bt_symtab_lookup_offset(st, l->addr, &off);
-			if (sym && off)
-				sym = NULL;
-		}
+		const struct bt_sym *sym = loc_symbol(bt_dso_symtab(&s->dsos, f->dso_id), l);
 		if (!sym) {
 			*unresolved = true;
 			return placeholder(s, l);
@@ -840,13 +847,6 @@ const char *bt_session_symbol_version(const struct bt_session *s, const struct b
 	const struct bt_dso *d = &s->dsos.dsos[f->dso_id];
 	if (d->sym_state != BT_SYMS_LOADED || !d->symtab)
 		return NULL;
-	uint64_t off;
-	/* found as resolve() finds it, a return address at its call */
-	const struct bt_sym *sym = bt_symtab_lookup_offset(d->symtab, l->addr - l->is_caller, &off);
-	if (!sym && l->is_caller) {
-		sym = bt_symtab_lookup_offset(d->symtab, l->addr, &off);
-		if (sym && off)
-			sym = NULL;
-	}
+	const struct bt_sym *sym = loc_symbol(d->symtab, l);
 	return sym ? bt_symtab_version(d->symtab, sym) : NULL;
 }
