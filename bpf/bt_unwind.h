@@ -24,15 +24,23 @@ struct {
 	__type(value, struct bt_unw_proc);
 } unw_procs SEC(".maps");
 
-struct bt_unw_walk {
+/* The registers of the frame being walked, and what its step found: scalars only, so that a
+ * global function may take them (bt_unw_caller). */
+struct bt_unw_regs {
 	__u64 pc, sp, bp, bx;
+	struct bt_unw_row row;   /* the row holding pc; cfa BT_UNW_NONE: none, frame pointers */
+	__u32 flags;             /* BT_UWALK_* */
+	__u32 exact;             /* pc is where the thread was (the first frame), not a return address */
+	__u32 next_exact;        /* so is the caller's (a signal frame's interrupted pc) */
+	__u32 pad;
+};
+
+struct bt_unw_walk {
+	struct bt_unw_regs g;
 	__u64 *ips;              /* the sample's frames (2 * BT_MAX_STACK), user ones from base on */
 	struct bt_unw_proc *proc;
 	__u32 base;              /* kernel frames before the user ones */
 	__u32 n;                 /* user frames written */
-	__u32 flags;             /* BT_UWALK_* */
-	__u32 exact;             /* pc is where the thread was (the first frame), not a return address */
-	__u32 next_exact;        /* so is the caller's (a signal frame's interrupted pc) */
 	struct bt_unw_map last;  /* the mapping of the previous frame: callers are often in it too */
 };
 
@@ -73,8 +81,11 @@ static __always_inline const struct bt_unw_map *bt_unw_find_map(const struct bt_
 	return pc < m->end ? m : NULL;
 }
 
-/* The row of the table [lo, hi) holding key (an address relative to the table's base), or NULL. */
-static __always_inline const struct bt_unw_row *bt_unw_find_row(__u32 lo, __u32 hi, __u32 key)
+/* The index of the row of the table [lo, hi) holding key (an address relative to the table's
+ * base), or -1. A global function: the verifier checks it once, with arguments it knows only by
+ * type, instead of once for every state a walk step can reach it in, which took it most of a
+ * second for the sampling program. */
+__noinline int bt_unw_row_index(__u32 lo, __u32 hi, __u32 key)
 {
 	__u32 first = lo;
 	for (int k = 0; k < BT_UNW_SEARCH_STEPS; k++) {
@@ -83,20 +94,27 @@ static __always_inline const struct bt_unw_row *bt_unw_find_row(__u32 lo, __u32 
 		__u32 mid = lo + (hi - lo) / 2;
 		const struct bt_unw_row *r = bpf_map_lookup_elem(&unw_rows, &mid);
 		if (!r)
-			return NULL;
+			return -1;
 		if (r->pc <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == first)
+	return lo == first ? -1 : (int)(lo - 1);
+}
+
+/* The row of the table [lo, hi) holding key, or NULL. */
+static __always_inline const struct bt_unw_row *bt_unw_find_row(__u32 lo, __u32 hi, __u32 key)
+{
+	int i = bt_unw_row_index(lo, hi, key);
+	if (i < 0)
 		return NULL;
-	__u32 idx = lo - 1;
+	__u32 idx = (__u32)i;
 	return bpf_map_lookup_elem(&unw_rows, &idx);
 }
 
 /* The caller by frame pointer: [rbp] is the caller's rbp, [rbp + 8] the return address. */
-static __always_inline bool bt_unw_fp(struct bt_unw_walk *w, __u64 *cfa, __u64 *ra)
+static __always_inline bool bt_unw_fp(struct bt_unw_regs *w, __u64 *cfa, __u64 *ra)
 {
 	__u64 fr[2];
 	if (w->bp < w->sp || bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp))
@@ -109,7 +127,7 @@ static __always_inline bool bt_unw_fp(struct bt_unw_walk *w, __u64 *cfa, __u64 *
 }
 
 /* A callee-saved register of the caller by its rule in the callee's row (c: the callee's CFA). */
-static __always_inline bool bt_unw_restore(struct bt_unw_walk *w, __u8 kind, __s16 off, __u64 c, __u64 *reg)
+static __always_inline bool bt_unw_restore(struct bt_unw_regs *w, __u8 kind, __s16 off, __u64 c, __u64 *reg)
 {
 	if (kind == BT_UNW_RBP_CFA) {
 		if (bpf_probe_read_user(reg, sizeof(*reg), (void *)(c + (__s64)off))) {
@@ -124,7 +142,7 @@ static __always_inline bool bt_unw_restore(struct bt_unw_walk *w, __u8 kind, __s
 
 /* Out of a signal trampoline: the interrupted thread's registers from the sigcontext the kernel
  * pushed; its pc is where it was, not a return address. */
-static __always_inline bool bt_unw_signal(struct bt_unw_walk *w, const struct bt_unw_row *r,
+static __always_inline bool bt_unw_signal(struct bt_unw_regs *w, const struct bt_unw_row *r,
 					  __u64 *cfa, __u64 *ra)
 {
 	__u64 sprip[2], bp, bx;
@@ -143,7 +161,7 @@ static __always_inline bool bt_unw_signal(struct bt_unw_walk *w, const struct bt
 }
 
 /* The caller by a table row; false when the walk ends here (flags say why). */
-static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct bt_unw_row *r,
+static __always_inline bool bt_unw_row_step(struct bt_unw_regs *w, const struct bt_unw_row *r,
 					    __u64 *cfa, __u64 *ra)
 {
 	__u64 c;
@@ -195,18 +213,43 @@ static __always_inline bool bt_unw_row_step(struct bt_unw_walk *w, const struct 
 	return r->cfa == BT_UNW_CFA_PLT || bt_unw_restore(w, r->rbp, r->rbp_off, c, &w->bp);
 }
 
+/* One frame up, by the row in g (or by frame pointer): g becomes the caller's registers. 1 when
+ * the walk goes on, 0 when it ends here (flags say why). A global function: the verifier checks
+ * it once, with registers it knows only by type, instead of once for every state the walk can
+ * reach it in (each case of the row times each state of the walk's loop), which took it most of
+ * a second for the sampling program. */
+__noinline int bt_unw_caller(struct bt_unw_regs *g)
+{
+	if (!g)
+		return 0;
+	__u64 cfa = 0, ra = 0;
+	struct bt_unw_row r = g->row;
+	bool ok = r.cfa != BT_UNW_NONE ? bt_unw_row_step(g, &r, &cfa, &ra) : bt_unw_fp(g, &cfa, &ra);
+	/* The stack grows down: each caller's frame lies above its callee's. */
+	if (!ok || cfa <= g->sp || ra == 0)
+		return 0;
+	g->sp = cfa;
+	g->pc = ra;
+	g->exact = g->next_exact;
+	g->next_exact = 0;
+	return 1;
+}
+
 static long bt_unw_step(__u64 i, void *ctx)
 {
 	struct bt_unw_walk *w = ctx;
-	__u32 n = w->n;
-	__u64 idx = (__u64)w->base + n;
+	/* Round i writes frame i (every round that goes on wrote one). The count comes from i, which
+	 * the verifier knows only by its bounds, and not from w->n + 1: as an array index, a counter
+	 * kept in w would be tracked exactly, and no two rounds of the callback would look alike to
+	 * it, so it would check the callback once per round instead of until nothing new is seen. */
+	__u64 idx = (__u64)w->base + i;
 	if (idx >= 2 * BT_MAX_STACK) {
-		w->flags |= BT_UWALK_MAX;
+		w->g.flags |= BT_UWALK_MAX;
 		return 1;
 	}
-	w->ips[idx] = w->pc;
-	w->n = n + 1;
-	__u64 look = w->exact ? w->pc : w->pc - 1;
+	w->ips[idx] = w->g.pc;
+	w->n = (__u32)i + 1;
+	__u64 look = w->g.exact ? w->g.pc : w->g.pc - 1;
 	const struct bt_unw_map *m = &w->last;
 	if (look < m->start || look >= m->end) {
 		m = bt_unw_find_map(w->proc, look);
@@ -215,23 +258,16 @@ static long bt_unw_step(__u64 i, void *ctx)
 	}
 	const struct bt_unw_row *r = NULL;
 	if (!m)
-		w->flags |= BT_UWALK_NO_MAP;
+		w->g.flags |= BT_UWALK_NO_MAP;
 	else if (m->row_lo == m->row_hi && m->row_lo != BT_UNW_NO_CFI)
-		w->flags |= BT_UWALK_NO_TABLE;
+		w->g.flags |= BT_UWALK_NO_TABLE;
 	else if (m->row_lo < m->row_hi && look - m->adj <= 0xffffffffULL)
 		r = bt_unw_find_row(m->row_lo, m->row_hi, (__u32)(look - m->adj));
-	__u64 cfa = 0, ra = 0;
-	bool ok = r && r->cfa != BT_UNW_NONE ? bt_unw_row_step(w, r, &cfa, &ra) : bt_unw_fp(w, &cfa, &ra);
-	if (!ok)
-		return 1;
-	/* The stack grows down: each caller's frame lies above its callee's. */
-	if (cfa <= w->sp || ra == 0)
-		return 1;
-	w->sp = cfa;
-	w->pc = ra;
-	w->exact = w->next_exact;
-	w->next_exact = 0;
-	return 0;
+	if (r)
+		w->g.row = *r;
+	else
+		w->g.row.cfa = BT_UNW_NONE;
+	return bt_unw_caller(&w->g) ? 0 : 1;
 }
 
 /* Walks the user stack of the current task from its user registers into ips[kn ...], with the
@@ -251,17 +287,19 @@ static __always_inline __u32 bt_unw_walk(void *ctx, __u32 tgid, __u64 *ips, __u3
 		return r > 0 ? r / sizeof(__u64) : 0;
 	}
 	struct bt_unw_walk w = {
-		.pc = BPF_CORE_READ(regs, ip),
-		.sp = BPF_CORE_READ(regs, sp),
-		.bp = BPF_CORE_READ(regs, bp),
-		.bx = BPF_CORE_READ(regs, bx),
+		.g = {
+			.pc = BPF_CORE_READ(regs, ip),
+			.sp = BPF_CORE_READ(regs, sp),
+			.bp = BPF_CORE_READ(regs, bp),
+			.bx = BPF_CORE_READ(regs, bx),
+			.exact = 1,
+		},
 		.ips = ips,
 		.proc = proc,
 		.base = kn,
-		.exact = 1,
 	};
 	bpf_loop(2 * BT_MAX_STACK, bt_unw_step, &w, 0);
-	*flags = w.flags;
+	*flags = w.g.flags;
 	return w.n;
 }
 

@@ -1224,6 +1224,12 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->dlopen_probes = c->nldso;
 	bt_unwtables_stats(c->unw, &out->unw);
 	memcpy(out->ring_bytes, c->ring_bytes, sizeof(out->ring_bytes));
+	struct bpf_prog_info info;
+	uint32_t ilen = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	int pfd = bpf_program__fd(c->skel->progs.sample);
+	if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &info, &ilen) == 0)
+		out->sample_insns = info.verified_insns;
 	return err;
 }
 

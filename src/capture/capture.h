@@ -87,6 +87,8 @@ struct bt_capture_stats {
 	bool ksym_records;                /* kernel code that comes and goes is reported (BT_REC_KSYM) */
 	struct bt_unwtables_stats unw;    /* with bpf_unwind: the tables and the walks */
 	uint64_t ring_bytes[BT_REC_TYPE_MAX];  /* ring buffer bytes read, per record type (headers in) */
+	uint32_t sample_insns;            /* instructions the verifier checked to load the sampling
+	                                   * program (0: the kernel does not say) */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 
