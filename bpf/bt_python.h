@@ -62,6 +62,45 @@ static __always_inline __u32 bt_py_ns_tid(struct task_struct *task)
 	return up.nr;
 }
 
+/* The search of the interpreters' thread lists for a thread, and the walk of a frame chain, a
+ * step per bpf_loop round: the verifier checks a step until it sees nothing new, instead of
+ * following each of the rounds a bounded loop could take from each state of the sampling program
+ * (76,000 instructions of the verifier's, most of the sampler's). */
+struct bt_py_tsearch {
+	const struct bt_py_proc *p;
+	__u64 interp, ts, found;
+	__u32 nstid;
+	int err;
+};
+
+static long bt_py_thread_step(__u64 i, void *ctx)
+{
+	struct bt_py_tsearch *t = ctx;
+	const struct bt_py_proc *p = t->p;
+	if (!t->interp)
+		return 1;
+	if (!t->ts) {  /* the next interpreter's threads */
+		if (bt_py_read(&t->interp, t->interp + p->interp_next) || !t->interp ||
+		    bt_py_read(&t->ts, t->interp + p->interp_threads_head))
+			return 1;
+		return 0;
+	}
+	__u64 ntid = 0;
+	if (bt_py_read(&ntid, t->ts + p->ts_native_tid)) {
+		t->err = BT_PY_WALK_FAULT;
+		return 1;
+	}
+	if (ntid == t->nstid) {
+		t->found = t->ts;
+		return 1;
+	}
+	if (bt_py_read(&t->ts, t->ts + p->ts_next)) {
+		t->err = BT_PY_WALK_FAULT;
+		return 1;
+	}
+	return 0;
+}
+
 /* The thread state of thread nstid: BT_PY_WALK_DONE with *out set, or why not. */
 static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, __u32 tid, __u32 nstid,
 					__u64 now, __u64 *out)
@@ -82,23 +121,11 @@ static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, 
 	if (interp && bt_py_read(&ts, interp + p->interp_threads_head))
 		return BT_PY_WALK_FAULT;
 	bool started = ts != 0;
-	for (int i = 0; i < BT_PY_MAX_THREADS && interp; i++) {
-		if (!ts) {  /* the next interpreter's threads */
-			if (bt_py_read(&interp, interp + p->interp_next) || !interp ||
-			    bt_py_read(&ts, interp + p->interp_threads_head))
-				break;
-			continue;
-		}
-		__u64 ntid = 0;
-		if (bt_py_read(&ntid, ts + p->ts_native_tid))
-			return BT_PY_WALK_FAULT;
-		if (ntid == nstid) {
-			found = ts;
-			break;
-		}
-		if (bt_py_read(&ts, ts + p->ts_next))
-			return BT_PY_WALK_FAULT;
-	}
+	struct bt_py_tsearch srch = { .p = p, .interp = interp, .ts = ts, .nstid = nstid };
+	bpf_loop(BT_PY_MAX_THREADS, bt_py_thread_step, &srch, 0);
+	if (srch.err)
+		return srch.err;
+	found = srch.found;
 	/* An interpreter that has no thread yet (it is starting) is asked again at the next sample. */
 	if (!found && !started)
 		return BT_PY_WALK_NO_THREAD;
@@ -108,6 +135,47 @@ static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, 
 		return BT_PY_WALK_NO_THREAD;
 	*out = found;
 	return BT_PY_WALK_DONE;
+}
+
+struct bt_py_fwalk {
+	const struct bt_py_proc *p;
+	struct bt_py_scratch *s;
+	__u64 frame;
+	__u32 n;
+	int walk;
+};
+
+static long bt_py_frame_step(__u64 i, void *ctx)
+{
+	struct bt_py_fwalk *w = ctx;
+	const struct bt_py_proc *p = w->p;
+	struct bt_py_scratch *s = w->s;
+	if (!w->frame) {
+		w->walk = BT_PY_WALK_DONE;
+		return 1;
+	}
+	/* checked by the loader too; here for the verifier */
+	__u32 fc = p->frame_code, fp = p->frame_previous, fi = p->frame_prev_instr, fe = p->frame_is_entry;
+	if (i >= BT_PY_MAX_FRAMES || fc > BT_PY_FRAME_BYTES - 8 || fp > BT_PY_FRAME_BYTES - 8 ||
+	    fi > BT_PY_FRAME_BYTES - 8 || fe > BT_PY_FRAME_BYTES - 1) {
+		w->walk = BT_PY_WALK_FAULT;
+		return 1;
+	}
+	if (bpf_probe_read_user(s->frame, BT_PY_FRAME_BYTES, (const void *)w->frame)) {
+		w->walk = BT_PY_WALK_FAULT;
+		return 1;
+	}
+	struct bt_py_frame *f = &s->rec.frames[i];
+	__builtin_memcpy(&f->code, s->frame + fc, 8);
+	__builtin_memcpy(&f->instr, s->frame + fi, 8);
+	__builtin_memcpy(&w->frame, s->frame + fp, 8);
+	f->is_entry = s->frame[fe];
+	if (bt_py_read(&f->tag, f->code + p->code_tag)) {
+		w->walk = BT_PY_WALK_FAULT;
+		return 1;
+	}
+	w->n = (__u32)i + 1;
+	return 0;
 }
 
 /* From the thread state's current frame outwards, into s->rec.frames; *n frames read. */
@@ -123,26 +191,12 @@ static __always_inline int bt_py_frames(const struct bt_py_proc *p, __u64 ts, st
 		return BT_PY_WALK_FAULT;
 	if (!frame)
 		return BT_PY_WALK_IDLE;
-	/* checked by the loader too; here for the verifier */
-	__u32 fc = p->frame_code, fp = p->frame_previous, fi = p->frame_prev_instr, fe = p->frame_is_entry;
-	if (fc > BT_PY_FRAME_BYTES - 8 || fp > BT_PY_FRAME_BYTES - 8 || fi > BT_PY_FRAME_BYTES - 8 ||
-	    fe > BT_PY_FRAME_BYTES - 1)
-		return BT_PY_WALK_FAULT;
-	for (int i = 0; i < BT_PY_MAX_FRAMES; i++) {
-		if (!frame)
-			return BT_PY_WALK_DONE;
-		if (bpf_probe_read_user(s->frame, BT_PY_FRAME_BYTES, (const void *)frame))
-			return BT_PY_WALK_FAULT;
-		struct bt_py_frame *f = &s->rec.frames[i];
-		__builtin_memcpy(&f->code, s->frame + fc, 8);
-		__builtin_memcpy(&f->instr, s->frame + fi, 8);
-		__builtin_memcpy(&frame, s->frame + fp, 8);
-		f->is_entry = s->frame[fe];
-		if (bt_py_read(&f->tag, f->code + p->code_tag))
-			return BT_PY_WALK_FAULT;
-		*n = i + 1;
-	}
-	return frame ? BT_PY_WALK_TRUNCATED : BT_PY_WALK_DONE;
+	struct bt_py_fwalk w = { .p = p, .s = s, .frame = frame, .walk = -1 };
+	bpf_loop(BT_PY_MAX_FRAMES, bt_py_frame_step, &w, 0);
+	*n = w.n;
+	if (w.walk >= 0)
+		return w.walk;
+	return w.frame ? BT_PY_WALK_TRUNCATED : BT_PY_WALK_DONE;
 }
 
 /* A forked child runs its parent's interpreter from its first instruction: walked from then on,
