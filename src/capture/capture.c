@@ -57,6 +57,7 @@ struct bt_capture {
 	bool all;
 	bool follow_forks;
 	int possible_cpus;
+	uint32_t sample_insns;   /* the verifier's count for the sampling program, read once loaded */
 	uint64_t iter_runs;
 	uint64_t malformed;
 	uint64_t ring_bytes[BT_REC_TYPE_MAX];
@@ -972,6 +973,16 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 	return 0;
 }
 
+/* The instructions the verifier checked to load the program open as fd; 0 when the kernel does
+ * not say (before 5.16) or the program is not loaded. */
+static uint32_t verified_insns(int fd)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	return fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.verified_insns : 0;
+}
+
 /* Opens the BPF object, configures it and loads it into the kernel; when the verifier refuses a
  * program, errbuf says why in its own words. */
 static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
@@ -995,6 +1006,8 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 		fail(errbuf, errlen, err, "loading the BPF programs failed%s%s%s",
 		     *why ? " (verifier: " : "", why, *why ? ")" : "");
 	}
+	if (!err)
+		c->sample_insns = verified_insns(bpf_program__fd(c->skel->progs.sample));
 	free(vlog);
 	return err;
 }
@@ -1224,12 +1237,7 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->dlopen_probes = c->nldso;
 	bt_unwtables_stats(c->unw, &out->unw);
 	memcpy(out->ring_bytes, c->ring_bytes, sizeof(out->ring_bytes));
-	struct bpf_prog_info info;
-	uint32_t ilen = sizeof(info);
-	memset(&info, 0, sizeof(info));
-	int pfd = bpf_program__fd(c->skel->progs.sample);
-	if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &info, &ilen) == 0)
-		out->sample_insns = info.verified_insns;
+	out->sample_insns = c->sample_insns;
 	return err;
 }
 
