@@ -238,17 +238,14 @@ __noinline int bt_unw_caller(struct bt_unw_regs *g)
 static long bt_unw_step(__u64 i, void *ctx)
 {
 	struct bt_unw_walk *w = ctx;
-	/* Round i writes frame i (every round that goes on wrote one). The count comes from i, which
-	 * the verifier knows only by its bounds, and not from w->n + 1: as an array index, a counter
-	 * kept in w would be tracked exactly, and no two rounds of the callback would look alike to
-	 * it, so it would check the callback once per round instead of until nothing new is seen. */
-	__u64 idx = (__u64)w->base + i;
+	__u32 n = w->n;
+	__u64 idx = (__u64)w->base + n;
 	if (idx >= 2 * BT_MAX_STACK) {
 		w->g.flags |= BT_UWALK_MAX;
 		return 1;
 	}
 	w->ips[idx] = w->g.pc;
-	w->n = (__u32)i + 1;
+	w->n = n + 1;
 	__u64 look = w->g.exact ? w->g.pc : w->g.pc - 1;
 	const struct bt_unw_map *m = &w->last;
 	if (look < m->start || look >= m->end) {
