@@ -69,16 +69,29 @@ static long bt_unw_map_step(__u64 i, void *ctx)
 	return 0;
 }
 
-/* The mapping holding pc, or NULL. */
-static __always_inline const struct bt_unw_map *bt_unw_find_map(const struct bt_unw_proc *p, __u64 pc)
+/* The index of the mapping of p holding pc, or -1. A global function: the search's bpf_loop is
+ * then checked once, not again for every state of the walk's own loop it would be nested in
+ * (120 times, 5,000 instructions). */
+__noinline int bt_unw_map_index(const struct bt_unw_proc *p, __u64 pc)
 {
+	if (!p)
+		return -1;
 	struct bt_unw_search s = { .proc = p, .key = pc, .lo = 0, .hi = p->n };
 	bpf_loop(8, bt_unw_map_step, &s, 0);   /* 2^8 > BT_UNW_MAPS_MAX */
 	__u64 idx = (__u64)s.lo - 1;
-	if (s.lo == 0 || idx >= BT_UNW_MAPS_MAX || idx >= p->n)
+	if (s.lo == 0 || idx >= BT_UNW_MAPS_MAX || idx >= p->n || pc >= p->maps[idx].end)
+		return -1;
+	return (int)idx;
+}
+
+/* The mapping holding pc, or NULL. */
+static __always_inline const struct bt_unw_map *bt_unw_find_map(const struct bt_unw_proc *p, __u64 pc)
+{
+	int i = bt_unw_map_index(p, pc);
+	barrier_var(i);   /* the compiler knows the bound from the callee; the verifier does not */
+	if (i < 0 || i >= BT_UNW_MAPS_MAX)
 		return NULL;
-	const struct bt_unw_map *m = &p->maps[idx];
-	return pc < m->end ? m : NULL;
+	return &p->maps[i];
 }
 
 /* The index of the row of the table [lo, hi) holding key (an address relative to the table's
@@ -267,22 +280,21 @@ static long bt_unw_step(__u64 i, void *ctx)
 	return bt_unw_caller(&w->g) ? 0 : 1;
 }
 
-/* Walks the user stack of the current task from its user registers into ips[kn ...], with the
- * tables of process tgid: as deep as the room the kn kernel frames leave (2 * BT_MAX_STACK - kn,
- * more than the kernel's walk takes, for deep recursions). The frames written; flags into *flags.
- * Processes without an entry get the kernel's frame-pointer walk. */
-static __always_inline __u32 bt_unw_walk(void *ctx, __u32 tgid, __u64 *ips, __u32 kn, __u32 *flags)
+/* Walks the user stack of the current task from its user registers into rec->ips[kn ...], with
+ * the tables of process tgid: as deep as the room the kn kernel frames leave (2 * BT_MAX_STACK -
+ * kn, more than the kernel's walk takes, for deep recursions). The frames written, with the walk's
+ * flags in rec->user_err; -1 when the process has no entry (or no user registers). A global
+ * function: the verifier checks the walk once, not again for each state the sample reaches it in
+ * (24 of them, from the kernel stack's cases). */
+__noinline int bt_unw_walk_tables(struct bt_rec_sample *rec, __u32 tgid, __u32 kn)
 {
+	if (!rec)
+		return -1;
 	struct bt_unw_proc *proc = bpf_map_lookup_elem(&unw_procs, &tgid);
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = task->mm ? (struct pt_regs *)bpf_task_pt_regs(task) : NULL;
-	if (!proc || !regs) {
-		*flags = BT_UWALK_NO_PROC;
-		if (kn > BT_MAX_STACK)
-			return 0;
-		long r = bpf_get_stack(ctx, &ips[kn], BT_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
-		return r > 0 ? r / sizeof(__u64) : 0;
-	}
+	if (!proc || !regs)
+		return -1;
 	struct bt_unw_walk w = {
 		.g = {
 			.pc = BPF_CORE_READ(regs, ip),
@@ -291,13 +303,28 @@ static __always_inline __u32 bt_unw_walk(void *ctx, __u32 tgid, __u64 *ips, __u3
 			.bx = BPF_CORE_READ(regs, bx),
 			.exact = 1,
 		},
-		.ips = ips,
+		.ips = rec->ips,
 		.proc = proc,
 		.base = kn,
 	};
 	bpf_loop(2 * BT_MAX_STACK, bt_unw_step, &w, 0);
-	*flags = w.g.flags;
-	return w.n;
+	rec->user_err = (__s32)w.g.flags;
+	return (int)w.n;
+}
+
+/* The user frames of the sample in rec, after its kn kernel ones: walked by the tables, or by the
+ * kernel's frame-pointer walk for a process without an entry. Flags into rec->user_err. */
+static __always_inline __u32 bt_unw_walk(void *ctx, __u32 tgid, struct bt_rec_sample *rec, __u32 kn)
+{
+	int n = bt_unw_walk_tables(rec, tgid, kn);
+	barrier_var(n);
+	if (n >= 0)
+		return n <= 2 * BT_MAX_STACK ? n : 2 * BT_MAX_STACK;
+	rec->user_err = BT_UWALK_NO_PROC;
+	if (kn > BT_MAX_STACK)
+		return 0;
+	long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+	return r > 0 ? r / sizeof(__u64) : 0;
 }
 
 #endif

@@ -254,9 +254,7 @@ int sample(struct bpf_perf_event_data *ctx)
 		barrier_var(kn);
 		if (kn <= BT_MAX_STACK) {
 			if (cfg_flags & BT_CFG_UNWIND) {
-				__u32 flags = 0;
-				un = bt_unw_walk(ctx, tgid, rec->ips, kn, &flags);
-				rec->user_err = (__s32)flags;
+				un = bt_unw_walk(ctx, tgid, rec, kn);
 			} else {
 				long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
 						       BPF_F_USER_STACK);
@@ -291,7 +289,7 @@ int sample(struct bpf_perf_event_data *ctx)
 
 /* ---- process lifecycle -------------------------------------------------------------------- */
 
-static __always_inline void emit_exec_vma_at(struct task_struct *task, __u32 tgid, unsigned long addr);
+__noinline int emit_exec_vma_at(__u32 tgid, __u64 addr);
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -317,11 +315,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct task_struct *cur = bpf_get_current_task_btf();
 	unsigned long code = BPF_CORE_READ(cur, mm, start_code);
 	if (code)
-		emit_exec_vma_at(cur, tgid, code);
+		emit_exec_vma_at(tgid, code);
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
 	unsigned long entry = regs ? BPF_CORE_READ(regs, ip) : 0;
 	if (entry && (entry < code || entry >= BPF_CORE_READ(cur, mm, end_code)))
-		emit_exec_vma_at(cur, tgid, entry);
+		emit_exec_vma_at(tgid, entry);
 	return 0;
 }
 
@@ -413,21 +411,24 @@ static long mmap_vma_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	return 0;
 }
 
-/* Reports the executable file mapping of task containing addr, if there is one. */
-static __always_inline void emit_exec_vma_at(struct task_struct *task, __u32 tgid, unsigned long addr)
+/* Reports the executable file mapping of the current task containing addr, if there is one. A
+ * global function: the verifier checks the vma callback and the path walk nested in it once per
+ * program, not once per call site (on_exec has two) and state. */
+__noinline int emit_exec_vma_at(__u32 tgid, __u64 addr)
 {
 	struct vma_found vf = { 0 };
-	if (bpf_find_vma(task, addr, mmap_vma_cb, &vf, 0) || !vf.found)
-		return;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, mmap_vma_cb, &vf, 0) || !vf.found)
+		return 0;
 	__u32 zero = 0;
 	struct bt_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
-		return;
+		return 0;
 	fill_hdr(&s->rec.hdr, BT_REC_MMAP, sizeof(s->rec));
 	s->rec.pid = tgid;
 	s->rec.pad = 0;
 	if (bpf_ringbuf_output(&events, &s->rec, sizeof(s->rec), 0))
 		count(BT_CNT_DROP_BASE + BT_REC_MMAP);
+	return 0;
 }
 
 static __always_inline int handle_mmap(unsigned long addr)
@@ -437,7 +438,7 @@ static __always_inline int handle_mmap(unsigned long addr)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!is_watched(tgid))
 		return 0;
-	emit_exec_vma_at(bpf_get_current_task_btf(), tgid, addr);
+	emit_exec_vma_at(tgid, addr);
 	return 0;
 }
 

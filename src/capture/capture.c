@@ -58,6 +58,8 @@ struct bt_capture {
 	bool follow_forks;
 	int possible_cpus;
 	uint32_t sample_insns;   /* the verifier's count for the sampling program, read once loaded */
+	uint32_t load_insns;     /* and for all the programs loaded */
+	uint32_t load_progs;
 	uint64_t iter_runs;
 	uint64_t malformed;
 	uint64_t ring_bytes[BT_REC_TYPE_MAX];
@@ -1006,8 +1008,16 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 		fail(errbuf, errlen, err, "loading the BPF programs failed%s%s%s",
 		     *why ? " (verifier: " : "", why, *why ? ")" : "");
 	}
-	if (!err)
+	if (!err) {
+		struct bpf_program *p;
 		c->sample_insns = verified_insns(bpf_program__fd(c->skel->progs.sample));
+		bpf_object__for_each_program(p, c->skel->obj) {
+			if (bpf_program__fd(p) < 0)
+				continue;
+			c->load_progs++;
+			c->load_insns += verified_insns(bpf_program__fd(p));
+		}
+	}
 	free(vlog);
 	return err;
 }
@@ -1238,6 +1248,8 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	bt_unwtables_stats(c->unw, &out->unw);
 	memcpy(out->ring_bytes, c->ring_bytes, sizeof(out->ring_bytes));
 	out->sample_insns = c->sample_insns;
+	out->load_insns = c->load_insns;
+	out->load_progs = c->load_progs;
 	return err;
 }
 

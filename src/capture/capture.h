@@ -89,6 +89,8 @@ struct bt_capture_stats {
 	uint64_t ring_bytes[BT_REC_TYPE_MAX];  /* ring buffer bytes read, per record type (headers in) */
 	uint32_t sample_insns;            /* instructions the verifier checked to load the sampling
 	                                   * program (0: the kernel does not say) */
+	uint32_t load_insns;              /* and for all the programs loaded, load_progs of them */
+	uint32_t load_progs;
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

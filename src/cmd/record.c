@@ -165,14 +165,16 @@ static void print_bpf_walk_summary(const struct bt_unwtables_stats *u, unsigned 
 	fprintf(stderr, "buildtrace: call graph dwarf-bpf: %llu user stacks walked in the kernel, %.1f frames "
 		"each; %.1f%% reached the outermost frame, %.1f%% had a frame walked by frame pointer, %.1f%% "
 		"met a file whose table was not loaded yet, %.1f%% were of a process not known yet; %llu tables "
-		"loaded (%llu rows, %llu KiB, %.0f ms compiling), %llu files without one, %llu evicted; "
-		"the sampling program took the verifier %u instructions\n",
+		"loaded (%llu rows, %llu KiB, %.0f ms compiling), %llu files without one, %llu evicted",
 		(unsigned long long)u->walks, (double)u->walk_frames / w, 100.0 * (double)u->walks_done / w,
 		100.0 * (double)u->walks_fp / w, 100.0 * (double)u->walks_no_table / w,
 		100.0 * (double)u->walks_no_proc / w, (unsigned long long)u->loads,
 		(unsigned long long)u->rows_loaded,
 		(unsigned long long)(u->rows_loaded * sizeof(struct bt_unw_row) >> 10), (double)u->compile_ns / 1e6,
-		(unsigned long long)u->load_failed, (unsigned long long)u->evicted, insns);
+		(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
+	if (insns)   /* 0: the kernel does not count them (before 5.16) */
+		fprintf(stderr, "; the sampling program took the verifier %u instructions", insns);
+	fprintf(stderr, "\n");
 }
 
 /* The summary on stderr: why the session ended and how complete its profile is. */
@@ -213,6 +215,14 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		print_python_summary(l);
 	if (a->bpf_unwind && st->unw.walks)
 		print_bpf_walk_summary(&st->unw, st->sample_insns);
+	if (a->verbose && st->load_progs) {
+		if (st->load_insns)
+			fprintf(stderr, "buildtrace: BPF programs: %u loaded, the verifier checked %u instructions "
+				"(the sampling program %u)\n", st->load_progs, st->load_insns, st->sample_insns);
+		else
+			fprintf(stderr, "buildtrace: BPF programs: %u loaded (the kernel does not count the "
+				"verifier's instructions)\n", st->load_progs);
+	}
 	if (a->verbose && s->stats.samples)
 		fprintf(stderr, "buildtrace: ring buffer bytes per sample: %.0f (samples %.0f, stack copies %.0f)\n",
 			(double)(st->ring_bytes[BT_REC_SAMPLE] + st->ring_bytes[BT_REC_USTACK]) / (double)s->stats.samples,
