@@ -7,9 +7,11 @@
 #ifndef BT_UNWIND_H
 #define BT_UNWIND_H
 
-/* Rows of every loaded table; the loader sizes it (1 when the walk is not used). */
+/* Rows of every loaded table; the loader sizes it (1 when the walk is not used). Mappable:
+ * userspace copies a table's rows in, instead of an update per row. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, BT_UNW_ROWS_MAX);
 	__type(key, __u32);
 	__type(value, struct bt_unw_row);

@@ -18,6 +18,7 @@ struct bt_unwtables_stats {
 	uint64_t rows_max;
 	uint64_t loads;           /* tables compiled and loaded */
 	uint64_t rows_loaded;     /* rows of all of those */
+	uint64_t rows_copied;     /* ... copied in through a mapping of the array (the rest: updates) */
 	uint64_t load_failed;     /* files whose table cannot be had (no CFI, unreadable, no room) */
 	uint64_t evicted;         /* tables freed once no process mapped them */
 	uint64_t compile_ns;      /* time spent compiling tables */

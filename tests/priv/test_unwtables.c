@@ -95,10 +95,13 @@ static bool walker_row(int procs_fd, int rows_fd, uint32_t pid, uint64_t pc, str
 	return bpf_map_lookup_elem(rows_fd, &lo, out) == 0;
 }
 
-static void unwtables__libc_met_without_table__loaded_shared_and_evicted(void **state)
+/* rows_flags: BPF_F_MMAPABLE as the loader creates unw_rows (rows copied in through a mapping),
+ * or 0 (rows written by batch updates). */
+static void libc_met_without_table(uint32_t rows_flags)
 {
 	bt_test_require_priv();
-	int rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_unw_rows", 4, sizeof(struct bt_unw_row), ROWS, NULL);
+	LIBBPF_OPTS(bpf_map_create_opts, ro, .map_flags = rows_flags);
+	int rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_unw_rows", 4, sizeof(struct bt_unw_row), ROWS, &ro);
 	LIBBPF_OPTS(bpf_map_create_opts, ho, .map_flags = BPF_F_NO_PREALLOC);
 	int procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "t_unw_procs", 4, sizeof(struct bt_unw_proc), 64, &ho);
 	assert_true(rows_fd >= 0 && procs_fd >= 0);
@@ -139,6 +142,14 @@ static void unwtables__libc_met_without_table__loaded_shared_and_evicted(void **
 	assert_memory_equal(&row, want, sizeof(row));
 	assert_int_equal(map.row_hi - map.row_lo, t.n);
 	assert_int_equal(st.rows, t.n);
+	assert_int_equal(st.rows_copied, rows_flags & BPF_F_MMAPABLE ? t.n : 0);
+	/* every row as compiled, the first and the last of the range included */
+	for (uint32_t i = 0; i < t.n; i++) {
+		uint32_t k = map.row_lo + i;
+		struct bt_unw_row got;
+		assert_int_equal(bpf_map_lookup_elem(rows_fd, &k, &got), 0);
+		assert_memory_equal(&got, &t.rows[i], sizeof(got));
+	}
 	/* another process mapping the same libc: the same rows, nothing compiled again */
 	mc.pid += 1000000;
 	assert_int_equal(bt_procmaps_foreach("", getpid(), report, &mc), 0);
@@ -170,10 +181,21 @@ static void unwtables__libc_met_without_table__loaded_shared_and_evicted(void **
 	close(procs_fd);
 }
 
+static void unwtables__libc_met_without_table__loaded_shared_and_evicted(void **state)
+{
+	libc_met_without_table(BPF_F_MMAPABLE);
+}
+
+static void unwtables__rows_array_not_mappable__written_by_batches(void **state)
+{
+	libc_met_without_table(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unwtables__libc_met_without_table__loaded_shared_and_evicted),
+		cmocka_unit_test(unwtables__rows_array_not_mappable__written_by_batches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
