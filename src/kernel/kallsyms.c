@@ -1,5 +1,6 @@
-/* kallsyms.c - /proc/kallsyms parsed in two passes (validate and size, then fill) into one sorted
- * array whose names and interned module names share a single string arena. */
+/* kallsyms.c - /proc/kallsyms parsed in one pass, as it is read, into one sorted array whose names
+ * and interned module names share a single string arena. The file lists the kernel image in address
+ * order, so sorting is mostly merging in the modules. */
 #include "kernel/kallsyms.h"
 #include "base/htab.h"
 #include "base/safeopen.h"
@@ -17,10 +18,18 @@
 #define KALLSYMS_FILE_MAX (256u << 20)
 
 struct ent {
-	struct bt_ksym sym;  /* first, so lookups hand out &ent->sym */
+	union {
+		struct bt_ksym sym;  /* first, so lookups hand out &ent->sym */
+		struct {             /* while parsing, before the arena stops moving */
+			uint64_t addr;
+			size_t name_off; /* in the arena */
+			size_t mod_off;  /* in the arena, plus 1; 0: the kernel image */
+		} raw;
+	};
 	uint8_t bind;        /* 2 global, 1 weak, 0 local: the alias preference */
 	uint8_t unders;      /* leading underscores, capped */
 };
+_Static_assert(sizeof(((struct ent *)0)->raw) == sizeof(struct bt_ksym), "raw overlays sym");
 
 struct bt_kallsyms {
 	struct ent *ents;
@@ -113,52 +122,44 @@ static bool is_text(char type)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
-typedef int (*line_fn)(void *ctx, const struct kline *l);
-
-/* Calls fn for every text symbol line; empty lines are skipped, a missing final newline is fine. */
-static int for_each_text_line(const char *buf, size_t len, line_fn fn, void *ctx)
-{
-	size_t pos = 0;
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t llen = nl ? (size_t)(nl - (buf + pos)) : len - pos;
-		if (llen) {
-			struct kline l;
-			int err = parse_line(buf + pos, llen, &l);
-			if (err)
-				return err;
-			if (is_text(l.type) && (err = fn(ctx, &l)))
-				return err;
-		}
-		pos += llen + 1;
-	}
-	return 0;
-}
-
-struct sizing {
-	size_t n, bytes;
+/* The arrays being built: they grow as lines come, so names are arena offsets until the end. */
+struct builder {
+	struct ent *ents;
+	size_t n, cap;
+	char *arena;
+	size_t used, acap;
+	struct bt_htab mods;  /* interned module names: value is the arena offset */
+	size_t last_off;      /* the previous line's module (arena offset + 1; 0 none), as most */
+	size_t last_len;      /* lines repeat it */
 	bool nonzero;
 };
 
-static int size_line(void *ctx, const struct kline *l)
+static int grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
 {
-	struct sizing *s = ctx;
-	s->n++;
-	/* a module name counts in full on every line: an upper bound, since it is stored once */
-	s->bytes += l->namelen + 1 + (l->modlen ? l->modlen + 1 : 0);
-	if (l->addr)
-		s->nonzero = true;
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : first;
+	while (c < need)
+		c *= 2;
+	void *np = realloc(*p, c * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
 	return 0;
 }
 
-struct filler {
-	struct bt_kallsyms *ks;
-	size_t used;
-	struct bt_htab mods;  /* interned module names: value is the arena offset */
-	const char *last_mod; /* the previous line's module, as most lines repeat it */
-	size_t last_len;
-	const char *last_interned;
-};
+static int arena_put(struct builder *b, const char *s, size_t n, size_t *off)
+{
+	int err = grow((void **)&b->arena, &b->acap, b->used + n + 1, 1, 1u << 20);
+	if (err)
+		return err;
+	memcpy(b->arena + b->used, s, n);
+	b->arena[b->used + n] = '\0';
+	*off = b->used;
+	b->used += n + 1;
+	return 0;
+}
 
 struct modkey {
 	const char *s;
@@ -173,62 +174,79 @@ static bool mod_eq(void *ctx, uint64_t val, const void *key)
 	return strncmp(s, k->s, k->n) == 0 && s[k->n] == '\0';
 }
 
-static const char *arena_put(struct filler *f, const char *s, size_t n)
+/* The module name's arena offset plus 1, stored once per module. */
+static int intern_mod(struct builder *b, const char *mod, size_t n, size_t *out)
 {
-	char *dst = f->ks->arena + f->used;
-	memcpy(dst, s, n);
-	dst[n] = '\0';
-	f->used += n + 1;
-	return dst;
-}
-
-static int intern_mod(struct filler *f, const char *mod, size_t n, const char **out)
-{
-	if (f->last_mod && f->last_len == n && memcmp(f->last_mod, mod, n) == 0) {
-		*out = f->last_interned;
+	if (b->last_off && b->last_len == n && memcmp(b->arena + b->last_off - 1, mod, n) == 0) {
+		*out = b->last_off;
 		return 0;
 	}
 	struct modkey key = { mod, n };
 	uint32_t h = bt_hash_bytes(mod, n, 0);
-	uint64_t *v = bt_htab_find(&f->mods, h, mod_eq, f->ks->arena, &key);
+	uint64_t *v = bt_htab_find(&b->mods, h, mod_eq, b->arena, &key);
+	size_t off;
 	if (v) {
-		*out = f->ks->arena + *v;
+		off = (size_t)*v;
 	} else {
-		uint64_t off = f->used;
-		int err = bt_htab_insert(&f->mods, h, off);
-		if (err)
+		int err = arena_put(b, mod, n, &off);
+		if (err || (err = bt_htab_insert(&b->mods, h, off)))
 			return err;
-		*out = arena_put(f, mod, n);
 	}
-	f->last_mod = mod;
-	f->last_len = n;
-	f->last_interned = *out;
+	b->last_off = off + 1;
+	b->last_len = n;
+	*out = off + 1;
 	return 0;
 }
 
-static int fill_line(void *ctx, const struct kline *l)
+static int add_line(struct builder *b, const struct kline *l)
 {
-	struct filler *f = ctx;
-	struct ent *e = &f->ks->ents[f->ks->n];
-	e->sym.addr = l->addr;
-	e->sym.name = arena_put(f, l->name, l->namelen);
-	e->sym.module = NULL;
-	if (l->modlen) {
-		int err = intern_mod(f, l->mod, l->modlen, &e->sym.module);
-		if (err)
-			return err;
-	}
+	int err = grow((void **)&b->ents, &b->cap, b->n + 1, sizeof(*b->ents), 1u << 14);
+	if (err)
+		return err;
+	struct ent *e = &b->ents[b->n];
+	e->raw.addr = l->addr;
+	e->raw.mod_off = 0;
+	if ((err = arena_put(b, l->name, l->namelen, &e->raw.name_off)) ||
+	    (l->modlen && (err = intern_mod(b, l->mod, l->modlen, &e->raw.mod_off))))
+		return err;
 	e->bind = l->type == 'T' ? 2 : (l->type == 'W' || l->type == 'w') ? 1 : 0;
 	size_t u = 0;
 	while (u < l->namelen && l->name[u] == '_')
 		u++;
 	e->unders = u > 255 ? 255 : (uint8_t)u;
-	f->ks->n++;
+	if (l->addr)
+		b->nonzero = true;
+	b->n++;
 	return 0;
 }
 
+/* Takes the whole lines of buf; *used says how far. A line cut at the end is left for the next
+ * call, unless last (a missing final newline is fine). Empty lines are skipped. */
+static int feed(struct builder *b, const char *buf, size_t len, bool last, size_t *used)
+{
+	size_t pos = 0;
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		if (!nl && !last)
+			break;
+		size_t llen = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+		if (llen) {
+			struct kline l;
+			int err = parse_line(buf + pos, llen, &l);
+			if (err)
+				return err;
+			if (is_text(l.type) && (err = add_line(b, &l)))
+				return err;
+		}
+		pos += llen + 1;
+	}
+	*used = pos < len ? pos : len;
+	/* what is left must still be able to become a line */
+	return len - *used > BT_KALLSYMS_LINE_MAX ? -EINVAL : 0;
+}
+
 /* Ascending address; within one address the preferred alias sorts last, so that the binary search
- * for the last symbol at or below an address lands on it directly. */
+ * (the last entry at or below an address) lands on it. */
 static int ent_cmp(const void *pa, const void *pb)
 {
 	const struct ent *a = pa, *b = pb;
@@ -241,78 +259,143 @@ static int ent_cmp(const void *pa, const void *pb)
 	return -strcmp(a->sym.name, b->sym.name);
 }
 
+/* Sorts by ent_cmp. The part already in address order (the kernel image) only has its aliases
+ * ordered; the rest (modules, BPF programs) is sorted and merged into it. */
+static void sort_ents(struct ent *e, size_t n)
+{
+	size_t k = 1;
+	while (k < n && e[k].sym.addr >= e[k - 1].sym.addr)
+		k++;
+	for (size_t i = 0; i < k;) {
+		size_t j = i + 1;
+		while (j < k && e[j].sym.addr == e[i].sym.addr)
+			j++;
+		if (j - i > 1)
+			qsort(&e[i], j - i, sizeof(*e), ent_cmp);
+		i = j;
+	}
+	if (k >= n)
+		return;
+	size_t m = n - k;
+	qsort(&e[k], m, sizeof(*e), ent_cmp);
+	struct ent *t = malloc(m * sizeof(*t));
+	if (!t) {
+		qsort(e, n, sizeof(*e), ent_cmp);
+		return;
+	}
+	memcpy(t, &e[k], m * sizeof(*t));
+	/* merged from the back: the prefix's entries move up into the room the tail left */
+	size_t i = k, j = m, o = n;
+	while (j > 0) {
+		if (i > 0 && ent_cmp(&e[i - 1], &t[j - 1]) > 0)
+			e[--o] = e[--i];
+		else
+			e[--o] = t[--j];
+	}
+	free(t);
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->ents);
+	free(b->arena);
+	bt_htab_free(&b->mods);
+}
+
+/* The table from what was fed: names become pointers once the arena no longer moves. */
+static int finish(struct builder *b, struct bt_kallsyms **out)
+{
+	int err = !b->n ? -ENODATA : !b->nonzero ? -EACCES : 0;
+	struct bt_kallsyms *ks = err ? NULL : calloc(1, sizeof(*ks));
+	if (!err && !ks)
+		err = -ENOMEM;
+	if (err) {
+		builder_free(b);
+		return err;
+	}
+	/* the room doubling left over, given back before the names are pointed at */
+	char *arena = realloc(b->arena, b->used);
+	if (arena) {
+		b->arena = arena;
+		b->acap = b->used;
+	}
+	struct ent *ents = realloc(b->ents, b->n * sizeof(*ents));
+	if (ents) {
+		b->ents = ents;
+		b->cap = b->n;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		struct ent *e = &b->ents[i];
+		size_t name = e->raw.name_off, mod = e->raw.mod_off;
+		e->sym.name = b->arena + name;
+		e->sym.module = mod ? b->arena + mod - 1 : NULL;
+	}
+	sort_ents(b->ents, b->n);
+	bt_htab_free(&b->mods);
+	ks->ents = b->ents;
+	ks->n = b->n;
+	ks->arena = b->arena;
+	ks->arena_bytes = b->acap;
+	*out = ks;
+	return 0;
+}
+
 int bt_kallsyms_parse(const char *buf, size_t len, struct bt_kallsyms **out)
 {
 	if (!out || (!buf && len))
 		return -EINVAL;
 	*out = NULL;
-	struct sizing sz = { 0 };
-	int err = for_each_text_line(buf, len, size_line, &sz);
-	if (err)
-		return err;
-	if (!sz.n)
-		return -ENODATA;
-	if (!sz.nonzero)
-		return -EACCES;
-
-	struct bt_kallsyms *ks = calloc(1, sizeof(*ks));
-	if (!ks)
-		return -ENOMEM;
-	ks->ents = malloc(sz.n * sizeof(*ks->ents));
-	ks->arena = malloc(sz.bytes);
-	ks->arena_bytes = sz.bytes;
-	if (!ks->ents || !ks->arena) {
-		bt_kallsyms_free(ks);
-		return -ENOMEM;
-	}
-	struct filler f = { .ks = ks };
-	bt_htab_init(&f.mods);
-	err = for_each_text_line(buf, len, fill_line, &f);
-	bt_htab_free(&f.mods);
+	struct builder b = { 0 };
+	bt_htab_init(&b.mods);
+	size_t used;
+	int err = feed(&b, buf, len, true, &used);
 	if (err) {
-		bt_kallsyms_free(ks);
+		builder_free(&b);
 		return err;
 	}
-	qsort(ks->ents, ks->n, sizeof(*ks->ents), ent_cmp);
-	*out = ks;
-	return 0;
+	return finish(&b, out);
 }
 
-static int read_all(int fd, char **out, size_t *outlen)
+/* Read in chunks and parsed as they come: the file (4 MiB for 120,000 symbols) is never held
+ * whole. */
+static int load_fd(int fd, struct bt_kallsyms **out)
 {
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
+	enum { CHUNK = 256 << 10 };
+	char *buf = malloc(CHUNK);
 	if (!buf)
 		return -ENOMEM;
+	struct builder b = { 0 };
+	bt_htab_init(&b.mods);
+	size_t have = 0, total = 0;
+	int err = 0;
 	for (;;) {
-		if (len == cap) {
-			if (cap >= KALLSYMS_FILE_MAX) {
-				free(buf);
-				return -EFBIG;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
+		ssize_t r = read(fd, buf + have, CHUNK - have);
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int err = -errno;
-			free(buf);
-			return err;
+			err = -errno;
+			break;
 		}
+		total += (size_t)r;
+		if (total > KALLSYMS_FILE_MAX) {
+			err = -EFBIG;
+			break;
+		}
+		have += (size_t)r;
+		size_t used;
+		if ((err = feed(&b, buf, have, r == 0, &used)))
+			break;
+		memmove(buf, buf + used, have - used);
+		have -= used;
 		if (r == 0)
 			break;
-		len += (size_t)r;
 	}
-	*out = buf;
-	*outlen = len;
-	return 0;
+	free(buf);
+	if (err) {
+		builder_free(&b);
+		return err;
+	}
+	return finish(&b, out);
 }
 
 int bt_kallsyms_load(const char *root, struct bt_kallsyms **out)
@@ -328,14 +411,8 @@ int bt_kallsyms_load(const char *root, struct bt_kallsyms **out)
 	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
 	if (fd < 0)
 		return fd;
-	char *buf = NULL;
-	size_t len = 0;
-	int err = read_all(fd, &buf, &len);
+	int err = load_fd(fd, out);
 	close(fd);
-	if (err)
-		return err;
-	err = bt_kallsyms_parse(buf, len, out);
-	free(buf);
 	return err;
 }
 

@@ -204,6 +204,85 @@ static void kallsyms__file_under_root__loads_its_text_symbols(void **state)
 	bt_test_run(NULL, 0, "rm -rf %s", dir);
 }
 
+/* A file read in several chunks (larger than the reader's 256 KiB), lines cut at each chunk's end:
+ * the kernel image in address order with aliases, then modules' and BPF programs' symbols out of
+ * order and below and above it, the last line without a newline. Every symbol resolves to itself
+ * (the global one where aliased), as the same buffer parsed whole does. */
+static void kallsyms__file_in_chunks__every_symbol_resolves(void **state)
+{
+	enum { KERN = 30000, MODS = 3000, BPFS = 500 };
+	size_t cap = 64u << 20, len = 0;
+	char *buf = malloc(cap);
+	assert_non_null(buf);
+	for (int i = 0; i < KERN; i++) {
+		uint64_t a = 0xffffffff81000000ULL + (uint64_t)i * 0x40;
+		if (i % 100 == 0)
+			len += (size_t)snprintf(buf + len, cap - len, "%016llx t __k_alias_%d\n", (unsigned long long)a, i);
+		len += (size_t)snprintf(buf + len, cap - len, "%016llx T k_%d\n", (unsigned long long)a, i);
+	}
+	for (int i = 0; i < MODS; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%016llx t m_%d\t[mod%d]\n",
+					0xffffffffc0000000ULL + (uint64_t)((i * 7919) % MODS) * 0x40, i, i % 5);
+	for (int i = 0; i < BPFS; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%016llx t bpf_prog_%d\t[bpf]\n",
+					0xffffffffa0000000ULL + (uint64_t)((i * 31) % BPFS) * 0x100, i);
+	len--;  /* no final newline */
+	assert_true(len > 3 * (256u << 10));  /* four chunks */
+	char dir[] = "/tmp/bt_kallsyms_XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir %s/proc", dir), 0);
+	snprintf(path, sizeof(path), "%s/proc/kallsyms", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	struct bt_kallsyms *ks = NULL, *whole = NULL;
+	assert_int_equal(bt_kallsyms_load(dir, &ks), 0);
+	assert_int_equal(bt_kallsyms_parse(buf, len, &whole), 0);
+	assert_int_equal(bt_kallsyms_count(ks), KERN + KERN / 100 + MODS + BPFS);
+	assert_int_equal(bt_kallsyms_count(whole), bt_kallsyms_count(ks));
+	char want[64];
+	uint64_t off;
+	for (int i = 0; i < KERN; i++) {
+		const struct bt_ksym *s = bt_kallsyms_lookup(ks, 0xffffffff81000000ULL + (uint64_t)i * 0x40 + 4, &off);
+		snprintf(want, sizeof(want), "k_%d", i);
+		assert_non_null(s);
+		assert_string_equal(s->name, want);
+		assert_int_equal(off, 4);
+		assert_null(s->module);
+	}
+	for (int i = 0; i < MODS; i++) {
+		const struct bt_ksym *s = bt_kallsyms_lookup(ks, 0xffffffffc0000000ULL + (uint64_t)((i * 7919) % MODS) * 0x40, &off);
+		snprintf(want, sizeof(want), "m_%d", i);
+		assert_non_null(s);
+		assert_string_equal(s->name, want);
+		snprintf(want, sizeof(want), "mod%d", i % 5);
+		assert_string_equal(s->module, want);
+		const struct bt_ksym *w = bt_kallsyms_lookup(whole, s->addr, &off);
+		assert_non_null(w);
+		assert_string_equal(w->name, s->name);
+	}
+	for (int i = 0; i < BPFS; i++) {
+		const struct bt_ksym *s = bt_kallsyms_lookup(ks, 0xffffffffa0000000ULL + (uint64_t)((i * 31) % BPFS) * 0x100 + 8, &off);
+		snprintf(want, sizeof(want), "bpf_prog_%d", i);
+		assert_non_null(s);
+		assert_string_equal(s->name, want);
+		assert_string_equal(s->module, "bpf");
+	}
+	bt_kallsyms_free(ks);
+	bt_kallsyms_free(whole);
+	/* one line longer than a chunk, never ended: refused, not waited on */
+	memset(buf, 'a', 300u << 10);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, 300u << 10, f), 300u << 10);
+	fclose(f);
+	assert_int_equal(bt_kallsyms_load(dir, &ks), -EINVAL);
+	assert_null(ks);
+	free(buf);
+	bt_test_run(NULL, 0, "rm -rf %s", dir);
+}
+
 static void kallsyms__fifo_or_missing_file__error_not_hang(void **state)
 {
 	char dir[] = "/tmp/bt_kallsyms_XXXXXX";
@@ -414,6 +493,7 @@ int main(void)
 		cmocka_unit_test(kallsyms__module_line__carries_module_name),
 		cmocka_unit_test(kallsyms__zeroed_copy_under_root__eacces),
 		cmocka_unit_test(kallsyms__file_under_root__loads_its_text_symbols),
+		cmocka_unit_test(kallsyms__file_in_chunks__every_symbol_resolves),
 		cmocka_unit_test(kallsyms__fifo_or_missing_file__error_not_hang),
 		cmocka_unit_test(kallsyms__literal_lines__text_only_sorted_with_modules),
 		cmocka_unit_test(kallsyms__bpf_program_lines__module_is_bpf),
