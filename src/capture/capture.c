@@ -2,6 +2,7 @@
  * drives the snapshot iterators, and hands ring buffer records to the caller in order. */
 #include "capture/capture.h"
 #include "capture/callgraph.h"
+#include "capture/kbtf.h"
 #include "capture/mapsrc.h"
 #include "capture/records.h"
 #include "capture/sideband.h"
@@ -25,7 +26,7 @@
 #include <linux/perf_event.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
+#include <linux/btf.h>
 #include <bpf/libbpf.h>
 
 #include "buildtrace.skel.h"
@@ -957,14 +958,18 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 	logf_(c, BT_LOG_INFO, "ring buffer: %zu KiB", rbsz >> 10);
 	if (!opts->samples)
 		bpf_program__set_autoload(c->skel->progs.sample, false);
-	/* The kernel's types, parsed once here for what the checks below ask (6 MB of them: a
-	 * second parse cost as much CPU as loading half the programs). Kernels without module
-	 * support have neither the module tracepoint nor struct module's notes. */
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool has_module_load = vmlinux && btf__find_by_name_kind(vmlinux, "btf_trace_module_load",
-								 BTF_KIND_TYPEDEF) >= 0;
-	int vm_mmap_id = vmlinux ? btf__find_by_name_kind(vmlinux, "vm_mmap_pgoff", BTF_KIND_FUNC) : -1;
-	btf__free(vmlinux);
+	/* What the checks below ask of the kernel's types, found in one walk over them: libbpf
+	 * parses the 6 MB again to load the programs, and a parse here as well cost as much CPU as
+	 * verifying the sampler. Kernels without module support have neither the module tracepoint
+	 * nor struct module's notes. */
+	struct bt_kbtf_query kq[] = {
+		{ .name = "btf_trace_module_load", .kind = BTF_KIND_TYPEDEF },
+		{ .name = "vm_mmap_pgoff", .kind = BTF_KIND_FUNC },
+	};
+	if ((err = bt_kbtf_find("/sys/kernel/btf/vmlinux", kq, 2)))
+		logf_(c, BT_LOG_DEBUG, "the kernel's BTF: %s", strerror(-err));
+	bool has_module_load = !err && kq[0].id > 0;
+	int vm_mmap_id = !err && kq[1].id > 0 ? kq[1].id : -1;
 	if (!has_module_load) {
 		bpf_program__set_autoload(c->skel->progs.on_module_load, false);
 		logf_(c, BT_LOG_DEBUG, "module_load tracepoint absent: module loads are not captured");
