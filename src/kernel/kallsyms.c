@@ -2,6 +2,7 @@
  * and interned module names share a single string arena. The file lists the kernel image in address
  * order, so sorting is mostly merging in the modules. */
 #include "kernel/kallsyms.h"
+#include "base/grow.h"
 #include "base/htab.h"
 #include "base/safeopen.h"
 
@@ -134,24 +135,9 @@ struct builder {
 	bool nonzero;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t size, size_t first)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : first;
-	while (c < need)
-		c *= 2;
-	void *np = realloc(*p, c * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = c;
-	return 0;
-}
-
 static int arena_put(struct builder *b, const char *s, size_t n, size_t *off)
 {
-	int err = grow((void **)&b->arena, &b->acap, b->used + n + 1, 1, 1u << 20);
+	int err = bt_grow((void **)&b->arena, &b->acap, b->used + n + 1, 1, 1u << 20);
 	if (err)
 		return err;
 	memcpy(b->arena + b->used, s, n);
@@ -200,7 +186,7 @@ static int intern_mod(struct builder *b, const char *mod, size_t n, size_t *out)
 
 static int add_line(struct builder *b, const struct kline *l)
 {
-	int err = grow((void **)&b->ents, &b->cap, b->n + 1, sizeof(*b->ents), 1u << 14);
+	int err = bt_grow((void **)&b->ents, &b->cap, b->n + 1, sizeof(*b->ents), 1u << 14);
 	if (err)
 		return err;
 	struct ent *e = &b->ents[b->n];
@@ -246,7 +232,7 @@ static int feed(struct builder *b, const char *buf, size_t len, bool last, size_
 }
 
 /* Ascending address; within one address the preferred alias sorts last, so that the binary search
- * (the last entry at or below an address) lands on it. */
+ * for the last symbol at or below an address lands on it directly. */
 static int ent_cmp(const void *pa, const void *pb)
 {
 	const struct ent *a = pa, *b = pb;
