@@ -1015,12 +1015,14 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	}
 	if (!err) {
 		struct bpf_program *p;
-		c->sample_insns = verified_insns(bpf_program__fd(c->skel->progs.sample));
 		bpf_object__for_each_program(p, c->skel->obj) {
 			if (bpf_program__fd(p) < 0)
 				continue;
+			uint32_t n = verified_insns(bpf_program__fd(p));
 			c->load_progs++;
-			c->load_insns += verified_insns(bpf_program__fd(p));
+			c->load_insns += n;
+			if (p == c->skel->progs.sample)
+				c->sample_insns = n;
 		}
 	}
 	free(vlog);
