@@ -25,7 +25,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Wa
 # src/ is grouped by layer, lowest first; the order (and what may include what) is in the README's
 # layout section, which tools/check-layout.py reads. OBJS_<layer> lists one layer's objects.
 LAYERS   := base elf symsrc kernel capture session output cmd
-SRCS     := $(wildcard $(LAYERS:%=src/%/*.c))
+# cmd/ holds one folder per program (and what they share), see the README's layout section.
+SRCS     := $(wildcard $(LAYERS:%=src/%/*.c) src/cmd/*/*.c)
 OBJS     := $(SRCS:src/%.c=$(BUILD)/%.o)
 LIB_OBJS := $(filter-out $(BUILD)/cmd/main.o,$(OBJS))
 $(foreach l,$(LAYERS),$(eval OBJS_$(l) := $(filter $(BUILD)/$(l)/%,$(OBJS))))
@@ -44,7 +45,7 @@ $(BUILD)/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c include/bt_proto.h $(wildcard bpf/*.h) vmlinux/vmlinux.h
+$(BUILD)/%.bpf.o: bpf/%.bpf.c include/bt_proto.h include/bt_trace.h $(wildcard bpf/*.h) vmlinux/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
 	$(BPFTOOL) gen object $@ $@.tmp.o

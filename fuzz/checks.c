@@ -11,7 +11,7 @@
 #include "kernel/kallsyms.h"
 #include "elf/minidebuginfo.h"
 #include "capture/procmaps.h"
-#include "cmd/httpreq.h"
+#include "cmd/net/httpreq.h"
 #include "kernel/cgroup.h"
 #include "session/profile.h"
 #include "elf/symtab.h"

@@ -23,7 +23,7 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
                 kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
-                base/ustar base/pathfmt base/wfile base/beneath cmd/httpreq kernel/cgroup elf/sdt \
+                base/ustar base/pathfmt base/wfile base/beneath cmd/net/httpreq kernel/cgroup elf/sdt \
                 symsrc/probecache
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)

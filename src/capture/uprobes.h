@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "capture/capture.h"
-#include "../../bpf/bt_trace.h"
+#include "bt_trace.h"
 
 struct bt_uprobes;
 

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd/commands.h"
-#include "cmd/recordopts.h"
+#include "cmd/cli/commands.h"
+#include "cmd/record/recordopts.h"
 
 struct command {
 	const char *name;

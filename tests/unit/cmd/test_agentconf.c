@@ -1,8 +1,8 @@
 /* test_agentconf.c - the agent's settings: defaults, every key from a file and from options, and bad
  * values refused with a message naming the key (and the file's line). */
 #include "testutil.h"
-#include "cmd/agentconf.h"
-#include "cmd/serve.h"
+#include "cmd/agent/agentconf.h"
+#include "cmd/net/serve.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

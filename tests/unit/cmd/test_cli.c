@@ -1,6 +1,6 @@
 /* test_cli.c - strict parsing of what users type. */
 #include "testutil.h"
-#include "cmd/cli.h"
+#include "cmd/cli/cli.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * into method, target, query and Content-Length; incomplete heads wait for more; malformed ones are
  * refused; the seconds parameter. */
 #include "testutil.h"
-#include "cmd/httpreq.h"
+#include "cmd/net/httpreq.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* test_launch.c - starting a command held until released: the user it runs as, finding it, its
  * exit status, and a command that cannot run. Unprivileged: no session is attached. */
 #include "testutil.h"
-#include "cmd/launch.h"
+#include "cmd/live/launch.h"
 
 #include <errno.h>
 #include <signal.h>

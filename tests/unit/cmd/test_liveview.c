@@ -2,7 +2,7 @@
  * changes, typing a filter, and the summary written where stderr is a file (no control sequences).
  * The screen itself is tested in a real terminal by tests/priv/test_record_liveview.c. */
 #include "testutil.h"
-#include "cmd/liveview.h"
+#include "cmd/live/liveview.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* test_recordopts.c - the live session's command line: perf's spellings parsed, and every bad value
  * refused with exit code 2 and a message naming the option and what it expects. */
 #include "testutil.h"
-#include "cmd/cli.h"
-#include "cmd/recordopts.h"
+#include "cmd/cli/cli.h"
+#include "cmd/record/recordopts.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * (a file's name, [kernel], [jit], [unknown]), each sort, the filter, one side, grouping by process
  * and lines of exactly the screen's width. */
 #include "testutil.h"
-#include "cmd/topview.h"
+#include "cmd/live/topview.h"
 
 #include <stdlib.h>
 #include <string.h>

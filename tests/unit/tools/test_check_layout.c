@@ -1,7 +1,8 @@
 /* test_check_layout.c - tools/check-layout.py passes on the tree as it is, and fails, naming the
  * file and the rule, on copies of it with one breach each: an upward include, an include of a
  * layer beside, libbpf outside the loader, a function over 100 lines, a file outside the layer
- * folders, and a README without the layer order. */
+ * folders, and a README without the layer order; inside cmd/, split into one folder per program:
+ * an include from a folder above or beside, from the dispatcher, a file outside the folders. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -43,10 +44,10 @@ static void layout__tree_as_it_is__passes(void **state)
 static void layout__include_from_above__fails_naming_it(void **state)
 {
 	char out[8192];
-	copy_and("sed -i '0,/^#include \"/s//#include \"cmd\\/cli.h\"\\n&/' src/elf/symtab.c");
+	copy_and("sed -i '0,/^#include \"/s//#include \"cmd\\/cli\\/cli.h\"\\n&/' src/elf/symtab.c");
 	assert_int_equal(check(TMP, out, sizeof(out)), 1);
 	assert_non_null(strstr(out, "src/elf/symtab.c:"));
-	assert_non_null(strstr(out, "includes cmd/cli.h: cmd is above elf"));
+	assert_non_null(strstr(out, "includes cmd/cli/cli.h: cmd is above elf"));
 }
 
 static void layout__include_from_beside__fails(void **state)
@@ -85,6 +86,51 @@ static void layout__file_outside_the_layers__fails(void **state)
 	assert_non_null(strstr(out, "src/stray.c: not in a layer folder"));
 }
 
+static void layout__cmd_folder_includes_a_program_above__fails(void **state)
+{
+	char out[8192];
+	copy_and("sed -i '0,/^#include \"/s//#include \"cmd\\/record\\/recordopts.h\"\\n&/' src/cmd/live/live.c");
+	assert_int_equal(check(TMP, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "src/cmd/live/live.c:"));
+	assert_non_null(strstr(out, "includes cmd/record/recordopts.h: cmd/record is above cmd/live"));
+}
+
+static void layout__cmd_program_includes_another_program__fails(void **state)
+{
+	char out[8192];
+	copy_and("sed -i '0,/^#include \"/s//#include \"cmd\\/agent\\/agentconf.h\"\\n&/' src/cmd/trace/trace.c");
+	assert_int_equal(check(TMP, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "src/cmd/trace/trace.c:"));
+	assert_non_null(strstr(out, "cmd/agent is beside cmd/trace"));
+}
+
+static void layout__cmd_protocol_code_includes_the_agent__fails(void **state)
+{
+	char out[8192];
+	copy_and("sed -i '0,/^#include \"/s//#include \"cmd\\/agent\\/agentconf.h\"\\n&/' src/cmd/net/push.c");
+	assert_int_equal(check(TMP, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "cmd/agent is above cmd/net"));
+}
+
+static void layout__cmd_file_outside_its_folders__fails(void **state)
+{
+	char out[8192];
+	copy_and("mkdir -p src/cmd/misc && echo 'int x;' > src/cmd/misc/stray.c && echo 'int y;' > src/cmd/cli/deep.h"
+		 " && mkdir -p src/cmd/cli/sub && echo 'int z;' > src/cmd/cli/sub/deeper.c");
+	assert_int_equal(check(TMP, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "src/cmd/misc/stray.c: not in a folder of src/cmd/"));
+	assert_non_null(strstr(out, "src/cmd/cli/sub/deeper.c: not in a folder of src/cmd/"));
+	assert_null(strstr(out, "deep.h"));
+}
+
+static void layout__cmd_folder_missing__fails(void **state)
+{
+	char out[8192];
+	copy_and("rm -rf src/cmd/net");
+	assert_int_equal(check(TMP, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "src/cmd/net/: a folder of the README with no folder"));
+}
+
 static void layout__readme_without_order__exit_2(void **state)
 {
 	char out[8192];
@@ -107,6 +153,11 @@ int main(void)
 		cmocka_unit_test(layout__libbpf_outside_the_loader__fails),
 		cmocka_unit_test(layout__long_function__fails),
 		cmocka_unit_test(layout__file_outside_the_layers__fails),
+		cmocka_unit_test(layout__cmd_folder_includes_a_program_above__fails),
+		cmocka_unit_test(layout__cmd_program_includes_another_program__fails),
+		cmocka_unit_test(layout__cmd_protocol_code_includes_the_agent__fails),
+		cmocka_unit_test(layout__cmd_file_outside_its_folders__fails),
+		cmocka_unit_test(layout__cmd_folder_missing__fails),
 		cmocka_unit_test(layout__readme_without_order__exit_2),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);

@@ -1,0 +1,769 @@
+/* agent.c - `buildtrace agent`: the always-on fleet agent. Samples the whole machine and, every
+ * interval, writes one profile per format into the output directory (and the push spool), then
+ * starts the next interval with the same process table and symbol tables, evicting the tables no
+ * recent interval used. Reports its health in a status file. */
+#include <errno.h>
+#include <malloc.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/agent/agentconf.h"
+#include "capture/capture.h"
+#include "capture/caps.h"
+#include "base/wfile.h"
+#include "cmd/cli/cli.h"
+#include "cmd/cli/commands.h"
+#include "cmd/live/live.h"
+#include "output/jsonout.h"
+#include "output/output.h"
+#include "output/profdir.h"
+#include "cmd/net/push.h"
+#include "cmd/net/serve.h"
+#include "base/selfmem.h"
+#include "session/session.h"
+
+static void agent_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace agent [--config FILE] [--output-dir DIR] [--interval SECONDS]\n"
+		"                        [-F HZ] [--format pprof,folded] [--max-files N] [--push URL]\n"
+		"                        [--push-format pprof|folded] [--header 'NAME: VALUE']...\n"
+		"                        [--app-name NAME] [--label KEY=VALUE]... [--listen ADDR:PORT] [-v]\n"
+		"  Samples every process all the time; every interval writes one profile per format into\n"
+		"  the output directory (timestamped names, the oldest removed beyond --max-files) and,\n"
+		"  with --push, sends it to a Pyroscope-compatible server (POST /ingest) through a bounded\n"
+		"  spool that survives restarts: one request per interval with samples, windows that tile\n"
+		"  time. SIGTERM or SIGINT: a last profile, the spool sent for up to push-drain seconds,\n"
+		"  then exit 0; SIGHUP: read the config file (and the credential files) again.\n"
+		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
+		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
+		"                      evict-after, ringbuf-size, call-graph, lines, push-empty,\n"
+		"                      push-drain, basic-auth-file, bearer-token-file, ca-file,\n"
+		"                      tls-verify); options given here win over the file\n"
+		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
+		"  --interval SECONDS  one profile per this long (default 60)\n"
+		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
+		"  --format LIST       pprof, folded or both (default pprof,folded)\n"
+		"  --max-files N       profiles kept per format (default 60)\n"
+		"  --push URL          Pyroscope server, e.g. http://pyroscope:4040\n"
+		"  --push-format FMT   what is pushed: pprof (default) or folded\n"
+		"  --header 'N: V'     an HTTP header for the server, e.g. 'X-Scope-OrgID: team' (repeatable)\n"
+		"  --listen ADDR:PORT  serve /debug/pprof/profile?seconds=N, /debug/pprof/latest, /metrics\n"
+		"                      and /healthz over HTTP (PORT alone: on 127.0.0.1)\n"
+		"  --app-name NAME     application name for the server (default buildtrace)\n"
+		"  --label KEY=VALUE   a label for the server (repeatable)\n"
+		"  -v, --verbose       say what is written and sent\n"
+		"  -h, --help          this text\n");
+}
+
+/* Set by the handlers; the loop reads them through bt_live_opts.stop and struct agent's hup. */
+static volatile sig_atomic_t got_stop, got_hup;
+
+static void on_stop(int sig)
+{
+	got_stop = sig;
+}
+
+static void on_hup(int sig)
+{
+	got_hup = 1;
+}
+
+/* Settings from the command line, kept to be applied again over the config file on SIGHUP. */
+struct cli_set {
+	const char *key, *value;
+};
+
+struct agent {
+	struct bt_agent_conf conf;
+	const char *config_path;
+	struct cli_set *cli;
+	size_t ncli;
+	int verbose;
+	struct bt_live live;
+	volatile sig_atomic_t *hup;    /* set by SIGHUP: read the config again */
+	struct bt_push *push;
+	uint64_t intervals, write_errors, files_removed;
+	char last_write[64], last_error[256];
+	uint64_t last_unresolved;
+	uint64_t lost_before;          /* capture drops before this interval */
+	int64_t from_ns;               /* wall clock when this interval began */
+	int64_t push_from_s;           /* the next pushed window's start: the last one's end */
+	struct bt_serve *serve;        /* the pull endpoint, when listening */
+	struct bt_profile *pull;       /* the profile a pull request is being answered with */
+	double pull_until;             /* in the loop's seconds */
+	int64_t pull_from_ns;
+	double metrics_at;             /* when /metrics was last refreshed, in the loop's seconds */
+	double interval_start;         /* the same, in the loop's seconds */
+};
+
+static int load_conf(struct agent *a, struct bt_agent_conf *out, char *err, size_t errlen)
+{
+	bt_agent_conf_defaults(out);
+	int e;
+	if (a->config_path && (e = bt_agent_conf_load(out, a->config_path, err, errlen)))
+		return e;
+	for (size_t i = 0; i < a->ncli; i++)
+		if ((e = bt_agent_conf_set(out, a->cli[i].key, a->cli[i].value, err, errlen)))
+			return e;
+	return bt_agent_conf_finish(out, err, errlen);
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
+{
+	const struct agent *a = ctx;
+	if (level <= BT_LOG_WARN || a->verbose)
+		fprintf(stderr, "buildtrace agent: %s\n", msg);
+}
+
+static long status_kb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	char line[256];
+	long v = -1;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+struct status_ctx {
+	struct agent *a;
+};
+
+/* Paths and error texts may hold any bytes: written as valid JSON whatever they are. */
+static void json_str(FILE *f, const char *s)
+{
+	bt_json_put_string(f, s, strlen(s));
+}
+
+static int write_status(void *ctx, FILE *f)
+{
+	struct agent *a = ((struct status_ctx *)ctx)->a;
+	struct bt_session *s = &a->live.session;
+	struct bt_capture_stats cs = { 0 };
+	bt_capture_stats(a->live.cap, &cs);
+	/* What a leak would move (heap in use) apart from what only looks like growth (the ring
+	 * buffer's pages, touched as its write position goes round). */
+	struct bt_selfmem mem;
+	bt_selfmem_read(NULL, &mem);
+	uint64_t lost = bt_live_lost_samples(&cs), other = bt_live_lost_other(&cs);
+	fprintf(f, "{\n  \"time_ns\": %lld,\n  \"pid\": %d,\n  \"intervals\": %llu,\n  \"samples\": %llu,\n"
+		"  \"lost_samples\": %llu,\n  \"lost_other_records\": %llu,\n  \"unresolved_frames_last_interval\": %llu,\n"
+		"  \"processes\": %zu,\n  \"processes_exited\": %llu,\n  \"build_ids\": %zu,\n  \"symtabs_loaded\": %llu,\n  \"symtabs_evicted\": %llu,\n"
+		"  \"rss_kb\": %ld,\n  \"peak_rss_kb\": %ld,\n  \"heap_in_use_kb\": %llu,\n  \"rss_anon_kb\": %llu,\n"
+		"  \"ring_buffer_kb\": %llu,\n  \"bpf_maps_rss_kb\": %llu,\n  \"symbol_tables_kb\": %llu,\n  \"kallsyms_reloads\": %llu,\n  \"last_write\": ",
+		(long long)wall_ns(), (int)getpid(), (unsigned long long)a->intervals,
+		(unsigned long long)s->stats.samples, (unsigned long long)lost, (unsigned long long)other,
+		(unsigned long long)a->last_unresolved, s->procs.nprocs,
+		(unsigned long long)s->stats.exits, bt_session_build_ids(s),
+		(unsigned long long)s->dsos.symtabs_loaded, (unsigned long long)s->dsos.symtabs_evicted,
+		status_kb("VmRSS"), status_kb("VmHWM"), (unsigned long long)(mem.heap_in_use / 1024),
+		(unsigned long long)(mem.rss_anon / 1024), (unsigned long long)(cs.ringbuf_bytes / 1024),
+		(unsigned long long)(mem.bpf_maps_rss / 1024),
+		(unsigned long long)((bt_dso_tables_bytes(&s->dsos) + bt_kallsyms_bytes(s->ksyms)) / 1024),
+		(unsigned long long)s->stats.kallsyms_reloads);
+	json_str(f, a->last_write);
+	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
+	json_str(f, a->last_error);
+	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
+	const struct bt_pyprocs_stats *py = &s->py.stats;
+	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
+		"\"cut_not_resident\": %llu, \"frames\": %llu, \"not_placed\": %llu, \"code_unreadable\": %llu}",
+		(unsigned long long)py->procs, (unsigned long long)py->unsupported, (unsigned long long)py->stacks,
+		(unsigned long long)py->walks[BT_PY_WALK_FAULT], (unsigned long long)py->frames,
+		(unsigned long long)py->unplaced, (unsigned long long)py->code_failed);
+	if (cs.unw.walks || cs.unw.loads) {
+		const struct bt_unwtables_stats *u = &cs.unw;
+		fprintf(f, ",\n  \"bpf_unwind\": {\"walks\": %llu, \"reached_outermost\": %llu, \"frame_pointer_used\": %llu, "
+			"\"table_missing\": %llu, \"tables\": %llu, \"rows\": %llu, \"rows_max\": %llu, "
+			"\"files_without_table\": %llu, \"tables_evicted\": %llu}",
+			(unsigned long long)u->walks, (unsigned long long)u->walks_done,
+			(unsigned long long)u->walks_fp, (unsigned long long)u->walks_no_table,
+			(unsigned long long)u->tables, (unsigned long long)u->rows, (unsigned long long)u->rows_max,
+			(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
+	}
+	if (a->push) {
+		struct bt_push_stats ps;
+		bt_push_get_stats(a->push, &ps);
+		fprintf(f, ",\n  \"push\": {\"sent\": %llu, \"errors\": %llu, \"dropped\": %llu, \"spool_files\": %llu, "
+			"\"spool_bytes\": %llu, \"last_error\": ", (unsigned long long)ps.sent,
+			(unsigned long long)ps.errors, (unsigned long long)ps.dropped,
+			(unsigned long long)ps.spool_files, (unsigned long long)ps.spool_bytes);
+		json_str(f, ps.last_error);
+		fputc('}', f);
+	}
+	fputs("\n}\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+struct membuf {
+	char *buf;
+	size_t len;
+};
+
+static int write_membuf(void *ctx, FILE *f)
+{
+	const struct membuf *m = ctx;
+	return fwrite(m->buf, 1, m->len, f) == m->len ? 0 : -EIO;
+}
+
+/* A format the agent writes: the profile's, its file name extension and the server's name for it. */
+struct agent_format {
+	enum bt_format fmt;
+	const char *ext, *pushfmt;
+};
+
+static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof" };
+static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded" };
+
+/* The server's window for an interval ending at until_ns: whole seconds (as Pyroscope reads them),
+ * each starting where the one before ended so that windows tile time, none counted twice. The
+ * seconds are the intervals' ends rounded down: an interval of at least 1 s (when pushing) moves
+ * them on by one at least. Only the last interval, cut short by the stop, can end within the
+ * second its window starts: its window is that second, which holds the whole interval. */
+static void push_window(struct agent *a, int64_t until_ns, int64_t *from_s, int64_t *until_s)
+{
+	*from_s = a->push_from_s;
+	*until_s = until_ns / 1000000000;
+	if (*until_s <= *from_s)
+		*until_s = *from_s + 1;
+	a->push_from_s = *until_s;
+}
+
+/* The interval's profile in one format: into memory, then the output directory (when the format is
+ * one of the files') and the spool (when it is the one pushed and the interval has samples, or empty
+ * intervals are pushed too). The interval is oo's, from time_ns for duration_ns. */
+static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo,
+			 bool to_file, bool to_push, int64_t from_s, int64_t until_s)
+{
+	const char *ext = f->ext;
+	int64_t until_ns = oo->time_ns + oo->duration_ns;
+	struct membuf m = { 0 };
+	FILE *mf = open_memstream(&m.buf, &m.len);
+	int err = mf ? bt_output_session(&a->live.session, f->fmt, oo, mf) : -ENOMEM;
+	if (mf && fclose(mf) != 0 && !err)
+		err = -ENOMEM;
+	char path[BT_AGENT_STR + 128];
+	if (!err && !to_file)
+		goto push;
+	if (!err)
+		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, "buildtrace", until_ns, ext);
+	if (!err)
+		err = bt_atomic_write(path, write_membuf, &m);
+	if (err) {
+		a->write_errors++;
+		snprintf(a->last_error, sizeof(a->last_error), "writing the %s profile: %s", ext, strerror(-err));
+		fprintf(stderr, "buildtrace agent: %s\n", a->last_error);
+	} else {
+		snprintf(a->last_write, sizeof(a->last_write), "%s", strrchr(path, '/') + 1);
+		unsigned removed = 0;
+		bt_profdir_prune(a->conf.output_dir, "buildtrace", ext, a->conf.max_files, &removed);
+		a->files_removed += removed;
+		if (a->verbose)
+			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
+	}
+push:
+	if (!err && a->serve && f->fmt == BT_FMT_PPROF)
+		bt_serve_set_latest(a->serve, m.buf, m.len);
+	if (!err && to_push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_s, until_s) != 0)
+		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
+	free(m.buf);
+}
+
+/* Ends an interval: everything sampled so far named and written, then a fresh profile. */
+static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
+{
+	struct bt_session *s = &a->live.session;
+	/* Source lines are best effort here: a profile without them is still written. */
+	bt_live_collect(&a->live, a->conf.lines);
+	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = from_ns,
+				     .duration_ns = until_ns - from_ns };
+	/* One request per interval, in one format; an interval without samples only when asked. */
+	int64_t from_s = 0, until_s = 0;
+	bool push = a->push && (s->prof.total || a->conf.push_empty);
+	if (a->push)
+		push_window(a, until_ns, &from_s, &until_s);
+	bool pp = a->conf.fmt_pprof, fo = a->conf.fmt_folded;
+	if (pp || (push && !a->conf.push_folded) || a->serve)
+		write_format(a, &pprof_format, &oo, pp, push && !a->conf.push_folded, from_s, until_s);
+	if (fo || (push && a->conf.push_folded))
+		write_format(a, &folded_format, &oo, fo, push && a->conf.push_folded, from_s, until_s);
+	a->intervals++;
+	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
+	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
+	bool per_pid = s->prof.per_pid, labels = s->prof.labels;
+	bt_profile_free(&s->prof);
+	bt_profile_init(&s->prof);
+	s->prof.per_pid = per_pid;
+	s->prof.labels = labels;
+	/* Symbol tables no interval asked for during evict-after are dropped. */
+	s->dsos.epoch++;
+	uint64_t keep = (uint64_t)(a->conf.evict_s / a->conf.interval_s) + 1;
+	if (s->dsos.epoch > keep)
+		bt_dso_evict(&s->dsos, s->dsos.epoch - keep);
+	/* What the interval's profile, its encoding and evicted tables freed goes back to the system:
+	 * malloc would keep it (it raises its threshold for returning large blocks as they are freed),
+	 * and an always-on agent's resident size is what a fleet pays for. */
+	malloc_trim(0);
+	struct status_ctx sc = { a };
+	int err = bt_atomic_write(a->conf.status_file, write_status, &sc);
+	if (err && a->verbose)
+		fprintf(stderr, "buildtrace agent: cannot write %s: %s\n", a->conf.status_file, strerror(-err));
+}
+
+/* chowns a directory of the agent's to pw's user, never through a link at its last component (a
+ * user owning the parent could point it anywhere). 0 or -errno (-ELOOP: a link). */
+static int give_dir(const char *path, const struct passwd *pw)
+{
+	int fd = bt_wfile_open_dir(path);
+	if (fd < 0)
+		return fd;
+	int err = fchown(fd, pw->pw_uid, pw->pw_gid) != 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+/* After attaching: another user if configured, and only the capabilities the session still needs
+ * (bt_caps_keep_after_attach). */
+static int switch_user(const struct bt_agent_conf *c)
+{
+	if (!c->user[0])
+		return 0;
+	struct passwd *pw = getpwnam(c->user);
+	if (!pw)
+		return bt_cli_error(1, "user '%s' does not exist", c->user);
+	/* The agent's own files must stay writable by the user it becomes. */
+	int err = give_dir(c->output_dir, pw);
+	const char *dir = c->output_dir;
+	if (!err && c->push_url[0]) {
+		err = give_dir(c->spool_dir, pw);
+		dir = c->spool_dir;
+	}
+	if (err)
+		return bt_cli_error(1, "cannot give %s to user %s: %s", dir, c->user,
+				    err == -ELOOP ? "it is a symbolic link" : strerror(-err));
+	if (prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) != 0 || setgroups(0, NULL) != 0 ||
+	    setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) != 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) != 0)
+		return bt_cli_error(1, "cannot become user %s: %s", c->user, strerror(errno));
+	prctl(PR_SET_KEEPCAPS, 0L, 0L, 0L, 0L);
+	return 0;
+}
+
+static int mkdirs(const char *path)
+{
+	char buf[BT_AGENT_STR];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* 0 when path is a directory this process can create files in, else -errno. */
+static int writable_dir(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(path, W_OK | X_OK) == 0 ? 0 : -errno;
+}
+
+/* The directories a configuration writes to, usable: the output directory created if missing and
+ * writable, the status file's directory existing and writable (it is not created: a typo there
+ * should not make a tree of directories). 0, or -errno with what is wrong in msg. */
+static int check_dirs(const struct bt_agent_conf *c, char *msg, size_t len)
+{
+	int err = mkdirs(c->output_dir);
+	if (err) {
+		snprintf(msg, len, "cannot create %s: %s", c->output_dir, strerror(-err));
+		return err;
+	}
+	if ((err = writable_dir(c->output_dir))) {
+		snprintf(msg, len, "cannot write to %s: %s", c->output_dir, strerror(-err));
+		return err;
+	}
+	char dir[BT_AGENT_STR];
+	snprintf(dir, sizeof(dir), "%s", c->status_file);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';  /* "/status.json": the root */
+	if ((err = writable_dir(dir))) {
+		snprintf(msg, len, "status-file %s: cannot write in %s: %s", c->status_file, dir,
+			 strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* The push worker's settings, as c holds them (pc points into c). */
+static const struct bt_push_conf *push_conf(const struct bt_agent_conf *c, struct bt_push_conf *pc)
+{
+	*pc = (struct bt_push_conf){
+		.url = c->push_url, .app_name = c->app_name, .labels = c->labels, .nlabels = c->nlabels,
+		.basic_auth_file = c->basic_auth_file, .bearer_token_file = c->bearer_token_file,
+		.headers = c->headers, .nheaders = c->nheaders, .ca_file = c->ca_file, .tls_verify = c->tls_verify,
+		.spool_dir = c->spool_dir, .spool_max_files = c->spool_max_files,
+		.spool_max_bytes = c->spool_max_bytes, .freq_hz = c->freq_hz,
+	};
+	return pc;
+}
+
+/* SIGHUP: the config file read again; what needs no new attachment takes effect now. */
+static void reload(struct agent *a)
+{
+	struct bt_agent_conf n;
+	struct bt_push_conf pc;
+	char err[2 * BT_AGENT_STR + 128];  /* two paths and a reason */
+	if (load_conf(a, &n, err, sizeof(err))) {
+		fprintf(stderr, "buildtrace agent: config not reloaded: %s\n", err);
+		return;
+	}
+	/* an output the agent could not write would fail every interval from now on */
+	if (check_dirs(&n, err, sizeof(err))) {
+		fprintf(stderr, "buildtrace agent: config not reloaded, the old one stays: %s\n", err);
+		return;
+	}
+	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user) ||
+	    strcmp(n.listen, a->conf.listen) || n.idle != a->conf.idle || n.sample_labels != a->conf.sample_labels)
+		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen, idle and "
+			"sample-labels change at the next start\n");
+	n.freq_hz = a->conf.freq_hz;
+	n.ringbuf_bytes = a->conf.ringbuf_bytes;
+	memcpy(n.user, a->conf.user, sizeof(n.user));
+	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
+	n.idle = a->conf.idle;
+	n.sample_labels = a->conf.sample_labels;
+	/* The worker goes on when only credentials or headers changed (a request in flight is not cut
+	 * short: the server might have taken it and get it again): the credential files are read
+	 * again, so a rotated token is taken up. */
+	bool push_changed = strcmp(n.push_url, a->conf.push_url) || strcmp(n.spool_dir, a->conf.spool_dir) ||
+			    strcmp(n.app_name, a->conf.app_name) || n.nlabels != a->conf.nlabels ||
+			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
+			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes ||
+			    strcmp(n.ca_file, a->conf.ca_file) || n.tls_verify != a->conf.tls_verify;
+	bool had_push = a->push != NULL;
+	a->conf = n;
+	if (a->push && !push_changed) {
+		if (bt_push_set_auth(a->push, push_conf(&a->conf, &pc), err, sizeof(err)))
+			fprintf(stderr, "buildtrace agent: credentials not reloaded: %s\n", err);
+	} else {
+		bt_push_stop(a->push);
+		a->push = NULL;
+		if (a->conf.push_url[0] && bt_push_start(push_conf(&a->conf, &pc), &a->push, err, sizeof(err)) != 0)
+			fprintf(stderr, "buildtrace agent: cannot start pushing: %s\n", err);
+	}
+	if (a->push && !had_push)
+		a->push_from_s = a->from_ns / 1000000000;
+	fprintf(stderr, "buildtrace agent: config reloaded\n");
+}
+
+/* The Prometheus text of the agent's counters. */
+static void metrics_text(struct agent *a, char *buf, size_t len)
+{
+	struct bt_session *s = &a->live.session;
+	struct bt_capture_stats cs = { 0 };
+	bt_capture_stats(a->live.cap, &cs);
+	struct bt_push_stats ps = { 0 };
+	if (a->push)
+		bt_push_get_stats(a->push, &ps);
+	long rss = status_kb("VmRSS");
+	snprintf(buf, len,
+		 "# HELP buildtrace_samples_total Samples taken.\n# TYPE buildtrace_samples_total counter\n"
+		 "buildtrace_samples_total %llu\n"
+		 "# HELP buildtrace_lost_samples_total Samples the ring buffer had no room for.\n"
+		 "# TYPE buildtrace_lost_samples_total counter\nbuildtrace_lost_samples_total %llu\n"
+		 "# HELP buildtrace_unresolved_frames Frames of the last interval that could not be named.\n"
+		 "# TYPE buildtrace_unresolved_frames gauge\nbuildtrace_unresolved_frames %llu\n"
+		 "# HELP buildtrace_processes Processes known.\n# TYPE buildtrace_processes gauge\n"
+		 "buildtrace_processes %zu\n"
+		 "# HELP buildtrace_build_ids Distinct build-ids seen.\n# TYPE buildtrace_build_ids gauge\n"
+		 "buildtrace_build_ids %zu\n"
+		 "# HELP buildtrace_resident_memory_bytes Resident memory of the agent.\n"
+		 "# TYPE buildtrace_resident_memory_bytes gauge\nbuildtrace_resident_memory_bytes %lld\n"
+		 "# HELP buildtrace_intervals_total Interval profiles written.\n"
+		 "# TYPE buildtrace_intervals_total counter\nbuildtrace_intervals_total %llu\n"
+		 "# HELP buildtrace_push_sent_total Profiles the push server acknowledged.\n"
+		 "# TYPE buildtrace_push_sent_total counter\nbuildtrace_push_sent_total %llu\n"
+		 "# HELP buildtrace_push_errors_total Push attempts that failed.\n"
+		 "# TYPE buildtrace_push_errors_total counter\nbuildtrace_push_errors_total %llu\n"
+		 "# HELP buildtrace_push_dropped_total Spooled profiles dropped to keep the spool bounded.\n"
+		 "# TYPE buildtrace_push_dropped_total counter\nbuildtrace_push_dropped_total %llu\n"
+		 "# HELP buildtrace_push_spool_files Profiles waiting in the spool.\n"
+		 "# TYPE buildtrace_push_spool_files gauge\nbuildtrace_push_spool_files %llu\n",
+		 (unsigned long long)s->stats.samples, (unsigned long long)bt_live_lost_samples(&cs),
+		 (unsigned long long)a->last_unresolved, s->procs.nprocs, bt_session_build_ids(s),
+		 rss < 0 ? 0LL : (long long)rss * 1024, (unsigned long long)a->intervals,
+		 (unsigned long long)ps.sent, (unsigned long long)ps.errors, (unsigned long long)ps.dropped,
+		 (unsigned long long)ps.spool_files);
+}
+
+/* The profile of a pull request ends: named, encoded, handed to the request. Samples stop going to
+ * it first; the session's profile is the interval's again afterwards. */
+static void finish_pull(struct agent *a)
+{
+	struct bt_session *s = &a->live.session;
+	while (bt_capture_poll(a->live.cap, 0) > 0)
+		;
+	s->also = NULL;
+	struct bt_profile interval = s->prof;
+	s->prof = *a->pull;
+	bt_session_resolve(s);
+	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = a->pull_from_ns,
+				     .duration_ns = wall_ns() - a->pull_from_ns };
+	struct membuf m = { 0 };
+	FILE *mf = open_memstream(&m.buf, &m.len);
+	int err = mf ? bt_output_session(s, BT_FMT_PPROF, &oo, mf) : -ENOMEM;
+	if (mf && fclose(mf) != 0)
+		err = -ENOMEM;
+	*a->pull = s->prof;
+	s->prof = interval;
+	bt_serve_job_done(a->serve, err ? NULL : m.buf, m.len);
+	free(m.buf);
+	bt_profile_free(a->pull);
+	free(a->pull);
+	a->pull = NULL;
+}
+
+/* The pull endpoint's part of each turn: a profile request taken up or finished, and the metrics
+ * refreshed once a second. */
+static void pull_turn(struct agent *a, double elapsed)
+{
+	struct bt_session *s = &a->live.session;
+	if (a->pull && elapsed >= a->pull_until)
+		finish_pull(a);
+	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve);
+	if (secs && (a->pull = calloc(1, sizeof(*a->pull))) != NULL) {
+		bt_profile_init(a->pull);
+		a->pull->per_pid = s->prof.per_pid;
+		a->pull->labels = s->prof.labels;
+		s->also = a->pull;
+		a->pull_until = elapsed + secs;
+		a->pull_from_ns = wall_ns();
+	} else if (secs) {
+		bt_serve_job_done(a->serve, NULL, 0);
+	}
+	if (elapsed - a->metrics_at >= 1 || a->metrics_at == 0) {
+		char text[4096];
+		metrics_text(a, text, sizeof(text));
+		bt_serve_set_metrics(a->serve, text);
+		a->metrics_at = elapsed;
+	}
+}
+
+/* After every poll: a config reload asked for by SIGHUP, and the end of the interval when it is due. */
+static void on_turn(void *ctx, struct bt_live *l, double elapsed)
+{
+	struct agent *a = ctx;
+	if (*a->hup) {
+		*a->hup = 0;
+		reload(a);
+	}
+	/* The time now, not the turn's: the loop's own work since (naming frames once a second) would
+	 * make an interval that much shorter than asked, and two pushed windows share a second. */
+	elapsed = bt_live_elapsed(l);
+	if (elapsed - a->interval_start >= a->conf.interval_s) {
+		int64_t until = wall_ns();
+		end_interval(a, a->from_ns, until);
+		a->from_ns = until;
+		a->interval_start = elapsed;
+	}
+	if (a->serve)
+		pull_turn(a, bt_live_elapsed(l));
+}
+
+/* Attached and running as the configured user with only the capabilities it still needs: 0, or the
+ * exit code after saying what failed. */
+static int start(struct agent *a)
+{
+	char msg[512];
+	struct bt_agent_conf *c = &a->conf;
+	struct bt_push_conf pc;
+	struct bt_live_opts lo = {
+		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
+		.labels = c->sample_labels, .idle = c->idle,
+		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
+		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
+	};
+	int err = bt_live_init(&a->live, &lo);
+	if (err)
+		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
+	if (bt_live_attach(&a->live, msg, sizeof(msg)))
+		return bt_cli_error(1, "%s", msg);
+	if (c->push_url[0] && (err = bt_push_open(push_conf(c, &pc), &a->push, msg, sizeof(msg))))
+		return bt_cli_error(1, "%s", msg);
+	if (c->listen[0] && (err = bt_serve_open(c->listen, &a->serve, msg, sizeof(msg))))
+		return bt_cli_error(1, "%s", msg);
+	if ((err = switch_user(c)))
+		return err;
+	if ((err = bt_live_drop_privileges()))
+		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+	/* Threads keep the capabilities they were created with: the workers start after the drop. */
+	if ((a->push && (err = bt_push_run(a->push, msg, sizeof(msg)))) ||
+	    (a->serve && (err = bt_serve_run(a->serve, msg, sizeof(msg)))))
+		return bt_cli_error(1, "%s", msg);
+	malloc_trim(0);  /* what loading freed (kallsyms' text, the BPF object) */
+	return 0;
+}
+
+static int run(struct agent *a)
+{
+	char msg[2 * BT_AGENT_STR + 128];
+	struct bt_agent_conf *c = &a->conf;
+	if (bt_caps_check(msg, sizeof(msg)))
+		return bt_cli_error(1, "%s; run the agent as root (it drops what it does not need)", msg);
+	if (check_dirs(c, msg, sizeof(msg)))
+		return bt_cli_error(1, "%s", msg);
+	/* Caught before the programs attach: a SIGTERM once the agent says it samples ends it cleanly. */
+	bt_live_catch_stop(on_stop);
+	int rc = start(a);
+	if (rc)
+		goto out;
+	struct sigaction sa = { .sa_handler = on_hup };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	a->hup = &got_hup;
+	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz, a profile every %g s into %s%s%s\n",
+		c->freq_hz, c->interval_s, c->output_dir, c->push_url[0] ? ", pushed to " : "", c->push_url);
+	a->from_ns = wall_ns();
+	a->push_from_s = a->from_ns / 1000000000;
+	a->interval_start = 0;
+	int err = bt_live_run(&a->live);
+	if (err) {
+		rc = bt_cli_error(1, "reading the ring buffer failed: %s", strerror(-err));
+		goto out;
+	}
+	/* The last, partial interval is a profile too; what the spool holds then gets push-drain seconds
+	 * to reach the server, and status.json says what it acknowledged. */
+	end_interval(a, a->from_ns, wall_ns());
+	if (a->push) {
+		bt_push_drain(a->push, a->conf.drain_s);
+		struct status_ctx sc = { a };
+		bt_atomic_write(a->conf.status_file, write_status, &sc);
+	}
+	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n", a->live.why,
+		(unsigned long long)a->intervals, (unsigned long long)a->live.session.stats.samples);
+out:
+	if (a->pull) {
+		a->live.session.also = NULL;
+		bt_profile_free(a->pull);
+		free(a->pull);
+	}
+	bt_serve_stop(a->serve);
+	bt_push_stop(a->push);
+	bt_live_close(&a->live);
+	return rc;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL,
+	       O_PUSHFMT, O_HEADER, O_LISTEN };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, O_CONFIG },
+		{ "output-dir", required_argument, NULL, O_OUTDIR },
+		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "max-files", required_argument, NULL, O_MAXFILES },
+		{ "push", required_argument, NULL, O_PUSH },
+		{ "app-name", required_argument, NULL, O_APP },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "push-format", required_argument, NULL, O_PUSHFMT },
+		{ "header", required_argument, NULL, O_HEADER },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct agent *a = calloc(1, sizeof(*a));
+	if (!a)
+		return bt_cli_error(1, "out of memory");
+	a->cli = calloc((size_t)argc + 1, sizeof(*a->cli));
+	if (!a->cli) {
+		free(a);
+		return bt_cli_error(1, "out of memory");
+	}
+	int c, rc = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:vh", opts, NULL)) != -1) {
+		const char *key = NULL;
+		switch (c) {
+		case O_CONFIG: a->config_path = optarg; break;
+		case O_OUTDIR: key = "output-dir"; break;
+		case O_INTERVAL: key = "interval"; break;
+		case 'F': key = "freq"; break;
+		case O_FORMAT: key = "format"; break;
+		case O_MAXFILES: key = "max-files"; break;
+		case O_PUSH: key = "push"; break;
+		case O_APP: key = "app-name"; break;
+		case O_LABEL: key = "label"; break;
+		case O_PUSHFMT: key = "push-format"; break;
+		case O_HEADER: key = "header"; break;
+		case O_LISTEN: key = "listen"; break;
+		case 'v': a->verbose++; break;
+		case 'h': agent_usage(stdout); goto done;
+		case ':': rc = bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]); goto done;
+		default:
+			rc = bt_cli_error(2, "unknown option '%s' (see buildtrace agent --help)", argv[optind - 1]);
+			goto done;
+		}
+		if (key)
+			a->cli[a->ncli++] = (struct cli_set){ key, optarg };
+	}
+	if (optind < argc) {
+		rc = bt_cli_error(2, "unexpected argument '%s' (see buildtrace agent --help)", argv[optind]);
+		goto done;
+	}
+	char err[512];
+	if (load_conf(a, &a->conf, err, sizeof(err))) {
+		rc = bt_cli_error(2, "%s", err);
+		goto done;
+	}
+	unsigned long max = bt_cli_max_sample_rate();
+	if (a->conf.freq_hz > max) {
+		rc = bt_cli_error(2, "frequency %u Hz is above kernel.perf_event_max_sample_rate (%lu)",
+				  a->conf.freq_hz, max);
+		goto done;
+	}
+	rc = run(a);
+done:
+	free(a->cli);
+	free(a);
+	return rc;
+}

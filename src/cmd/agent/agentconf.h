@@ -1,0 +1,68 @@
+/* agentconf.h - the fleet agent's settings: defaults, a "key = value" config file, command-line
+ * options on top, and the checks that name what is wrong. */
+#ifndef BT_AGENTCONF_H
+#define BT_AGENTCONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/net/push.h"
+
+#define BT_AGENT_MAX_LABELS 16
+#define BT_AGENT_STR 512
+#define BT_AGENT_MAX_HEADERS 8
+
+struct bt_agent_conf {
+	char output_dir[BT_AGENT_STR];   /* default /var/lib/buildtrace/profiles */
+	double interval_s;               /* default 60 */
+	unsigned freq_hz;                /* default 19 */
+	bool fmt_pprof, fmt_folded;      /* default both */
+	unsigned max_files;              /* per format; default 60 */
+	char push_url[BT_AGENT_STR];     /* "" : no push */
+	char app_name[128];              /* default "buildtrace" */
+	struct bt_push_label labels[BT_AGENT_MAX_LABELS];
+	size_t nlabels;
+	char user[64];                   /* "" : stay root */
+	char spool_dir[BT_AGENT_STR];    /* default OUTPUT_DIR/spool */
+	unsigned spool_max_files;        /* default 100 */
+	uint64_t spool_max_bytes;        /* default 64 MiB */
+	char status_file[BT_AGENT_STR];  /* default OUTPUT_DIR/status.json */
+	double evict_s;                  /* symbol tables unused this long are dropped; default 600 */
+	size_t ringbuf_bytes;            /* default 4 MiB */
+	bool dwarf;                      /* call-graph: dwarf-copy (the stack copy) */
+	bool bpf_unwind;                 /* call-graph: dwarf-bpf (the walk in BPF) */
+	unsigned ustack_bytes;           /* call-graph: dwarf,SIZE; 0 the default */
+	bool lines;                      /* lines: source lines in pprof profiles (default no) */
+	/* Pushing */
+	bool push_folded;                /* push-format: folded, else pprof (the default) */
+	bool push_empty;                 /* push-empty: send intervals without samples (default no) */
+	char basic_auth_file[BT_AGENT_STR];   /* a file holding USER:PASSWORD; "" none */
+	char bearer_token_file[BT_AGENT_STR]; /* a file holding the token; "" none */
+	char headers[BT_AGENT_MAX_HEADERS][256]; /* header: "Name: value", e.g. X-Scope-OrgID: team */
+	size_t nheaders;
+	char ca_file[BT_AGENT_STR];      /* ca-file: certificates to verify the server with; "" the system's */
+	bool tls_verify;                 /* tls-verify: default yes */
+	double drain_s;                  /* push-drain: at stop, how long to go on sending (default 10) */
+	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
+	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
+	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
+};
+
+/* The defaults. */
+void bt_agent_conf_defaults(struct bt_agent_conf *c);
+
+/* Sets one setting by its config-file key ("interval", "format", "label" ...); the command-line
+ * options use the same keys. 0, or -EINVAL / -ERANGE / -ENAMETOOLONG / -E2BIG (too many labels)
+ * with a message in err naming the key and what is expected; -ENOENT for an unknown key. */
+int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *value, char *err, size_t errlen);
+
+/* Reads a config file: "key = value" lines, '#' comments, blank lines. 0 or -errno, with a message
+ * naming the file and line in err. */
+int bt_agent_conf_load(struct bt_agent_conf *c, const char *path, char *err, size_t errlen);
+
+/* Fills the settings derived from others (spool and status paths under the output directory) and
+ * checks the whole: 0 or -EINVAL with a message. */
+int bt_agent_conf_finish(struct bt_agent_conf *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,279 @@
+/* live.c - a live session from open to finish: the loop `record` and `agent` share. It opens the
+ * capture into a session, drives the poll/tick loop and names what was sampled; it prints nothing. */
+#include "cmd/live/live.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "capture/caps.h"
+#include "symsrc/debuginfod_client.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void say(const struct bt_live *l, enum bt_log_level level, const char *msg)
+{
+	if (l->opts.log)
+		l->opts.log(l->opts.ctx, level, msg);
+}
+
+/* debuginfod is asked for but its cache is someone else's to change. */
+static void say_untrusted_cache(const struct bt_live *l)
+{
+	char why[PATH_MAX + 64] = "", msg[PATH_MAX + 192];
+	bt_debuginfod_cache_check(why, sizeof(why));
+	snprintf(msg, sizeof(msg), "debuginfod not used: its cache is not safe, %s (set DEBUGINFOD_CACHE_PATH "
+		 "to a directory only you can change)", why);
+	say(l, BT_LOG_WARN, msg);
+}
+
+static bool tid_wanted(const struct bt_live_opts *o, uint32_t tid)
+{
+	for (size_t i = 0; i < o->ntids; i++)
+		if ((uint32_t)o->tids[i] == tid)
+			return true;
+	return false;
+}
+
+/* The capture has one context for its two callbacks: the driver, which passes each on. The samples
+ * (and user stacks) of threads not asked for stop here; the rest of a process's records are its
+ * threads' common ground. */
+static int on_record(void *ctx, const struct bt_rec_hdr *rec)
+{
+	struct bt_live *l = ctx;
+	if (l->opts.tids && rec->type == BT_REC_SAMPLE && rec->size >= offsetof(struct bt_rec_sample, ips) &&
+	    !tid_wanted(&l->opts, ((const struct bt_rec_sample *)rec)->tid))
+		return 0;
+	if (l->opts.tids && rec->type == BT_REC_USTACK && rec->size >= sizeof(struct bt_rec_ustack) &&
+	    !tid_wanted(&l->opts, ((const struct bt_rec_ustack *)rec)->tid))
+		return 0;
+	return bt_session_record(&l->session, rec);
+}
+
+static void on_log(void *ctx, enum bt_log_level level, const char *msg)
+{
+	say(ctx, level, msg);
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
+{
+	l->opts = *opts;
+	l->cap = NULL;
+	l->dbgd = NULL;
+	l->python_refused = 0;
+	raise_nofile();
+	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
+				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
+				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
+	int err = bt_session_init(&l->session, &so);
+	if (err)
+		return err;
+	/* Only user frames have files debuginfod could know. */
+	if (opts->debuginfod && opts->user && bt_debuginfod_configured()) {
+		struct bt_debuginfod_opts dopts = { .timeout_ms = 10000 };
+		int derr = bt_debuginfod_new(&dopts, &l->dbgd);
+		if (derr == 0)
+			bt_dso_set_debuginfod(&l->session.dsos, l->dbgd);
+		else if (derr == -EPERM)
+			say_untrusted_cache(l);
+		else
+			say(l, BT_LOG_INFO, "debuginfod is configured but unusable");
+	}
+	return 0;
+}
+
+int bt_live_attach(struct bt_live *l, char *msg, size_t len)
+{
+	const struct bt_live_opts *o = &l->opts;
+	struct bt_capture_opts co = {
+		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = !o->no_sampler,
+		.user_stacks = o->user, .kernel_stacks = o->kernel, .follow_forks = true,
+		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
+		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf, .bpf_unwind = o->bpf_unwind,
+		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
+		.idle = o->idle, .python = o->user,
+	};
+	int err = bt_capture_open(&co, &l->cap, msg, len);
+	if (err)
+		return err;
+	/* Kernel symbols are read now that the programs are loaded: their own frames are named, and
+	 * the memory the loader used (the kernel's BTF, several MB) is freed before kallsyms' table
+	 * is built, which keeps the peak RSS down. */
+	bt_capture_stats(l->cap, &l->stats);
+	if (o->kernel && bt_session_load_kallsyms(&l->session) == 0)
+		l->kallsyms_at = now_s();
+	return 0;
+}
+
+int bt_live_drop_privileges(void)
+{
+	/* What stays: reading other processes' mappings, files and kernel symbols, and the snapshots'
+	 * bpf() calls. */
+	return bt_caps_drop(bt_caps_keep_after_attach());
+}
+
+void bt_live_catch_stop(void (*handler)(int))
+{
+	struct sigaction sa = { .sa_handler = handler };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* kallsyms read again when kernel frames went unnamed, at most once per BT_LIVE_KALLSYMS_GAP_S.
+ * Whether it was. */
+static bool reload_kallsyms(struct bt_live *l)
+{
+	struct bt_session *s = &l->session;
+	double t = now_s();
+	if (!l->opts.kernel || !s->ksyms_misses ||
+	    (l->kallsyms_at > 0 && t - l->kallsyms_at < BT_LIVE_KALLSYMS_GAP_S))
+		return false;
+	l->kallsyms_at = t;
+	return bt_session_reload_kallsyms(s) == 0;
+}
+
+/* Once a second: the process table, the kernel's symbols and the frame names kept current. */
+static void tick(struct bt_live *l)
+{
+	struct bt_session *s = &l->session;
+	bt_session_reap(s, 5ULL * 1000000000);
+	/* Kernel frames without a name: code appeared that nothing announced. */
+	reload_kallsyms(l);
+	/* Names for the frames that arrived this second (and debuginfod lookups started). */
+	bt_session_poll_debuginfod(s, 0);
+	bt_session_resolve(s);
+}
+
+/* The interpreters the session found since the last turn, or lost, told to the sampler. A process
+ * the map has no room for is walked without its Python frames. */
+static void python_updates(struct bt_live *l)
+{
+	struct bt_py_update u[16];
+	size_t n;
+	while ((n = bt_pyprocs_take(&l->session.py, u, 16)) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (bt_capture_python(l->cap, u[i].pid, u[i].add ? &u[i].bpf : NULL) && u[i].add)
+				l->python_refused++;
+}
+
+/* A poll wakes at least every 100 ms, and not later than the end of the duration. */
+static int poll_timeout(double duration, double elapsed)
+{
+	int timeout = 100;
+	if (duration > 0 && (duration - elapsed) * 1000 < timeout)
+		timeout = (int)((duration - elapsed) * 1000) + 1;
+	return timeout;
+}
+
+int bt_live_run(struct bt_live *l)
+{
+	const struct bt_live_opts *o = &l->opts;
+	l->t0 = now_s();
+	l->start_ns = wall_ns();
+	l->why = "stopped";
+	double last_tick = l->t0;
+	for (;;) {
+		if (o->stop && *o->stop) {
+			l->why = *o->stop == SIGINT ? "interrupted" : "terminated";
+			return 0;
+		}
+		double t = now_s();
+		if (o->duration > 0 && t - l->t0 >= o->duration) {
+			l->why = "duration reached";
+			return 0;
+		}
+		int err = bt_capture_poll(l->cap, poll_timeout(o->duration, t - l->t0));
+		if (err < 0 && err != -EINTR)
+			return err;
+		python_updates(l);
+		t = now_s();
+		if (t - last_tick >= 1.0) {
+			last_tick = t;
+			tick(l);
+			if (o->on_tick)
+				o->on_tick(o->ctx, l, t - l->t0);
+			if (!o->all && bt_capture_watched_alive(l->cap) == 0) {
+				l->why = "every watched process exited";
+				return 0;
+			}
+		}
+		if (o->on_turn)
+			o->on_turn(o->ctx, l, t - l->t0);
+		const char *why = o->done ? o->done(o->ctx, l) : NULL;
+		if (why) {
+			l->why = why;
+			return 0;
+		}
+	}
+}
+
+int bt_live_collect(struct bt_live *l, bool lines)
+{
+	struct bt_session *s = &l->session;
+	/* Whatever the kernel already wrote still belongs to this profile. */
+	while (bt_capture_poll(l->cap, 0) > 0)
+		;
+	memset(&l->stats, 0, sizeof(l->stats));
+	bt_capture_stats(l->cap, &l->stats);
+	bt_session_resolve(s);
+	if (reload_kallsyms(l))
+		bt_session_resolve(s);
+	/* Symbols still coming from debuginfod belong in this profile: each lookup has its timeout. */
+	if (bt_session_poll_debuginfod(s, -1) > 0)
+		bt_session_resolve(s);
+	return lines ? bt_session_resolve_lines(s) : 0;
+}
+
+double bt_live_elapsed(const struct bt_live *l)
+{
+	return now_s() - l->t0;
+}
+
+uint64_t bt_live_lost_samples(const struct bt_capture_stats *st)
+{
+	return st->drops[BT_REC_SAMPLE];
+}
+
+uint64_t bt_live_lost_other(const struct bt_capture_stats *st)
+{
+	uint64_t n = 0;
+	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
+		if (t != BT_REC_SAMPLE)
+			n += st->drops[t];
+	return n;
+}
+
+void bt_live_close(struct bt_live *l)
+{
+	bt_capture_close(l->cap);
+	l->cap = NULL;
+	bt_session_free(&l->session);
+	bt_debuginfod_free(l->dbgd);
+	l->dbgd = NULL;
+}

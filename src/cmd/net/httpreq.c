@@ -1,0 +1,91 @@
+/* httpreq.c - HTTP/1 request heads, parsed in place. */
+#include "cmd/net/httpreq.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The end of the head: the index just past "\r\n\r\n" (or "\n\n"), or 0. */
+static size_t head_end(const char *buf, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (buf[i] == '\n' && buf[i + 1] == '\n')
+			return i + 2;
+		if (i + 3 < len && !memcmp(buf + i, "\r\n\r\n", 4))
+			return i + 4;
+	}
+	return 0;
+}
+
+/* Content-Length among the header lines in h (NUL-terminated): its value, -1 when absent, -2 when
+ * it is not a number. */
+static long content_length(const char *h)
+{
+	for (const char *l = h; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncasecmp(l, "Content-Length:", 15))
+			continue;
+		const char *v = l + 15;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (!isdigit((unsigned char)*v))
+			return -2;
+		char *end;
+		long n = strtol(v, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\r')
+			end++;
+		return (*end && *end != '\n') || n < 0 || n == __LONG_MAX__ ? -2 : n;
+	}
+	return -1;
+}
+
+int bt_http_parse(char *buf, size_t len, struct bt_http_req *out)
+{
+	size_t end = head_end(buf, len);
+	if (!end)
+		return memchr(buf, '\0', len) ? -EINVAL : -EAGAIN;
+	if (memchr(buf, '\0', end))
+		return -EINVAL;
+	/* the request line: METHOD SP TARGET SP HTTP/1.x */
+	char *eol = memchr(buf, '\n', end);
+	char *sp1 = memchr(buf, ' ', (size_t)(eol - buf));
+	char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
+	if (!sp1 || !sp2 || sp1 == buf || (size_t)(eol - sp2 - 1) < 8 || strncmp(sp2 + 1, "HTTP/1.", 7) ||
+	    sp1[1] != '/')
+		return -EINVAL;
+	for (char *c = buf; c < sp1; c++)
+		if (!isupper((unsigned char)*c))
+			return -EINVAL;
+	for (char *c = sp1 + 1; c < sp2; c++)
+		if ((unsigned char)*c <= 0x20 || *c == 0x7f)
+			return -EINVAL;
+	buf[end - 1] = '\0';
+	long cl = content_length(eol + 1);
+	if (cl == -2)
+		return -EINVAL;
+	*sp1 = *sp2 = '\0';
+	char *q = memchr(sp1 + 1, '?', (size_t)(sp2 - sp1 - 1));
+	if (q)
+		*q++ = '\0';
+	*out = (struct bt_http_req){ .method = buf, .target = sp1 + 1, .query = q ? q : "", .content_length = cl,
+				     .head_len = end };
+	return 0;
+}
+
+unsigned bt_http_query_seconds(const char *q, unsigned dflt, unsigned max)
+{
+	for (const char *p = q; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (strncmp(p, "seconds=", 8))
+			continue;
+		const char *v = p + 8;
+		unsigned long n = 0;
+		size_t i = 0;
+		for (; isdigit((unsigned char)v[i]) && i < 9; i++)
+			n = n * 10 + (unsigned long)(v[i] - '0');
+		if (!i || (v[i] && v[i] != '&') || n < 1 || n > max)
+			return 0;
+		return (unsigned)n;
+	}
+	return dflt;
+}

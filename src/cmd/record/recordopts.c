@@ -1,0 +1,357 @@
+/* recordopts.c - see recordopts.h. */
+#include "cmd/record/recordopts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bt_proto.h"
+#include "capture/callgraph.h"
+#include "cmd/cli/cli.h"
+#include "cmd/cli/commands.h"
+
+void bt_record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: buildtrace [-p PID[,PID...] | -t TID[,TID...] | -a] [options]\n"
+		"       buildtrace [-a] [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"What to profile:\n"
+		"  COMMAND                  start it, profile it (and what it starts) until it exits, and\n"
+		"                           exit with its status; Ctrl-C and -d end it as they end perf's\n"
+		"  -p, --pid PID[,PID...]   these processes (and the children they start)\n"
+		"  -t, --tid TID[,TID...]   these threads only\n"
+		"  -a, --all-cpus           every process on the machine (with COMMAND: while it runs)\n"
+		"  -C, --cpu CPU-LIST       only samples taken on these CPUs, e.g. 0-3,6\n"
+		"      --keep-root          run COMMAND as root even when started through sudo (by\n"
+		"                           default it runs as SUDO_UID and SUDO_GID)\n"
+		"\n"
+		"Sampling:\n"
+		"  -F, --freq HZ|max        samples per second per CPU (default 99; max: the kernel's\n"
+		"                           kernel.perf_event_max_sample_rate)\n"
+		"  -d, --duration TIME      stop after TIME: 500ms, 10s, 2m, 1h; a plain number is seconds\n"
+		"                           (default: until Ctrl-C or the processes exit)\n"
+		"  -g                       the default call graph (--call-graph dwarf)\n"
+		"      --call-graph MODE    user stacks by dwarf (the default: call frame information,\n"
+		"                           complete stacks for code built without frame pointers), as\n"
+		"                           dwarf-copy (8 KiB of stack copied per sample and unwound in\n"
+		"                           buildtrace, dwarf-copy,SIZE for another size up to 65536\n"
+		"                           bytes) or dwarf-bpf (walked in the kernel from unwind tables\n"
+		"                           compiled per build-id: no copy, no depth limit but 127\n"
+		"                           frames), or fp (frame pointers only)\n"
+		"      --user-only          user stacks only\n"
+		"      --kernel-only        kernel stacks only\n"
+		"      --ringbuf-size SIZE  ring buffer size, e.g. 16M (default: a quarter second of\n"
+		"                           samples on every CPU, 256K to 64M)\n"
+		"\n"
+		"Output:\n"
+		"  -o, --output FILE        write the profile here (default: standard output)\n"
+		"  -f, --format FORMAT      folded (default), svg (an interactive flame graph), pprof\n"
+		"                           (gzip-compressed profile.proto with build-ids) or json\n"
+		"      --also-write FMT:FILE  the same profile in format FMT to FILE as well (repeatable)\n"
+		"      --per-pid            keep the stacks of different processes apart\n"
+		"      --lines              give pprof and json frames their source file and line, and\n"
+		"                           the functions inlined there, from the DWARF of each build-id\n"
+		"                           (the file's own, a debug file, the cache or debuginfod)\n"
+		"      --live / --no-live   the live view on stderr on or off (default: on when stderr is a\n"
+		"                           terminal and no COMMAND shares it)\n"
+		"\n"
+		"Symbols:\n"
+		"      --cache-dir DIR      build-id cache (default ~/.debug)\n"
+		"      --no-cache           do not store sampled binaries in the build-id cache\n"
+		"      --cache-max-size SIZE  stop storing when the cache holds SIZE (default 8G)\n"
+		"      --cache-max-file SIZE  do not store files larger than SIZE (default 512M)\n"
+		"      --no-debuginfod      never ask a debuginfod server for symbols\n"
+		"\n"
+		"Other:\n"
+		"  -v, --verbose            say more on stderr (repeat for debug)\n"
+		"  -h, --help               this text\n"
+		"      --version            print the version\n");
+}
+
+enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
+       OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
+       OPT_LINES, OPT_KEEP_ROOT, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE };
+
+static const struct option record_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
+	{ "user-only", no_argument, NULL, OPT_USER_ONLY },
+	{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
+	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
+	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
+	{ "cache-max-file", required_argument, NULL, OPT_CACHE_MAX_FILE },
+	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "live", no_argument, NULL, OPT_LIVE },
+	{ "no-live", no_argument, NULL, OPT_NO_LIVE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 },
+};
+
+/* What each option that takes a value expects, as its error messages say it. */
+static const struct { int opt; const char *expects; } record_expects[] = {
+	{ 'p', "a process id list, PID[,PID...]" },
+	{ 't', "a thread id list, TID[,TID...]" },
+	{ 'C', "a CPU list such as 0-3,6" },
+	{ 'F', "a frequency in Hz, or max" },
+	{ 'd', "a duration: a number with ms, s, m or h (a plain number is seconds)" },
+	{ 'o', "a file name (- for standard output)" },
+	{ 'f', "a format: folded, svg, pprof or json" },
+	{ OPT_ALSO_WRITE, "FORMAT:FILE (FORMAT: folded, svg, pprof or json)" },
+	{ OPT_CALL_GRAPH, "a call graph mode: dwarf, dwarf-bpf, dwarf-copy, dwarf-copy,SIZE or fp" },
+	{ OPT_CACHE_DIR, "a directory" },
+	{ OPT_RINGBUF, "a size from 4K to 1G, such as 16M" },
+	{ OPT_CACHE_MAX_SIZE, "a size above 0, in bytes or with K, M or G" },
+	{ OPT_CACHE_MAX_FILE, "a size above 0, in bytes or with K, M or G" },
+};
+
+static const char *expects(int opt)
+{
+	for (size_t i = 0; i < sizeof(record_expects) / sizeof(record_expects[0]); i++)
+		if (record_expects[i].opt == opt)
+			return record_expects[i].expects;
+	return "a value";
+}
+
+/* An option as users know it: its short form when it has one, else its long one. */
+static const char *opt_name(int opt, char *buf, size_t len)
+{
+	if (opt < 256) {
+		snprintf(buf, len, "-%c", opt);
+		return buf;
+	}
+	for (const struct option *o = record_opts; o->name; o++)
+		if (o->val == opt) {
+			snprintf(buf, len, "--%s", o->name);
+			return buf;
+		}
+	return "?";
+}
+
+/* The exit code 2 after "OPTION needs WHAT" (no value) or "invalid OPTION 'VALUE': expected WHAT"
+ * (a bad one), with detail appended when given. */
+static int bad_value(int opt, const char *value, const char *detail)
+{
+	char name[64];
+	opt_name(opt, name, sizeof(name));
+	if (!value)
+		return bt_cli_error(2, "%s needs %s", name, expects(opt));
+	return bt_cli_error(2, "invalid %s '%s': expected %s%s%s", name, value, expects(opt),
+			    detail ? "; " : "", detail ? detail : "");
+}
+
+/* FMT:FILE for --also-write, appended to a->also. 0, or the exit code after saying what is wrong. */
+static int add_also_write(struct bt_record_args *a, char *arg)
+{
+	char *colon = strchr(arg, ':');
+	if (!colon || colon == arg || !colon[1] || !strcmp(colon + 1, "-"))
+		return bad_value(OPT_ALSO_WRITE, arg, NULL);
+	*colon = '\0';
+	enum bt_format fmt;
+	if (bt_format_parse(arg, &fmt))
+		return bt_cli_error(2, "invalid --also-write: unknown output format '%s' (supported: %s)", arg,
+				    bt_format_names());
+	struct bt_outfile *n = realloc(a->also, (a->nalso + 1) * sizeof(*n));
+	if (!n)
+		return bt_cli_error(1, "out of memory");
+	a->also = n;
+	a->also[a->nalso++] = (struct bt_outfile){ .path = colon + 1, .fmt = fmt, .w = BT_WFILE_INIT };
+	return 0;
+}
+
+/* -t: the threads, and the processes they belong to (each once) to watch. */
+static int add_tids(struct bt_record_args *a, const char *arg)
+{
+	if (a->pid_opt)
+		return bt_cli_error(2, "-p and -t exclude each other");
+	free(a->tids);
+	free(a->pids);
+	a->pids = NULL;
+	a->npids = 0;
+	int err = bt_cli_parse_pids(arg, &a->tids, &a->ntids);
+	if (err)
+		return bad_value('t', arg, err == -ERANGE ? "a thread id out of range" : NULL);
+	a->pids = calloc(a->ntids, sizeof(*a->pids));
+	if (!a->pids)
+		return bt_cli_error(1, "out of memory");
+	for (size_t i = 0; i < a->ntids; i++) {
+		int tgid = bt_cli_tid_tgid("", a->tids[i]);
+		if (tgid < 0)
+			return bt_cli_error(2, "invalid -t: no thread with id %d", a->tids[i]);
+		size_t j = 0;
+		while (j < a->npids && a->pids[j] != tgid)
+			j++;
+		if (j == a->npids)
+			a->pids[a->npids++] = tgid;
+	}
+	return 0;
+}
+
+static int set_freq(struct bt_record_args *a, const char *arg)
+{
+	unsigned long max = bt_cli_max_sample_rate();
+	char detail[128];
+	if (!strcmp(arg, "max")) {
+		a->freq = max > UINT_MAX ? UINT_MAX : (unsigned)max;
+		return 0;
+	}
+	snprintf(detail, sizeof(detail), "1..%lu (kernel.perf_event_max_sample_rate)", max);
+	return bt_cli_parse_uint(arg, 1, max, &a->freq) ? bad_value('F', arg, detail) : 0;
+}
+
+/* The options that take a value. 0, or the exit code after saying what is wrong. */
+static int value_opt(struct bt_record_args *a, int c, char *arg)
+{
+	int err;
+	/* A value that looks like the next option means this one's value was left out ("-f -p 1"). */
+	if (arg[0] == '-' && arg[1] && c != 'o')
+		return bad_value(c, NULL, NULL);
+	switch (c) {
+	case 'p':
+		if (a->ntids)
+			return bt_cli_error(2, "-p and -t exclude each other");
+		a->pid_opt = true;
+		free(a->pids);
+		if ((err = bt_cli_parse_pids(arg, &a->pids, &a->npids)))
+			return bad_value('p', arg, err == -ERANGE ? "a pid out of range" : NULL);
+		return 0;
+	case 't':
+		return add_tids(a, arg);
+	case 'C':
+		if ((err = bt_cli_parse_cpus(arg, a->cpus, BT_RECORD_MAX_CPUS)) < 0)
+			return bad_value('C', arg, err == -ERANGE ? "CPUs are numbered below 4096" : NULL);
+		a->cpu_list = true;
+		return 0;
+	case 'F':
+		return set_freq(a, arg);
+	case 'd':
+		return bt_cli_parse_duration(arg, &a->duration) ? bad_value('d', arg, "more than 0") : 0;
+	case 'o':
+		if (!*arg || (arg[0] == '-' && arg[1]))
+			return bad_value('o', *arg ? NULL : arg, NULL);
+		a->output = arg;
+		return 0;
+	case 'f':
+		if (bt_format_parse(arg, &a->fmt))
+			return bad_value('f', arg, NULL);
+		a->format = arg;
+		return 0;
+	case OPT_ALSO_WRITE:
+		return add_also_write(a, arg);
+	case OPT_CALL_GRAPH:
+		if (bt_call_graph_parse(arg, &a->dwarf, &a->ustack_bytes, &a->bpf_unwind)) {
+			char detail[128];
+			snprintf(detail, sizeof(detail), "SIZE: bytes of stack per sample, a multiple of 8 from "
+				 "%d to %d", BT_USTACK_MIN, BT_USTACK_MAX);
+			return bad_value(OPT_CALL_GRAPH, arg, detail);
+		}
+		return 0;
+	case OPT_CACHE_DIR:
+		if (!*arg)
+			return bad_value(OPT_CACHE_DIR, arg, NULL);
+		a->cache_dir = arg;
+		return 0;
+	case OPT_RINGBUF:
+		if (bt_cli_parse_size(arg, &a->ringbuf_bytes) || a->ringbuf_bytes < 4096 ||
+		    a->ringbuf_bytes > (1ULL << 30))
+			return bad_value(OPT_RINGBUF, arg, NULL);
+		return 0;
+	case OPT_CACHE_MAX_SIZE:
+	case OPT_CACHE_MAX_FILE: {
+		size_t *v = c == OPT_CACHE_MAX_SIZE ? &a->cache_max_size : &a->cache_max_file;
+		return bt_cli_parse_size(arg, v) || *v == 0 ? bad_value(c, arg, NULL) : 0;
+	}
+	}
+	return bt_cli_error(2, "unknown option (see buildtrace --help)");
+}
+
+/* What no single option shows: options that exclude each other, a missing target, the format's
+ * name, pids that do not exist. 0, or the exit code after saying what is wrong. */
+static int check_args(struct bt_record_args *a, bool user_only, bool kernel_only)
+{
+	if (user_only && kernel_only)
+		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
+	int targets = (a->all && !a->cmd) + a->pid_opt + !!a->ntids + !!a->cmd;
+	if (targets > 1)
+		return bt_cli_error(2, "-p, -t, -a and a command exclude each other (-a with a command "
+				    "profiles the whole machine while it runs)");
+	if (!targets && !a->all)
+		return bt_cli_error(2, "say what to profile: -p PID, -t TID, -a or -- COMMAND [ARGS...] "
+				    "(see buildtrace --help)");
+	if (bt_format_parse(a->format, &a->fmt))
+		return bad_value('f', a->format, NULL);
+	a->user = !kernel_only;
+	a->kernel = !user_only;
+	for (size_t i = 0; i < a->npids; i++)
+		if (!bt_cli_pid_exists(a->pids[i]))
+			return bt_cli_error(2, "no process with pid %d", a->pids[i]);
+	return 0;
+}
+
+int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
+{
+	bool user_only = false, kernel_only = false;
+	int c, err;
+	a->freq = 99;
+	a->format = "folded";
+	a->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
+	a->bpf_unwind = BT_CALL_GRAPH_DWARF_IS_BPF;
+	optind = 1;
+	opterr = 0;
+	/* "+": options end at the command's name, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:d:o:f:gvh", record_opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': a->all = true; break;
+		case 'g': break;  /* perf's "a call graph": every session has one, dwarf by default */
+		case OPT_USER_ONLY: user_only = true; break;
+		case OPT_KERNEL_ONLY: kernel_only = true; break;
+		case OPT_PER_PID: a->per_pid = true; break;
+		case OPT_NO_CACHE: a->no_cache = true; break;
+		case OPT_NO_DEBUGINFOD: a->no_debuginfod = true; break;
+		case OPT_LIVE: a->live = true; a->live_set = true; break;
+		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
+		case OPT_LINES: a->lines = true; break;
+		case OPT_KEEP_ROOT: a->keep_root = true; break;
+		case 'v': a->verbose++; break;
+		case 'h': bt_record_usage(stdout); return 1;
+		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;
+		case ':': return bad_value(optopt ? optopt : 0, NULL, NULL);
+		case '?':
+			if (optopt && optopt < 256)
+				return bt_cli_error(2, "unknown option '-%c' (see buildtrace --help)", optopt);
+			return bt_cli_error(2, "unknown option '%s' (see buildtrace --help)", argv[optind - 1]);
+		default:
+			if ((err = value_opt(a, c, optarg)))
+				return err;
+		}
+	}
+	if (optind < argc)
+		a->cmd = argv + optind;
+	return check_args(a, user_only, kernel_only);
+}
+
+void bt_record_args_free(struct bt_record_args *a)
+{
+	free(a->pids);
+	free(a->tids);
+	free(a->also);
+	a->pids = a->tids = NULL;
+	a->also = NULL;
+}
