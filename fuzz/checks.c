@@ -13,6 +13,7 @@
 #include "capture/procmaps.h"
 #include "cmd/net/httpreq.h"
 #include "kernel/cgroup.h"
+#include "output/folded.h"
 #include "session/profile.h"
 #include "elf/symtab.h"
 #include "symsrc/perfmap.h"
@@ -506,6 +507,42 @@ static int parse_folded(const void *buf, size_t len, struct bt_folded *f, size_t
 	return r;
 }
 
+/* The lines read into a profile and folded again: the same total, and text that, read and folded
+ * once more, comes back unchanged (a kernel frame stays one, a pid stays a pid). */
+static int check_folded_profile(const struct bt_folded *f)
+{
+	int err = 0;
+	struct bt_profile p, q;
+	struct bt_folded a = { 0 }, b = { 0 };
+	bt_profile_init(&p);
+	bt_profile_init(&q);
+	int r = bt_folded_to_profile(f, &p);
+	CHECK(r == 0 || r == -ENOMEM);
+	if (!r) {
+		CHECK(p.total == f->total && p.per_pid == f->per_pid);
+		r = bt_folded_from_profile(&p, &a);
+		CHECK(r == 0 || r == -ENOMEM);
+	}
+	if (!r) {
+		CHECK(a.total == f->total);
+		r = bt_folded_to_profile(&a, &q);
+	}
+	if (!r)
+		r = bt_folded_from_profile(&q, &b);
+	if (!r) {
+		CHECK(a.n == b.n && a.total == b.total);
+		for (size_t i = 0; i < a.n; i++)
+			CHECK(strcmp(a.v[i].text, b.v[i].text) == 0 && a.v[i].count == b.v[i].count);
+	}
+	err = r == -ENOMEM ? r : 0;
+out:
+	bt_folded_free(&a);
+	bt_folded_free(&b);
+	bt_profile_free(&p);
+	bt_profile_free(&q);
+	return err;
+}
+
 int bt_check_folded(const uint8_t *data, size_t len)
 {
 	int err = 0;
@@ -541,6 +578,7 @@ int bt_check_folded(const uint8_t *data, size_t len)
 	CHECK(g.n == f.n && g.total == f.total);
 	for (size_t i = 0; i < f.n; i++)
 		CHECK(strcmp(f.v[i].text, g.v[i].text) == 0 && f.v[i].count == g.v[i].count);
+	err = check_folded_profile(&f);
 out:
 	if (out)
 		fclose(out);

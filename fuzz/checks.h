@@ -36,7 +36,8 @@ int bt_check_httpreq(const uint8_t *data, size_t len);
 int bt_check_cgroup(const uint8_t *data, size_t len);
 /* A kallsyms buffer: bt_kallsyms_parse, every text line found again by address and by name. */
 int bt_check_kallsyms(const uint8_t *data, size_t len);
-/* Folded stacks: bt_folded_parse, then written and parsed again to the same lines. */
+/* Folded stacks: bt_folded_parse, then written and parsed again to the same lines; read into a
+ * profile and folded again, twice, to the same text. */
 int bt_check_folded(const uint8_t *data, size_t len);
 /* xz/zstd/gzip data: bt_decompress, its output cap exact to the byte. */
 int bt_check_decompress(const uint8_t *data, size_t len);

@@ -22,7 +22,7 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Iinclude \
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
-                kernel/kallsyms base/htab session/profile base/demangle base/strtab symsrc/bidcache \
+                kernel/kallsyms base/htab session/profile output/folded base/demangle base/strtab symsrc/bidcache \
                 base/ustar base/pathfmt base/wfile base/beneath cmd/net/httpreq kernel/cgroup elf/sdt \
                 symsrc/probecache
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o

@@ -1,11 +1,11 @@
 # Unit test link lists for the session's tables.
 TEST_proctable_OBJS = $(BUILD)/session/proctable.o $(BUILD)/base/htab.o
-TEST_profile_OBJS   = $(BUILD)/session/profile.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o
+TEST_profile_OBJS   = $(BUILD)/session/profile.o $(BUILD)/output/folded.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o
 # The file-version registry: symbol sources and the ELF layer beneath it, map_files for exact bytes.
 TEST_dso_OBJS       = $(BUILD)/session/dso.o $(BUILD)/capture/procmaps.o $(OBJS_symsrc) $(OBJS_elf) $(OBJS_base)
 # The record consumer: the whole session layer, and of the capture layer only the record check it
 # makes and the /proc/PID/maps reader.
-TEST_session_OBJS   = $(OBJS_session) $(BUILD)/capture/records.o $(BUILD)/capture/procmaps.o $(OBJS_kernel) $(OBJS_symsrc) $(OBJS_elf) \
+TEST_session_OBJS   = $(OBJS_session) $(BUILD)/output/folded.o $(BUILD)/capture/records.o $(BUILD)/capture/procmaps.o $(OBJS_kernel) $(OBJS_symsrc) $(OBJS_elf) \
                       $(OBJS_base)
 # Both read fixture programs (nm and readelf are their oracles).
 $(BUILD)/tests/test_dso $(BUILD)/tests/test_session: | $(ELF_FIXTURES)

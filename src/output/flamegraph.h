@@ -4,7 +4,7 @@
 #define BT_FLAMEGRAPH_H
 
 #include <stdio.h>
-#include "session/profile.h"
+#include "output/folded.h"
 
 struct bt_flamegraph_opts {
 	const char *title;   /* NULL: "buildtrace flame graph" */

@@ -115,21 +115,104 @@ static void put_user_frame(FILE *out, const struct bt_session *s, const struct b
 	put_str(out, bt_session_symbol_version(s, l));
 }
 
-int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts *o, FILE *out)
+/* A kernel frame: the kernel image's or a module's, with its build-id. */
+static void put_kernel_frame(FILE *out, const struct bt_session *s, const struct bt_loc *l, const char *name,
+			     const char *kernel_hex)
 {
-	const struct bt_profile *p = &s->prof;
-	char kernel_hex[2 * BT_BUILD_ID_MAXLEN + 1] = "", hex[2 * BT_BUILD_ID_MAXLEN + 1];
-	bool have_kernel_id = false;
-	for (size_t i = 0; i < p->nlocs && !have_kernel_id; i++) {
-		struct bt_build_id id;
-		if (p->locs[i].kind == BT_LOC_KERNEL) {
-			have_kernel_id = bt_kident_kernel_build_id(o && o->kernel_root ? o->kernel_root : "", &id) == 0;
-			if (have_kernel_id)
-				bt_buildid_hex(&id, kernel_hex, sizeof(kernel_hex));
-			break;
-		}
+	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
+	/* a module's frame: the module as perf names it, and its own build-id */
+	const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
+	char modfile[BT_KMOD_NAME_LEN + 3];
+	if (mv)
+		snprintf(modfile, sizeof(modfile), "[%s]", mv->mod.name);
+	put_str(out, name);
+	fputs(", \"kind\": \"kernel\", \"file\": ", out);
+	put_str(out, mv ? modfile : BT_KFRAME_IMAGE);
+	fputs(", \"build_id\": ", out);
+	if (mv)
+		put_str(out, mv->mod.build_id.len ? bt_buildid_hex(&mv->mod.build_id, hex, sizeof(hex)) : NULL);
+	else
+		put_str(out, kernel_hex[0] ? kernel_hex : NULL);
+	fprintf(out, ", \"address\": \"0x%llx\"", (unsigned long long)l->addr);
+}
+
+static const char *const kind_names[] = {
+	[BT_LOC_USER] = "user", [BT_LOC_KERNEL] = "kernel", [BT_LOC_UNMAPPED] = "unmapped",
+	[BT_LOC_JIT] = "jit", [BT_LOC_PYTHON] = "python",
+};
+
+/* One frame's members after "name": what the session knows of its location, or, for a location
+ * known by name only (a profile read from text, or no session), its kind. */
+static void put_frame(FILE *out, const struct bt_session *s, const struct bt_loc *l, const char *name,
+		      const char *kernel_hex)
+{
+	if (!s || l->file_id == BT_LOC_NAMED) {
+		put_str(out, name);
+		fprintf(out, ", \"kind\": \"%s\", \"file\": null, \"build_id\": null",
+			l->kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[l->kind] : "user");
+		return;
 	}
-	put_header(out, "session", o, p->per_pid, p->total);
+	switch (l->kind) {
+	case BT_LOC_USER:
+		put_user_frame(out, s, l, name);
+		break;
+	case BT_LOC_KERNEL:
+		put_kernel_frame(out, s, l, name, kernel_hex);
+		break;
+	case BT_LOC_JIT:
+		/* JIT code: its name (when it has one) from the process's perf map */
+		put_str(out, name);
+		fprintf(out, ", \"kind\": \"jit\", \"file\": null, \"build_id\": null, \"pid\": %d, "
+			"\"address\": \"0x%llx\", \"name_from\": ", bt_jitmaps_pid(&s->jit, l->file_id),
+			(unsigned long long)l->addr);
+		put_str(out, l->unresolved ? NULL : bt_jitmaps_source(&s->jit, l->file_id, l->addr - l->is_caller));
+		break;
+	case BT_LOC_PYTHON:
+		put_python_frame(out, s, l, name);
+		break;
+	default:
+		put_str(out, name);
+		fprintf(out, ", \"kind\": \"unmapped\", \"file\": null, \"build_id\": null, "
+			"\"address\": \"0x%llx\"", (unsigned long long)l->addr);
+	}
+}
+
+/* A frame's source lines, innermost first. */
+static void put_lines(FILE *out, const struct bt_profile *p, const struct bt_loc *l, const char *name)
+{
+	fputs(", \"lines\": [", out);
+	for (uint32_t k = 0; k < l->nlines; k++) {
+		const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
+		fputs(k ? ", {\"function\": " : "{\"function\": ", out);
+		/* the outermost is the frame's own function: named as the frame is */
+		put_str(out, k + 1 < l->nlines || name[0] == '[' ? bt_strtab_get(&p->names, sl->func_id) : name);
+		fputs(", \"file\": ", out);
+		put_str(out, bt_strtab_get(&p->names, sl->file_id));
+		fprintf(out, ", \"line\": %u}", sl->line);
+	}
+	fputc(']', out);
+}
+
+/* The running kernel's build-id in hex when p has a kernel frame the session placed, else "". */
+static void kernel_id(const struct bt_profile *p, const struct bt_session *s, const struct bt_json_opts *o,
+		      char *hex, size_t len)
+{
+	hex[0] = '\0';
+	for (size_t i = 0; s && i < p->nlocs; i++)
+		if (p->locs[i].kind == BT_LOC_KERNEL && p->locs[i].file_id != BT_LOC_NAMED) {
+			struct bt_build_id id;
+			if (bt_kident_kernel_build_id(o && o->kernel_root ? o->kernel_root : "", &id) == 0)
+				bt_buildid_hex(&id, hex, len);
+			return;
+		}
+}
+
+static int write_profile(const struct bt_profile *p, const struct bt_session *s, const struct bt_json_opts *o,
+			 FILE *out)
+{
+	char kernel_hex[2 * BT_BUILD_ID_MAXLEN + 1];
+	kernel_id(p, s, o, kernel_hex, sizeof(kernel_hex));
+	put_header(out, s ? "session" : o && o->source ? o->source : "profile", o, p->per_pid, p->total);
 	fputs("\"frames\": [\n", out);
 	for (size_t i = 0; i < p->nlocs; i++) {
 		const struct bt_loc *l = &p->locs[i];
@@ -137,59 +220,12 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 		if (!name)
 			name = "[unknown]";
 		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
-		switch (l->kind) {
-		case BT_LOC_USER:
-			put_user_frame(out, s, l, name);
-			break;
-		case BT_LOC_KERNEL: {
-			/* a module's frame: the module as perf names it, and its own build-id */
-			const struct bt_kmod_ver *mv = l->file_id ? bt_kmods_get(&s->kmods, l->file_id - 1) : NULL;
-			char modfile[BT_KMOD_NAME_LEN + 3];
-			if (mv)
-				snprintf(modfile, sizeof(modfile), "[%s]", mv->mod.name);
-			put_str(out, name);
-			fputs(", \"kind\": \"kernel\", \"file\": ", out);
-			put_str(out, mv ? modfile : BT_KFRAME_IMAGE);
-			fputs(", \"build_id\": ", out);
-			if (mv)
-				put_str(out, mv->mod.build_id.len ? bt_buildid_hex(&mv->mod.build_id, hex, sizeof(hex)) : NULL);
-			else
-				put_str(out, have_kernel_id ? kernel_hex : NULL);
-			fprintf(out, ", \"address\": \"0x%llx\"", (unsigned long long)l->addr);
-			break;
-		}
-		case BT_LOC_JIT:
-			/* JIT code: its name (when it has one) from the process's perf map */
-			put_str(out, name);
-			fprintf(out, ", \"kind\": \"jit\", \"file\": null, \"build_id\": null, \"pid\": %d, "
-				"\"address\": \"0x%llx\", \"name_from\": ", bt_jitmaps_pid(&s->jit, l->file_id),
-				(unsigned long long)l->addr);
-			put_str(out, l->unresolved ? NULL : bt_jitmaps_source(&s->jit, l->file_id, l->addr - l->is_caller));
-			break;
-		case BT_LOC_PYTHON:
-			put_python_frame(out, s, l, name);
-			break;
-		default:
-			put_str(out, name);
-			fprintf(out, ", \"kind\": \"unmapped\", \"file\": null, \"build_id\": null, "
-				"\"address\": \"0x%llx\"", (unsigned long long)l->addr);
-		}
-		fprintf(out, ", \"return_address\": %s, \"resolved\": %s", l->is_caller ? "true" : "false",
-			l->unresolved || l->name_id == BT_NAME_UNSET ? "false" : "true");
-		if (l->nlines) {
-			fputs(", \"lines\": [", out);
-			for (uint32_t k = 0; k < l->nlines; k++) {
-				const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
-				fputs(k ? ", {\"function\": " : "{\"function\": ", out);
-				/* the outermost is the frame's own function: named as the frame is */
-				put_str(out, k + 1 < l->nlines || name[0] == '[' ? bt_strtab_get(&p->names, sl->func_id)
-										 : name);
-				fputs(", \"file\": ", out);
-				put_str(out, bt_strtab_get(&p->names, sl->file_id));
-				fprintf(out, ", \"line\": %u}", sl->line);
-			}
-			fputc(']', out);
-		}
+		put_frame(out, s, l, name, kernel_hex);
+		if (s && l->file_id != BT_LOC_NAMED)
+			fprintf(out, ", \"return_address\": %s", l->is_caller ? "true" : "false");
+		fprintf(out, ", \"resolved\": %s", l->unresolved || l->name_id == BT_NAME_UNSET ? "false" : "true");
+		if (l->nlines)
+			put_lines(out, p, l, name);
 		fputc('}', out);
 	}
 	fputs("\n],\n\"stacks\": [\n", out);
@@ -208,56 +244,12 @@ int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts 
 	return finish(out);
 }
 
-int bt_json_write_folded(const struct bt_folded *f, const struct bt_json_opts *o, FILE *out)
+int bt_json_write_session(const struct bt_session *s, const struct bt_json_opts *o, FILE *out)
 {
-	/* Frame indices are the ids of the names in this table. */
-	struct bt_strtab names;
-	bt_strtab_init(&names);
-	int err = 0;
-	for (size_t i = 0; i < f->n && !err; i++)
-		for (const char *e = strchr(f->v[i].text, ';'); e && !err;) {
-			const char *name = e + 1;
-			e = strchr(name, ';');
-			if (bt_strtab_intern(&names, name, e ? (size_t)(e - name) : strlen(name)) < 0)
-				err = -ENOMEM;
-		}
-	if (err) {
-		bt_strtab_free(&names);
-		return err;
-	}
-	put_header(out, "folded", o, f->per_pid, f->total);
-	fputs("\"frames\": [\n", out);
-	for (size_t i = 0; i < bt_strtab_count(&names); i++) {
-		const char *name = bt_strtab_get(&names, (uint32_t)i);
-		size_t n = strlen(name);
-		/* folded text marks kernel frames by a suffix, which a JSON frame says with its kind */
-		bool kernel = bt_folded_is_kernel(name, n);
-		fputs(i ? ",\n{\"name\": " : "{\"name\": ", out);
-		bt_json_put_string(out, name, kernel ? n - BT_FOLDED_KERNEL_SUFFIX_LEN : n);
-		/* a name buildtrace could not give is a [...] placeholder */
-		fprintf(out, ", \"kind\": \"%s\", \"file\": null, \"build_id\": null, \"resolved\": %s}",
-			kernel ? "kernel" : "user", name[0] == '[' ? "false" : "true");
-	}
-	fputs("\n],\n\"stacks\": [\n", out);
-	for (size_t i = 0; i < f->n; i++) {
-		const char *text = f->v[i].text, *e = strchr(text, ';');
-		size_t comm_len = e ? (size_t)(e - text) : strlen(text);
-		uint32_t pid = 0;
-		bool with_pid = f->per_pid && bt_folded_comm_pid(text, &comm_len, &pid);
-		fputs(i ? ",\n{\"comm\": " : "{\"comm\": ", out);
-		bt_json_put_string(out, text, comm_len);
-		if (with_pid)
-			fprintf(out, ", \"pid\": %u", pid);
-		fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)f->v[i].count);
-		for (bool first = true; e; first = false) {
-			const char *name = e + 1;
-			e = strchr(name, ';');
-			int64_t id = bt_strtab_intern(&names, name, e ? (size_t)(e - name) : strlen(name));
-			fprintf(out, first ? "%lld" : ", %lld", (long long)id);
-		}
-		fputs("]}", out);
-	}
-	fputs("\n", out);
-	bt_strtab_free(&names);
-	return finish(out);
+	return write_profile(&s->prof, s, o, out);
+}
+
+int bt_json_write_profile(const struct bt_profile *p, const struct bt_json_opts *o, FILE *out)
+{
+	return write_profile(p, NULL, o, out);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "output/flamegraph.h"
+#include "output/folded.h"
 #include "output/jsonout.h"
 #include "output/pprof.h"
 #include "session/session.h"
@@ -48,42 +49,37 @@ static struct bt_json_opts json_opts(const struct bt_output_opts *o)
 		jo.time_ns = o->time_ns;
 		jo.duration_ns = o->duration_ns;
 		jo.kernel_root = o->kernel_root;
+		jo.source = o->source;
 	}
 	return jo;
-}
-
-int bt_output_folded(const struct bt_folded *f, enum bt_format fmt, const struct bt_output_opts *o,
-		     FILE *out)
-{
-	switch (fmt) {
-	case BT_FMT_FOLDED:
-		return bt_folded_write(f, out);
-	case BT_FMT_SVG: {
-		struct bt_flamegraph_opts fo = { .title = o ? o->title : NULL };
-		return bt_flamegraph_write(f, &fo, out);
-	}
-	case BT_FMT_PPROF: {
-		struct bt_pprof_opts po = pprof_opts(o);
-		return bt_pprof_write_folded(f, &po, out);
-	}
-	case BT_FMT_JSON: {
-		struct bt_json_opts jo = json_opts(o);
-		return bt_json_write_folded(f, &jo, out);
-	}
-	}
-	return -EINVAL;
 }
 
 int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const struct bt_output_opts *o,
 		      FILE *out)
 {
-	struct bt_folded f;
-	int err = bt_profile_fold(p, &f);
-	if (err)
+	switch (fmt) {
+	case BT_FMT_FOLDED:
+		return bt_profile_write_folded(p, out);
+	case BT_FMT_SVG: {
+		struct bt_folded f;
+		int err = bt_folded_from_profile(p, &f);
+		if (err)
+			return err;
+		struct bt_flamegraph_opts fo = { .title = o ? o->title : NULL };
+		err = bt_flamegraph_write(&f, &fo, out);
+		bt_folded_free(&f);
 		return err;
-	err = bt_output_folded(&f, fmt, o, out);
-	bt_folded_free(&f);
-	return err;
+	}
+	case BT_FMT_PPROF: {
+		struct bt_pprof_opts po = pprof_opts(o);
+		return bt_pprof_write_profile(p, &po, out);
+	}
+	case BT_FMT_JSON: {
+		struct bt_json_opts jo = json_opts(o);
+		return bt_json_write_profile(p, &jo, out);
+	}
+	}
+	return -EINVAL;
 }
 
 int bt_output_session(const struct bt_session *s, enum bt_format fmt, const struct bt_output_opts *o,
@@ -98,7 +94,9 @@ int bt_output_session(const struct bt_session *s, enum bt_format fmt, const stru
 		struct bt_json_opts jo = json_opts(o);
 		return bt_json_write_session(s, &jo, out);
 	}
-	default:
+	case BT_FMT_FOLDED:
+	case BT_FMT_SVG:
 		return bt_output_profile(&s->prof, fmt, o, out);
 	}
+	return -EINVAL;
 }

@@ -1,5 +1,5 @@
-/* output.h - the profile formats buildtrace writes, chosen by name, from a live session, from a
- * profile or from folded stacks read back from a file. */
+/* output.h - the profile formats buildtrace writes, chosen by name, from a live session or from a
+ * profile read back from a file. */
 #ifndef BT_OUTPUT_H
 #define BT_OUTPUT_H
 
@@ -24,11 +24,11 @@ struct bt_output_opts {
 	int64_t time_ns;         /* start of the session, ns since the epoch; 0: unknown */
 	int64_t duration_ns;     /* 0: unknown */
 	const char *kernel_root; /* where the running kernel's build-id is read (kident.h); NULL: "" */
+	const char *source;      /* json, without a session: where the profile came from ("folded") */
 };
 
-int bt_output_folded(const struct bt_folded *f, enum bt_format fmt, const struct bt_output_opts *o,
-		     FILE *out);
-/* Names only: build-ids and addresses need the session. */
+/* A profile without its session (read back from a file, or a trace's counts): names and kinds
+ * only, build-ids and addresses need the session. */
 int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const struct bt_output_opts *o,
 		      FILE *out);
 /* Everything the session knows: pprof and json carry each frame's build-id, file and offset. */

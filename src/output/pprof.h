@@ -1,6 +1,6 @@
 /* pprof.h - the pprof profile format (proto/profile.proto, gzip-compressed on disk): written from a
  * live session, with one mapping per (build-id, file) so frames can be symbolized later by build-id;
- * written from folded stacks (names only); and read back into folded stacks. pprof_write.c writes,
+ * written from a profile read back from a file (names only); and read back into a profile. pprof_write.c writes,
  * pprof_read.c reads.
  *
  * What a session's profile holds:
@@ -46,26 +46,29 @@ struct bt_pprof_opts {
  * -E2BIG when the profile holds more mappings than synthetic ranges exist for). */
 int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opts *o, FILE *out);
 
-/* Folded stacks as a profile: the first frame of each line becomes the "thread" label, the others
- * locations without mapping or address. 0 or -errno. */
-int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts *o, FILE *out);
+/* A profile without its session (read back from a file): the comm of each stack becomes the
+ * "thread" label (and its pid the "pid" label when kept per process), each location a function by
+ * its name (with the source lines it has), kernel frames in one mapping named [kernel.kallsyms],
+ * the others without mapping or address. 0 or -errno. */
+int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opts *o, FILE *out);
 
 /* True when buf starts like a gzip stream, as every pprof file on disk does. */
 bool bt_pprof_is_gzip(const void *buf, size_t len);
 
-/* Decodes a profile (gzip-compressed or not) into folded stacks: "thread;outermost;...;leaf" per
- * sample (the "thread" label, else an empty comm), inlined frames expanded (caller first), counted
- * by the sample type "samples" when there is one, else by the default (or last) sample type.
- * Kernel frames (those of a mapping named [kernel.kallsyms]...) get the folded "_[k]" suffix;
- * frames without a name are written as buildtrace writes them live: [FILE+0xOFFSET] with the file's
- * base name and offset, [unknown] without a mapping. 0, -EINVAL (not a valid profile), -EFBIG (too
- * large once decompressed, more than 2^20 frames in one sample or 2^27 in all, or folded text past
- * 256 MiB: a small input can name a long function many times; or when decoding its messages would
- * take more memory than BT_PPROF_DECODE_* allow) or -ENOMEM. */
-int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out);
+/* Decodes a profile (gzip-compressed or not) into out (initialised by the caller): a stack per
+ * sample, comm the "thread" label (else empty), inlined frames expanded (caller first), counted by
+ * the sample type "samples" when there is one, else by the default (or last) sample type. Frames
+ * of a kernel mapping ([kernel.kallsyms]..., or [NAME] in the kernel half) are of kind
+ * BT_LOC_KERNEL; frames without a name are named as buildtrace names them live: [FILE+0xOFFSET]
+ * with the file's base name and offset, [unknown] without a mapping. 0, -EINVAL (not a valid
+ * profile), -EFBIG (too large once decompressed, more than 2^20 frames in one sample or 2^27 in
+ * all, or stacks that would fold into more than 256 MiB of text: a small input can name a long
+ * function many times; or when decoding its messages would take more memory than
+ * BT_PPROF_DECODE_* allow) or -ENOMEM; out then holds what was decoded so far. */
+int bt_pprof_decode(const void *buf, size_t len, struct bt_profile *out);
 
 /* Reads a whole stream and decodes it as above; -EIO for a read error. */
-int bt_pprof_read(FILE *in, struct bt_folded *out);
+int bt_pprof_read(FILE *in, struct bt_profile *out);
 
 /* Largest profile accepted, decompressed. */
 #define BT_PPROF_MAX_BYTES ((size_t)128 << 20)

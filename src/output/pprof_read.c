@@ -1,4 +1,4 @@
-/* pprof_read.c - the pprof reader: a profile, gzip-compressed or not, checked and folded into stacks
+/* pprof_read.c - the pprof reader: a profile, gzip-compressed or not, checked and read into stacks
  * named as buildtrace names frames live, with bounds on what a small input may expand to. */
 #include "output/pprof.h"
 
@@ -388,12 +388,11 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 	return err;
 }
 
-int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
+int bt_pprof_decode(const void *buf, size_t len, struct bt_profile *out)
 {
 	uint8_t *raw = NULL;
 	size_t rlen = len;
 	int err = 0;
-	memset(out, 0, sizeof(*out));
 	if (bt_pprof_is_gzip(buf, len)) {
 		void *plain = NULL;
 		if ((err = bt_decompress(buf, len, BT_PPROF_MAX_BYTES, &plain, &rlen)))
@@ -413,8 +412,6 @@ int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
 		return -EINVAL;
 	}
 	struct decoded *d = calloc(1, sizeof(*d));
-	struct bt_profile prof;
-	bt_profile_init(&prof);
 	struct bt_htab fidx;
 	bt_htab_init(&fidx);
 	struct id_ctx fctx = { p->function, fn_id };
@@ -425,11 +422,9 @@ int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
 		err = check_profile(d, &fidx, &fctx);
 	}
 	if (!err)
-		err = fold_decoded(d, &prof);
+		err = fold_decoded(d, out);
 	if (!err)
-		err = bt_profile_resolve(&prof, decoded_name, d);
-	if (!err)
-		err = bt_profile_fold(&prof, out);
+		err = bt_profile_resolve(out, decoded_name, d);
 	if (d) {
 		free(d->loc_map);
 		free(d->line_fn);
@@ -439,12 +434,11 @@ int bt_pprof_decode(const void *buf, size_t len, struct bt_folded *out)
 		free(d);
 	}
 	bt_htab_free(&fidx);
-	bt_profile_free(&prof);
 	perftools__profiles__profile__free_unpacked(p, &alloc);
 	return err;
 }
 
-int bt_pprof_read(FILE *in, struct bt_folded *out)
+int bt_pprof_read(FILE *in, struct bt_profile *out)
 {
 	size_t cap = 65536, n = 0;
 	uint8_t *buf = malloc(cap);

@@ -1,5 +1,5 @@
-/* pprof_write.c - the pprof writer: a profile.proto message from a live session or from folded
- * stacks, packed and gzip-compressed. Every table is sized before it is filled, so the messages can
+/* pprof_write.c - the pprof writer: a profile.proto message from a live session or from a profile
+ * read back from a file, packed and gzip-compressed. Every table is sized before it is filled, so the messages can
  * point into the tables. */
 #include "output/pprof.h"
 
@@ -89,11 +89,6 @@ static int build_init(struct pb_build *b, const struct pb_sizes *n)
 		return -ENOMEM;
 	}
 	return 0;
-}
-
-static int64_t str_n(struct pb_build *b, const char *s, size_t n)
-{
-	return bt_strtab_intern(&b->strs, s, n);
 }
 
 static int64_t str(struct pb_build *b, const char *s)
@@ -665,65 +660,111 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 	return err;
 }
 
-/* ---- from folded stacks --------------------------------------------------------------------- */
+/* ---- from a profile without its session ------------------------------------------------------ */
 
-int bt_pprof_write_folded(const struct bt_folded *f, const struct bt_pprof_opts *o, FILE *out)
+/* Where the kernel mapping of a profile without addresses starts: its frames get addresses of their
+ * own there (the location index), in the kernel half as real kernel frames are. */
+#define NAMED_KERNEL_BASE 0xffffffff80000000ULL
+
+/* The pprof location of profile location li, made when first met (loc_of[li] is its index + 1):
+ * its name (and source lines when it has them) as functions, kernel frames in the one kernel
+ * mapping. The location's index, or -ENOMEM. */
+static int64_t named_location(struct pb_build *b, const struct bt_profile *p, uint32_t li, uint32_t *loc_of,
+			      int64_t *kmap)
+{
+	if (loc_of[li])
+		return loc_of[li] - 1;
+	const struct bt_loc *l = &p->locs[li];
+	const char *name = bt_strtab_get(&p->names, l->name_id);
+	int64_t sid = str(b, name ? name : "[unknown]");
+	if (sid < 0)
+		return -ENOMEM;
+	pb_location *loc = &b->locs[b->nlocs];
+	perftools__profiles__location__init(loc);
+	loc->id = b->nlocs + 1;
+	if (l->kind == BT_LOC_KERNEL) {
+		if (*kmap < 0) {
+			int64_t file = str(b, BT_PPROF_KERNEL_MAPPING);
+			if (file < 0)
+				return -ENOMEM;
+			pb_mapping *m = &b->maps[b->nmaps];
+			perftools__profiles__mapping__init(m);
+			m->id = b->nmaps + 1;
+			m->filename = file;
+			m->has_functions = true;
+			m->memory_start = NAMED_KERNEL_BASE;
+			m->memory_limit = NAMED_KERNEL_BASE + p->nlocs + 1;
+			*kmap = (int64_t)b->nmaps++;
+		}
+		loc->mapping_id = b->maps[*kmap].id;
+		loc->address = NAMED_KERNEL_BASE + li;
+	}
+	/* innermost first, the outermost named as the frame is */
+	for (uint32_t k = 0; k < l->nlines; k++) {
+		const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
+		const char *fn = k + 1 < l->nlines ? bt_strtab_get(&p->names, sl->func_id) : NULL;
+		int64_t fsid = fn ? str(b, fn) : sid;
+		int64_t file = str(b, bt_strtab_get(&p->names, sl->file_id));
+		int64_t fi = fsid < 0 || file < 0 ? -ENOMEM : func_in(b, fsid, file);
+		if (fi < 0)
+			return -ENOMEM;
+		append_line(b, loc, (size_t)fi, sl->line);
+	}
+	if (!l->nlines) {
+		int64_t fi = func_of(b, sid);
+		if (fi < 0)
+			return -ENOMEM;
+		append_line(b, loc, (size_t)fi, 0);
+	}
+	loc_of[li] = (uint32_t)++b->nlocs;
+	return loc_of[li] - 1;
+}
+
+int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opts *o, FILE *out)
 {
 	size_t frames = 0;
-	for (size_t i = 0; i < f->n; i++)
-		for (const char *c = f->v[i].text; *c; c++)
-			frames += *c == ';';
+	for (size_t i = 0; i < p->nstacks; i++)
+		frames += p->stacks[i].nframes;
 	struct pb_build b;
-	struct pb_sizes sz = { .maps = 0, .locs = frames, .funcs = frames, .samples = f->n, .loc_ids = frames,
-			      .values = 2 * f->n, .labels = (f->per_pid ? 2 : 1) * f->n };
-	int err = build_init(&b, &sz);
-	if (err)
+	struct pb_sizes sz = { .maps = 1, .locs = p->nlocs, .funcs = p->nlocs + p->nsrclines, .samples = p->nstacks,
+			      .loc_ids = frames, .values = 2 * p->nstacks,
+			      .labels = (p->per_pid ? 2 : 1) * p->nstacks };
+	uint32_t *loc_of = calloc(p->nlocs + 1, sizeof(*loc_of));
+	int err = loc_of ? build_init(&b, &sz) : -ENOMEM;
+	if (err) {
+		free(loc_of);
 		return err;
+	}
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	int64_t thread = -ENOMEM, pid_key = 0;
+	int64_t thread = -ENOMEM, pid_key = 0, kmap = -1;
 	err = header(&b, &prof, o, NULL);
-	if (!err && ((thread = str(&b, "thread")) < 0 || (f->per_pid && (pid_key = str(&b, "pid")) < 0)))
+	if (!err && ((thread = str(&b, "thread")) < 0 || (p->per_pid && (pid_key = str(&b, "pid")) < 0)))
 		err = -ENOMEM;
-	for (size_t i = 0; i < f->n && !err; i++) {
-		const char *text = f->v[i].text;
-		size_t n = 0;
-		for (const char *c = text; *c; c++)
-			n += *c == ';';
-		pb_sample *sm = add_sample(&b, n, f->v[i].count, o ? o->period_ns : 0);
-		const char *e = strchr(text, ';');
-		size_t comm_len = e ? (size_t)(e - text) : strlen(text);
-		uint32_t pid = 0;
-		bool with_pid = f->per_pid && bt_folded_comm_pid(text, &comm_len, &pid);
-		int64_t comm = str_n(&b, text, comm_len);
-		if (comm < 0) {
+	for (size_t i = 0; i < p->nstacks && !err; i++) {
+		const struct bt_stack *st = &p->stacks[i];
+		pb_sample *sm = add_sample(&b, st->nframes, st->count, o ? o->period_ns : 0);
+		const char *comm = bt_strtab_get(&p->names, st->comm_id);
+		int64_t cid = str(&b, comm);
+		if (cid < 0) {
 			err = -ENOMEM;
 			break;
 		}
-		if (comm)
-			add_label(&b, sm, thread)->str = comm;
-		if (with_pid)
-			add_label(&b, sm, pid_key)->num = pid;
-		/* one location per distinct name, sharing the function's index */
-		for (size_t j = 0; e; j++) {
-			const char *name = e + 1;
-			e = strchr(name, ';');
-			int64_t sid = str_n(&b, name, e ? (size_t)(e - name) : strlen(name));
-			int64_t fi = sid < 0 ? sid : func_of(&b, sid);
-			if (fi < 0) {
-				err = -ENOMEM;
-				break;
-			}
-			if ((size_t)fi == b.nlocs) {
-				pb_location *loc = &b.locs[b.nlocs++];
-				perftools__profiles__location__init(loc);
-				loc->id = b.nlocs;
-				append_line(&b, loc, (size_t)fi, 0);
-			}
-			sm->location_id[n - 1 - j] = (uint64_t)fi + 1;
+		if (cid)
+			add_label(&b, sm, thread)->str = cid;
+		if (p->per_pid)
+			add_label(&b, sm, pid_key)->num = st->pid;
+		/* pprof lists a sample's locations leaf first */
+		for (uint32_t j = 0; j < st->nframes && !err; j++) {
+			int64_t li = named_location(&b, p, p->frames[st->first + j], loc_of, &kmap);
+			if (li < 0)
+				err = (int)li;
+			else
+				sm->location_id[st->nframes - 1 - j] = b.locs[li].id;
 		}
 	}
 	if (!err)
 		err = emit(&b, &prof, out);
 	build_free(&b);
+	free(loc_of);
 	return err;
 }

@@ -60,6 +60,21 @@ struct stack_key {
 	size_t n;
 };
 
+int64_t bt_profile_named_loc(struct bt_profile *p, enum bt_loc_kind kind, const char *name, size_t len)
+{
+	int64_t nid = bt_strtab_intern(&p->names, name, len);
+	if (nid < 0)
+		return nid;
+	int64_t id = bt_profile_loc(p, kind, BT_LOC_NAMED, (uint64_t)nid, false);
+	if (id >= 0) {
+		struct bt_loc *l = &p->locs[id];
+		l->name_id = (uint32_t)nid;
+		l->resolved = 1;
+		l->unresolved = len > 0 && name[0] == '[';
+	}
+	return id;
+}
+
 static bool stack_eq(void *ctx, uint64_t val, const void *k)
 {
 	const struct bt_profile *p = ctx;
@@ -178,234 +193,6 @@ uint64_t bt_profile_unresolved_frames(const struct bt_profile *p)
 				n += s->count;
 	}
 	return n;
-}
-
-/* ---- folded output ---------------------------------------------------------------------- */
-
-struct fold_index {
-	const struct bt_folded *f;
-	struct bt_htab h;
-};
-
-static bool line_eq(void *ctx, uint64_t val, const void *key)
-{
-	const struct bt_folded *f = ctx;
-	return strcmp(f->v[val].text, key) == 0;
-}
-
-/* Frame by frame: ';' sorts below every other byte, so all lines sharing a prefix of frames are
- * adjacent (which flame graph layout relies on), whatever characters the names contain. */
-static int cmp_line(const void *a, const void *b)
-{
-	const unsigned char *x = (const unsigned char *)((const struct bt_folded_line *)a)->text;
-	const unsigned char *y = (const unsigned char *)((const struct bt_folded_line *)b)->text;
-	for (;; x++, y++) {
-		unsigned cx = *x == ';' ? 1 : *x ? *x + 1u : 0;
-		unsigned cy = *y == ';' ? 1 : *y ? *y + 1u : 0;
-		if (cx != cy)
-			return cx < cy ? -1 : 1;
-		if (!cx)
-			return 0;
-	}
-}
-
-/* Adds count to the line text (len bytes, NUL-terminated), creating it when new. */
-static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text, size_t len,
-		    uint64_t count)
-{
-	uint32_t h = bt_hash_bytes(text, len, 0);
-	uint64_t *v = bt_htab_find(index, h, line_eq, f, text);
-	f->total += count;
-	if (v) {
-		f->v[*v].count += count;
-		return 0;
-	}
-	if (bt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v), 256))
-		return -ENOMEM;
-	f->v[f->n].text = strdup(text);
-	f->v[f->n].count = count;
-	if (!f->v[f->n].text || bt_htab_insert(index, h, f->n)) {
-		free(f->v[f->n].text);
-		return -ENOMEM;
-	}
-	f->n++;
-	return 0;
-}
-
-/* Appends s to buf, replacing characters that would break the folded format. */
-static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
-{
-	size_t n = strlen(s);
-	if (bt_grow((void **)buf, cap, *len + n + 2, 1, 256))
-		return -ENOMEM;
-	if (sep)
-		(*buf)[(*len)++] = sep;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		(*buf)[(*len)++] = (c == ';' || c == '\n' || c == '\r') ? ':' : c;
-	}
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
-/* " (file.py:LINE)" after a Python frame's name: the base name of its file. */
-static int append_py_place(const struct bt_profile *p, const struct bt_srcline *sl, char **buf, size_t *len,
-			   size_t *cap)
-{
-	const char *file = bt_strtab_get(&p->names, sl->file_id);
-	const char *base = file ? strrchr(file, '/') : NULL;
-	char place[256];
-	snprintf(place, sizeof(place), " (%s:%u)", base ? base + 1 : file ? file : "?", sl->line);
-	return append(buf, len, cap, place, 0);
-}
-
-bool bt_folded_is_kernel(const char *name, size_t len)
-{
-	return len > BT_FOLDED_KERNEL_SUFFIX_LEN &&
-	       !memcmp(name + len - BT_FOLDED_KERNEL_SUFFIX_LEN, BT_FOLDED_KERNEL_SUFFIX,
-		       BT_FOLDED_KERNEL_SUFFIX_LEN);
-}
-
-void bt_folded_free(struct bt_folded *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		free(f->v[i].text);
-	free(f->v);
-	memset(f, 0, sizeof(*f));
-}
-
-int bt_profile_fold(const struct bt_profile *p, struct bt_folded *f)
-{
-	struct bt_htab index;
-	char *buf = NULL;
-	size_t cap = 0;
-	int err = 0;
-	memset(f, 0, sizeof(*f));
-	bt_htab_init(&index);
-	/* comm-PID when stacks are kept per process because that was asked for (--per-pid); stacks
-	 * kept apart only for pprof's sample labels fold into one line per comm and stack. */
-	bool with_pid = p->per_pid && !p->labels;
-	for (size_t i = 0; i < p->nstacks && !err; i++) {
-		const struct bt_stack *s = &p->stacks[i];
-		size_t len = 0;
-		const char *comm = bt_strtab_get(&p->names, s->comm_id);
-		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
-		if (!err && with_pid) {
-			char pid[16];
-			snprintf(pid, sizeof(pid), "-%u", s->pid);
-			err = append(&buf, &len, &cap, pid, 0);
-		}
-		for (uint32_t j = 0; j < s->nframes && !err; j++) {
-			const struct bt_loc *l = &p->locs[p->frames[s->first + j]];
-			const char *name = bt_strtab_get(&p->names, l->name_id);
-			err = append(&buf, &len, &cap, name ? name : "[unknown]", ';');
-			if (!err && name && l->kind == BT_LOC_KERNEL)
-				err = append(&buf, &len, &cap, BT_FOLDED_KERNEL_SUFFIX, 0);
-			if (!err && l->kind == BT_LOC_PYTHON && l->nlines)
-				err = append_py_place(p, &p->srclines[l->lines_first], &buf, &len, &cap);
-		}
-		if (!err)
-			err = fold_add(f, &index, buf, len, s->count);
-	}
-	free(buf);
-	bt_htab_free(&index);
-	if (err) {
-		bt_folded_free(f);
-		return err;
-	}
-	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
-		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
-	f->per_pid = with_pid;
-	return 0;
-}
-
-bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid)
-{
-	const char *e = strchr(text, ';');
-	size_t len = e ? (size_t)(e - text) : strlen(text), d = len;
-	while (d > 0 && text[d - 1] >= '0' && text[d - 1] <= '9')
-		d--;
-	/* a pid of 1 to 10 digits after the '-', a comm of at least one character before it */
-	if (d == len || len - d > 10 || d < 2 || text[d - 1] != '-')
-		return false;
-	uint64_t v = 0;
-	for (size_t i = d; i < len; i++)
-		v = v * 10 + (uint64_t)(text[i] - '0');
-	if (v > UINT32_MAX)
-		return false;
-	*comm_len = d - 1;
-	*pid = (uint32_t)v;
-	return true;
-}
-
-int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
-{
-	struct bt_htab index;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	int err = 0;
-	memset(f, 0, sizeof(*f));
-	bt_htab_init(&index);
-	while (!err && (len = getline(&line, &cap, in)) >= 0) {
-		lineno++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (len == 0)
-			continue;
-		char *sp = strrchr(line, ' ');
-		char *end;
-		if (!sp || sp == line || sp[1] < '0' || sp[1] > '9') {
-			err = -EINVAL;
-			break;
-		}
-		errno = 0;
-		unsigned long long n = strtoull(sp + 1, &end, 10);
-		if (errno || *end) {
-			err = -EINVAL;
-			break;
-		}
-		*sp = '\0';
-		err = fold_add(f, &index, line, (size_t)(sp - line), n);
-	}
-	if (!err && ferror(in))
-		err = -EIO;
-	if (bad_line)
-		*bad_line = err == -EINVAL ? lineno : 0;
-	free(line);
-	bt_htab_free(&index);
-	if (err) {
-		bt_folded_free(f);
-		return err;
-	}
-	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
-		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
-	f->per_pid = f->n > 0;
-	for (size_t i = 0; i < f->n && f->per_pid; i++) {
-		size_t cl;
-		uint32_t pid;
-		f->per_pid = bt_folded_comm_pid(f->v[i].text, &cl, &pid);
-	}
-	return 0;
-}
-
-int bt_folded_write(const struct bt_folded *f, FILE *out)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (fprintf(out, "%s %llu\n", f->v[i].text, (unsigned long long)f->v[i].count) < 0)
-			return errno ? -errno : -EIO;
-	return fflush(out) == 0 ? 0 : -errno;
-}
-
-int bt_profile_write_folded(const struct bt_profile *p, FILE *out)
-{
-	struct bt_folded f;
-	int err = bt_profile_fold(p, &f);
-	if (err)
-		return err;
-	err = bt_folded_write(&f, out);
-	bt_folded_free(&f);
-	return err;
 }
 
 /* ---- top functions ---------------------------------------------------------------------- */

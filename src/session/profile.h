@@ -96,6 +96,11 @@ void bt_profile_free(struct bt_profile *p);
 /* Interns a location; returns its id or -ENOMEM. */
 int64_t bt_profile_loc(struct bt_profile *p, enum bt_loc_kind kind, uint32_t file_id, uint64_t addr,
 		       bool is_caller);
+/* A location known by its name only (a profile read from folded text, a trace's keys): its file_id
+ * is BT_LOC_NAMED and addr the name's id in names; it is resolved from the start, and a "[...]"
+ * placeholder is counted as unresolved. Returns its id, -ENOMEM. */
+#define BT_LOC_NAMED UINT32_MAX
+int64_t bt_profile_named_loc(struct bt_profile *p, enum bt_loc_kind kind, const char *name, size_t len);
 /* Adds count samples of the stack loc_ids[0..n) (outermost first) for comm (interned) and pid. */
 int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
 		   size_t n, uint64_t count);
@@ -118,42 +123,6 @@ static inline const char *bt_profile_loc_name(const struct bt_profile *p, uint32
 {
 	return bt_strtab_get(&p->names, p->locs[loc_id].name_id);
 }
-
-/* Folded text marks a kernel frame by this suffix on its name, as perf's stackcollapse and
- * flamegraph.pl do. */
-#define BT_FOLDED_KERNEL_SUFFIX "_[k]"
-#define BT_FOLDED_KERNEL_SUFFIX_LEN 4
-/* Whether the folded frame name[0..len) is a kernel frame's: the suffix after a name of its own. */
-bool bt_folded_is_kernel(const char *name, size_t len);
-
-/* Stacks as folded lines: "comm;outer;...;inner" with their counts, identical name sequences
- * merged, sorted frame by frame (lines sharing leading frames are adjacent); kernel frames that have
- * a name carry BT_FOLDED_KERNEL_SUFFIX, Python frames their file's base name and line: "name
- * (file.py:12)". ';' and newlines inside names are replaced by ':'. A profile
- * kept per process begins each line with "comm-PID" instead, as stackcollapse-perf --pid does. */
-struct bt_folded_line {
-	char *text;
-	uint64_t count;
-};
-struct bt_folded {
-	struct bt_folded_line *v;
-	size_t n, cap;
-	uint64_t total;
-	bool per_pid;        /* every line begins with comm-PID */
-};
-/* The first element of a folded line read as "comm-PID": the comm's length and the pid. false when
- * it does not end with '-' and a pid after a comm of its own. */
-bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid);
-int bt_profile_fold(const struct bt_profile *p, struct bt_folded *out);
-/* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. The
- * profile is taken as per process (per_pid) when every line begins with comm-PID. */
-int bt_folded_parse(FILE *in, struct bt_folded *out, size_t *bad_line);
-void bt_folded_free(struct bt_folded *f);
-/* Writes "text count\n" lines. 0 or -errno (a write error). */
-int bt_folded_write(const struct bt_folded *f, FILE *out);
-
-/* bt_profile_fold + bt_folded_write. */
-int bt_profile_write_folded(const struct bt_profile *p, FILE *out);
 
 /* Frames whose location could not be named, counted over all samples. */
 uint64_t bt_profile_unresolved_frames(const struct bt_profile *p);

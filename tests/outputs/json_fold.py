@@ -34,7 +34,7 @@ def main():
         fail("not a buildtrace profile")
     if need(doc, "version", (int,), "document") != 1:
         fail("unknown version")
-    if need(doc, "source", (str,), "document") not in ("session", "folded"):
+    if need(doc, "source", (str,), "document") not in ("session", "folded", "pprof"):
         fail("bad source")
     need(doc, "unit", (str,), "document")
     for k in ("period_ns", "duration_ns"):
@@ -51,7 +51,7 @@ def main():
         w = "frame %d" % i
         need(fr, "name", (str,), w)
         kind = need(fr, "kind", (str,), w)
-        if kind not in ("user", "kernel", "jit", "unmapped"):
+        if kind not in ("user", "kernel", "jit", "unmapped", "python"):
             fail(w + ": bad kind")
         if kind == "jit":
             need(fr, "pid", (int,), w)
@@ -68,6 +68,8 @@ def main():
         elif "build_id" not in fr:
             fail(w + ": missing 'build_id'")
         need(fr, "resolved", (bool,), w)
+        if doc["source"] != "session" and "return_address" in fr:
+            fail(w + ": a converted frame has no return_address")
         for k in ("offset", "address"):
             if k in fr and not HEX.match(need(fr, k, (str,), w)):
                 fail(w + ": bad " + k)

@@ -3,6 +3,7 @@
  * capabilities dropped and another user, and a soak with processes starting and exiting constantly
  * whose memory stays flat. Pushing is tested in test_agent_push.c. */
 #include "testutil.h"
+#include "output/folded.h"
 #include "output/pprof.h"
 
 #include <dirent.h>
@@ -157,9 +158,13 @@ static void agent__intervals__rotated_profiles_and_clean_stop(void **state)
 	out[strcspn(out, "\n")] = '\0';
 	size_t len;
 	void *pb = bt_test_read_file(out, &len);
-	struct bt_folded f;
-	assert_int_equal(bt_pprof_decode(pb, len, &f), 0);
+	struct bt_profile p;
+	bt_profile_init(&p);
+	assert_int_equal(bt_pprof_decode(pb, len, &p), 0);
 	free(pb);
+	struct bt_folded f;
+	assert_int_equal(bt_folded_from_profile(&p, &f), 0);
+	bt_profile_free(&p);
 	FILE *mf = fopen(TMP "/decoded.folded", "we");
 	assert_non_null(mf);
 	assert_int_equal(bt_folded_write(&f, mf), 0);

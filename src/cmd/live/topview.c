@@ -360,8 +360,7 @@ void bt_top_format(const struct bt_session *s, const struct bt_top_table *t, siz
 	}
 	snprintf(shares, sizeof(shares), "%6.1f%% %6.1f%% ", 100.0 * (double)r->self / total,
 		 100.0 * (double)r->total / total);
-	/* kernel functions marked as in folded stacks; indented under their process */
-	snprintf(func, sizeof(func), "%s%s%s", t->rows[0].process ? "  " : "", name ? name : "?",
-		 r->kernel ? BT_FOLDED_KERNEL_SUFFIX : "");
+	/* indented under their process; the library column tells a kernel function */
+	snprintf(func, sizeof(func), "%s%s", t->rows[0].process ? "  " : "", name ? name : "?");
 	layout(width, buf, shares, func, bt_top_library(r, lib, sizeof(lib)));
 }

@@ -14,6 +14,7 @@
 #include "base/wfile.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "output/folded.h"
 #include "output/output.h"
 #include "output/pprof.h"
 #include "session/profile.h"
@@ -86,9 +87,9 @@ static int read_capped(int fd, size_t max, char **buf, size_t *len)
 	return 0;
 }
 
-/* Reads the profile to convert as folded stacks, whichever format it is in. 0, or the exit code
+/* Reads the profile to convert into p (initialised), whichever format it is in. 0, or the exit code
  * after printing why it failed. */
-static int read_input(const char *input, struct bt_folded *f)
+static int read_input(const char *input, struct bt_profile *p, const char **source)
 {
 	int fd = strcmp(input, "-") ? open(input, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
 	if (fd < 0)
@@ -104,8 +105,10 @@ static int read_input(const char *input, struct bt_folded *f)
 				    REPORT_MAX_INPUT >> 20);
 	if (err)
 		return bt_cli_error(1, "cannot read %s: %s", input, strerror(-err));
+	*source = "folded";
 	if (is_pprof(input, buf, len)) {
-		err = bt_pprof_decode(buf, len, f);
+		*source = "pprof";
+		err = bt_pprof_decode(buf, len, p);
 		free(buf);
 		if (err == -EINVAL)
 			return bt_cli_error(1, "%s: not a valid pprof profile", input);
@@ -119,13 +122,16 @@ static int read_input(const char *input, struct bt_folded *f)
 		return 0;
 	}
 	size_t bad = 0;
-	memset(f, 0, sizeof(*f));
+	struct bt_folded f = { 0 };
 	FILE *text = len ? fmemopen(buf, len, "r") : NULL;
 	if (len)
-		err = text ? bt_folded_parse(text, f, &bad) : -errno;
+		err = text ? bt_folded_parse(text, &f, &bad) : -errno;
 	if (text)
 		fclose(text);
 	free(buf);
+	if (!err)
+		err = bt_folded_to_profile(&f, p);
+	bt_folded_free(&f);
 	if (err == -EINVAL)
 		return bt_cli_error(1, "%s:%zu: not a folded stack line (expected 'frame;frame;... COUNT')",
 				    input, bad);
@@ -164,10 +170,14 @@ int cmd_report(int argc, char **argv)
 	if (bt_format_parse(format, &fmt))
 		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", format, bt_format_names());
 	const char *input = argv[optind];
-	struct bt_folded f;
-	int err = read_input(input, &f);
-	if (err)
+	struct bt_profile p;
+	bt_profile_init(&p);
+	const char *source = NULL;
+	int err = read_input(input, &p, &source);
+	if (err) {
+		bt_profile_free(&p);
 		return err;
+	}
 	/* A new file 0600 beside OUT, renamed over it once complete; a device or FIFO written in place.
 	 * After a failure only the temporary file is removed, never what OUT names. */
 	if (output && !strcmp(output, "-"))
@@ -182,13 +192,13 @@ int cmd_report(int argc, char **argv)
 			if (dfd >= 0)
 				close(dfd);
 			bt_wfile_abort(&w);
-			bt_folded_free(&f);
+			bt_profile_free(&p);
 			return bt_cli_error(1, "cannot write %s: %s", output, bt_cli_write_error(e));
 		}
 	}
-	struct bt_output_opts oo = { .title = title };
-	err = bt_output_folded(&f, fmt, &oo, out);
-	bt_folded_free(&f);
+	struct bt_output_opts oo = { .title = title, .source = source };
+	err = bt_output_profile(&p, fmt, &oo, out);
+	bt_profile_free(&p);
 	if (out != stdout && fclose(out) != 0 && !err)
 		err = -errno;
 	else if (out == stdout && fflush(stdout) != 0 && !err)

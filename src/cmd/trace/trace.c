@@ -186,17 +186,10 @@ static int launch_command(struct trace_ctx *t)
 
 struct keyed_ctx {
 	const struct trace_ctx *t;
-	struct bt_folded f;
+	struct bt_profile p;
 };
 
-/* A key as a folded frame: ';' and line ends would split it. */
-static void clean(char *s)
-{
-	for (; *s; s++)
-		if (*s == ';' || *s == '\n' || *s == '\r')
-			*s = ':';
-}
-
+/* A key's count as a stack comm;probe;key, each frame known by its name. */
 static int add_keyed(void *ctx, const struct bt_trace_key *k, uint64_t count)
 {
 	struct keyed_ctx *kc = ctx;
@@ -205,43 +198,19 @@ static int add_keyed(void *ctx, const struct bt_trace_key *k, uint64_t count)
 	for (size_t i = 0; i < kc->t->places.n; i++)
 		if (kc->t->places.v[i].probe == k->probe)
 			what = kc->t->places.v[i].site.what;
-	char comm[sizeof(k->comm) + 1], key[BT_TRACE_KEY_STR + 1], *text;
-	snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(k->comm), k->comm);
+	char key[BT_TRACE_KEY_STR + 1];
 	if (a->key_str)
 		snprintf(key, sizeof(key), "%.*s", BT_TRACE_KEY_STR, k->str);
 	else
 		snprintf(key, sizeof(key), "%lld", (long long)k->ival);
-	clean(comm);
-	clean(key);
-	if (asprintf(&text, "%s;%s;%s", comm, what, key) < 0)
+	/* the same comm and key in two processes: one stack */
+	int64_t comm = bt_strtab_intern(&kc->p.names, k->comm, strnlen(k->comm, sizeof(k->comm)));
+	int64_t probe = bt_profile_named_loc(&kc->p, BT_LOC_USER, what, strlen(what));
+	int64_t value = bt_profile_named_loc(&kc->p, BT_LOC_USER, key, strlen(key));
+	if (comm < 0 || probe < 0 || value < 0)
 		return -ENOMEM;
-	struct bt_folded *f = &kc->f;
-	/* the same comm and key in two processes: one line */
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].text, text)) {
-			f->v[i].count += count;
-			f->total += count;
-			free(text);
-			return 0;
-		}
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 64;
-		struct bt_folded_line *v = realloc(f->v, cap * sizeof(*v));
-		if (!v) {
-			free(text);
-			return -ENOMEM;
-		}
-		f->v = v;
-		f->cap = cap;
-	}
-	f->v[f->n++] = (struct bt_folded_line){ .text = text, .count = count };
-	f->total += count;
-	return 0;
-}
-
-static int cmp_line(const void *x, const void *y)
-{
-	return strcmp(((const struct bt_folded_line *)x)->text, ((const struct bt_folded_line *)y)->text);
+	uint32_t ids[2] = { (uint32_t)probe, (uint32_t)value };
+	return bt_profile_add(&kc->p, (uint32_t)comm, 0, ids, 2, count);
 }
 
 static int write_output(struct trace_ctx *t)
@@ -251,12 +220,11 @@ static int write_output(struct trace_ctx *t)
 	int err;
 	if (t->a->key_arg) {
 		struct keyed_ctx kc = { .t = t };
+		bt_profile_init(&kc.p);
 		err = bt_uprobes_foreach_key(t->up, add_keyed, &kc);
-		if (!err) {
-			qsort(kc.f.v, kc.f.n, sizeof(*kc.f.v), cmp_line);
-			err = bt_output_folded(&kc.f, t->a->fmt, &oo, t->out.f);
-		}
-		bt_folded_free(&kc.f);
+		if (!err)
+			err = bt_output_profile(&kc.p, t->a->fmt, &oo, t->out.f);
+		bt_profile_free(&kc.p);
 	} else {
 		err = bt_output_session(&t->live.session, t->a->fmt, &oo, t->out.f);
 	}

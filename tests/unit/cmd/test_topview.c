@@ -213,13 +213,19 @@ static void topview__lines__exactly_the_width(void **state)
 	char head[512];
 	bt_top_heading(80, head);
 	assert_true(!strncmp(buf + (strstr(head, "library") - head), "prog", 4));
-	/* kernel functions as folded text marks them */
+	/* a kernel function: its plain name, and where it is in the library column */
 	size_t k = 0;
 	while (k < t.n && !t.rows[k].kernel)
 		k++;
+	assert_true(k < t.n);
 	bt_top_format(&f->s, &t, k, 120, buf);
 	assert_int_equal(strlen(buf), 120);
-	assert_non_null(strstr(buf, "_[k] "));
+	assert_null(strstr(buf, "_[k]"));
+	bt_top_heading(120, head);
+	char lib[64];
+	const char *want = bt_top_library(&t.rows[k], lib, sizeof(lib));
+	assert_true(want[0] == '[');  /* [kernel], a [module] or [jit] for a BPF program */
+	assert_true(!strncmp(buf + (strstr(head, "library") - head), want, strlen(want)));
 	/* narrow: still exactly the width, names cut */
 	for (size_t w = 1; w < 70; w += 7) {
 		bt_top_format(&f->s, &t, 0, w, buf);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "elf/buildid.h"
+#include "output/folded.h"
 #include "session/session.h"
 #include "testutil.h"
 

@@ -132,11 +132,16 @@ static void jsonout__folded_input__round_trips(void **state)
 	size_t bad;
 	assert_int_equal(bt_folded_parse(in, &f, &bad), 0);
 	fclose(in);
+	struct bt_profile p;
+	bt_profile_init(&p);
+	assert_int_equal(bt_folded_to_profile(&f, &p), 0);
+	bt_folded_free(&f);
 	os_write(OS_TMP "/in.folded", folded_text, sizeof(folded_text) - 1);
 	FILE *o = fopen(OS_TMP "/in.json", "we");
-	assert_int_equal(bt_json_write_folded(&f, NULL, o), 0);
+	struct bt_json_opts jo = { .source = "folded" };
+	assert_int_equal(bt_json_write_profile(&p, &jo, o), 0);
 	assert_int_equal(fclose(o), 0);
-	bt_folded_free(&f);
+	bt_profile_free(&p);
 	char out[4096];
 	int rc = bt_test_run(out, sizeof(out), FOLD " " OS_TMP "/in.json | sort > " OS_TMP "/in.json.folded && "
 			     "sort " OS_TMP "/in.folded | cmp - " OS_TMP "/in.json.folded 2>&1");
@@ -147,6 +152,10 @@ static void jsonout__folded_input__round_trips(void **state)
 	bt_test_run(out, sizeof(out), FOLD " " OS_TMP "/in.json frames | awk -F'\\t' '$2 == \"kernel\" "
 		    "{ printf \"%%s \", $3 }'");
 	assert_string_equal(out, "entry_SYSCALL_64 do_syscall_64 ");
+	/* the placeholder is a frame buildtrace could not name */
+	bt_test_run(out, sizeof(out), FOLD " " OS_TMP "/in.json frames | awk -F'\\t' '$8 == \"false\" "
+		    "{ printf \"%%s \", $3 }'");
+	assert_string_equal(out, "[libfoo.so+0x1a2b] ");
 	bt_test_run(out, sizeof(out), FOLD " " OS_TMP "/in.json header | awk -F'\\t' '$1 == \"period_ns\" || "
 		    "$1 == \"start_time\" || $1 == \"total\" { printf \"%%s \", $2 }'");
 	assert_string_equal(out, "null null 20 ");

@@ -7,6 +7,7 @@
 #include "base/decompress.h"
 #include "elf/elffile.h"
 #include "elf/minidebuginfo.h"
+#include "output/folded.h"
 #include "session/profile.h"
 #include "elf/symtab.h"
 
@@ -283,7 +284,7 @@ static void fuzz_regress__empty_folded__empty_result(void **state)
 
 	struct bt_profile p;
 	bt_profile_init(&p);
-	assert_int_equal(bt_profile_fold(&p, &f), 0);
+	assert_int_equal(bt_folded_from_profile(&p, &f), 0);
 	assert_int_equal(f.n, 0);
 	bt_folded_free(&f);
 	bt_profile_free(&p);

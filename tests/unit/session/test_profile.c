@@ -1,6 +1,8 @@
-/* test_profile.c - aggregation of stacks and the folded format flame graph tools read. */
+/* test_profile.c - aggregation of stacks: locations interned once, named once, counted; seen through
+ * the folded writer. */
 #include "testutil.h"
 #include "session/profile.h"
+#include "output/folded.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -82,61 +84,6 @@ static void profile__different_addresses_same_name__merged_in_output(void **stat
 	bt_profile_free(&p);
 }
 
-/* Kept per process, one stack of one comm in two pids gives two lines, each saying whose it is as
- * stackcollapse-perf --pid does (comm-PID); read back, the file is known to be per process. */
-static void profile__per_pid__comm_pid_lines_read_back(void **state)
-{
-	struct bt_profile p;
-	bt_profile_init(&p);
-	p.per_pid = true;
-	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "app-2");
-	uint32_t s[] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_USER, 2) };
-	bt_profile_add(&p, comm, 41, s, 2, 3);
-	bt_profile_add(&p, comm, 7, s, 2, 1);
-	bt_profile_add(&p, comm, 41, s, 1, 2);
-	int calls = 0;
-	bt_profile_resolve(&p, resolve, &calls);
-	char *out = folded(&p);
-	assert_string_equal(out, "app-2-41;f1 2\napp-2-41;f1;f2 3\napp-2-7;f1;f2 1\n");
-	FILE *in = fmemopen(out, strlen(out), "r");
-	struct bt_folded f;
-	assert_int_equal(bt_folded_parse(in, &f, NULL), 0);
-	fclose(in);
-	assert_true(f.per_pid);
-	assert_int_equal(f.n, 3);
-	size_t cl;
-	uint32_t pid;
-	assert_true(bt_folded_comm_pid(f.v[2].text, &cl, &pid));
-	assert_int_equal(cl, 5);  /* "app-2": the pid is after the last '-' */
-	assert_int_equal(pid, 7);
-	bt_folded_free(&f);
-	free(out);
-	/* the same profile not kept per process: one line, no pid */
-	p.per_pid = false;
-	bt_profile_free(&p);
-	bt_profile_init(&p);
-	comm = (uint32_t)bt_strtab_add(&p.names, "app");
-	uint32_t t[] = { loc(&p, BT_LOC_USER, 1) };
-	bt_profile_add(&p, comm, 41, t, 1, 3);
-	bt_profile_add(&p, comm, 7, t, 1, 1);
-	bt_profile_resolve(&p, resolve, &calls);
-	out = folded(&p);
-	assert_string_equal(out, "app;f1 4\n");
-	free(out);
-	bt_profile_free(&p);
-	/* a file is per process only when every line begins with comm-PID */
-	static const char *const mixed[] = { "a-1;f 1\nb;f 2\n", "-1;f 1\n", "a-;f 1\n", "a-99999999999;f 1\n",
-					     "a-1x;f 1\n" };
-	for (size_t i = 0; i < sizeof(mixed) / sizeof(mixed[0]); i++) {
-		in = fmemopen((void *)mixed[i], strlen(mixed[i]), "r");
-		assert_int_equal(bt_folded_parse(in, &f, NULL), 0);
-		fclose(in);
-		if (f.per_pid)
-			fail_msg("%s: taken as per process", mixed[i]);
-		bt_folded_free(&f);
-	}
-}
-
 static void profile__pending_names__retried_and_counted(void **state)
 {
 	struct bt_profile p;
@@ -149,21 +96,6 @@ static void profile__pending_names__retried_and_counted(void **state)
 	assert_int_equal(bt_profile_unresolved_frames(&p), 3);
 	bt_profile_resolve(&p, resolve, &calls);
 	assert_int_equal(calls, 3);  /* the final one is not asked again, the pending one is */
-	bt_profile_free(&p);
-}
-
-static void profile__separator_in_name__escaped(void **state)
-{
-	struct bt_profile p;
-	bt_profile_init(&p);
-	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "a;b");
-	uint32_t s[] = { loc(&p, BT_LOC_USER, 1) };
-	bt_profile_add(&p, comm, 1, s, 1, 1);
-	int calls = 0;
-	bt_profile_resolve(&p, resolve, &calls);
-	char *out = folded(&p);
-	assert_string_equal(out, "a:b;f1 1\n");
-	free(out);
 	bt_profile_free(&p);
 }
 
@@ -222,50 +154,14 @@ static void profile__top__self_and_total(void **state)
 	bt_profile_free(&p);
 }
 
-/* One name for a user and a kernel function: the model keeps it plain, the folded writer marks the
- * kernel frame, and the top list counts them apart. */
-static const char *name_read(void *ctx, const struct bt_loc *l, bool *final, bool *unresolved)
-{
-	return "read";
-}
-
-static void profile__kernel_frame__marked_only_in_folded_text(void **state)
-{
-	struct bt_profile p;
-	bt_profile_init(&p);
-	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "app");
-	uint32_t s[] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_KERNEL, 2) };
-	bt_profile_add(&p, comm, 1, s, 2, 3);
-	assert_int_equal(bt_profile_resolve(&p, name_read, NULL), 0);
-	assert_string_equal(bt_profile_loc_name(&p, s[1]), "read");
-	char *out = folded(&p);
-	assert_string_equal(out, "app;read;read_[k] 3\n");
-	free(out);
-	struct bt_top_entry top[4];
-	assert_int_equal(bt_profile_top(&p, top, 4), 2);
-	assert_true(top[0].kernel);
-	assert_int_equal(top[0].self, 3);
-	assert_false(top[1].kernel);
-	assert_int_equal(top[1].self, 0);
-	assert_int_equal(top[0].name_id, top[1].name_id);
-	/* reading folded text: a kernel frame is a name and the suffix */
-	assert_true(bt_folded_is_kernel("read_[k]", 8));
-	assert_false(bt_folded_is_kernel("_[k]", 4));
-	assert_false(bt_folded_is_kernel("read_[k]", 7));
-	bt_profile_free(&p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(profile__same_stack__counted_once),
 		cmocka_unit_test(profile__different_addresses_same_name__merged_in_output),
-		cmocka_unit_test(profile__per_pid__comm_pid_lines_read_back),
 		cmocka_unit_test(profile__pending_names__retried_and_counted),
-		cmocka_unit_test(profile__separator_in_name__escaped),
 		cmocka_unit_test(profile__set_lines__kept_once_strings_interned),
 		cmocka_unit_test(profile__top__self_and_total),
-		cmocka_unit_test(profile__kernel_frame__marked_only_in_folded_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * with the build-id of a fixture file, fork, munmap, exit and samples, the frames named against nm
  * and readelf of the same file; kernel frames against a fake kallsyms; malformed records counted. */
 #include "testutil.h"
+#include "output/folded.h"
 #include "session/session.h"
 
 #include <errno.h>
