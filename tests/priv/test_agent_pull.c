@@ -98,7 +98,8 @@ static void stop_agent(pid_t ag)
 }
 
 /* go tool pprof -top -tags on /debug/pprof/profile?seconds=2: spin's burn loop at the top by name,
- * the labels of its samples (its pid, comm, executable, build-id as readelf reads it, cgroup). */
+ * the labels of its samples (its pid, comm, executable, build-id as readelf reads it, cgroup).
+ * pprof's own deadline for a 2 s profile is 3 s, which a busy machine overruns: -timeout 120. */
 static void pull__go_tool_pprof__top_and_labels(void **state)
 {
 	bt_test_require_priv();
@@ -109,13 +110,13 @@ static void pull__go_tool_pprof__top_and_labels(void **state)
 	char bid[128], exe[4096];
 	assert_int_equal(bt_test_run(bid, sizeof(bid), "readelf -n " SPIN " | awk '/Build ID/ { printf \"%%s\", $3 }'"), 0);
 	assert_non_null(realpath(SPIN, exe));
-	int rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -top "
+	int rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -timeout 120 -top "
 			     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
 	print_message("%.3000s\n", out);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "Duration: 2"));
 	assert_non_null(strstr(out, " burn\n"));
-	rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -tags "
+	rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -timeout 120 -tags "
 			 "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
 	print_message("%.3000s\n", out);
 	assert_int_equal(rc, 0);
