@@ -42,8 +42,17 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	s->dsos.cache_budget.max_file = opts->cache_max_file;
 	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
-	s->prof.per_pid = opts->per_pid || opts->labels;
+	s->prof.per_pid = opts->per_pid || opts->per_tid || opts->labels;
+	s->prof.per_tid = opts->per_tid;
 	s->prof.labels = opts->labels;
+	if (opts->sample_log) {
+		s->log = malloc(sizeof(*s->log));
+		if (!s->log || bt_samplelog_init(s->log, opts->scratch_dir, 0)) {
+			free(s->log);
+			s->log = NULL;
+			return -ENOMEM;
+		}
+	}
 	bt_htab_init(&s->cgroups.index);
 	bt_strtab_init(&s->cgroups.paths);
 	if (opts->labels && bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
@@ -62,6 +71,9 @@ void bt_session_free(struct bt_session *s)
 	bt_jitmaps_free(&s->jit);
 	bt_pyprocs_free(&s->py);
 	bt_profile_free(&s->prof);
+	if (s->log)
+		bt_samplelog_free(s->log);
+	free(s->log);
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
 	bt_kdyn_free(&s->kdyn);
@@ -538,9 +550,13 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	int err = sample_key(s, r, p, (uint32_t)comm, &key);
 	if (!err && s->also)
 		err = add_also(s, &key, n);
-	if (err)
+	if (!err)
+		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
+	if (err || !s->log)
 		return err;
-	return bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
+	struct bt_sample_rec rec = { .time_ns = r->hdr.time_ns, .stack = s->prof.last_stack, .pid = r->pid,
+				     .tid = r->tid, .cpu = r->cpu };
+	return bt_samplelog_add(s->log, &rec);
 }
 
 /* A process gone before a snapshot read the build-ids of files it mapped (a short command): each

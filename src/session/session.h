@@ -15,6 +15,7 @@
 #include "session/proctable.h"
 #include "session/profile.h"
 #include "session/pyproc.h"
+#include "session/samplelog.h"
 
 struct bt_session_opts {
 	const char *proc_root;   /* "" for the real /proc */
@@ -24,6 +25,9 @@ struct bt_session_opts {
 				  * named, and the loader's transient memory is gone before this table
 				  * of several MB is built) */
 	bool per_pid;            /* keep stacks of different pids apart */
+	bool per_tid;            /* and of different threads */
+	bool sample_log;         /* keep every sample in time order as well (log), for per-sample outputs */
+	const char *scratch_dir; /* where the log's older samples go; NULL: /var/tmp */
 	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
 	bool cache_store;        /* store binaries with samples in the cache */
 	bool labels;             /* keep stacks apart by pid, tid, executable and cgroup (pprof labels) */
@@ -56,6 +60,7 @@ struct bt_session {
 	struct bt_dso_registry dsos;
 	struct bt_jitmaps jit;         /* perf maps of the processes that write one */
 	struct bt_profile prof;
+	struct bt_samplelog *log;      /* every sample in time order (opts.sample_log), else NULL */
 	struct bt_kallsyms *ksyms;
 	int ksyms_err;                 /* why kernel symbols are missing, when they are */
 	struct bt_kmods kmods;         /* kernel modules; a kernel frame's file_id is its module's id + 1 */
