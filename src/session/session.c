@@ -866,3 +866,73 @@ const char *bt_session_symbol_version(const struct bt_session *s, const struct b
 	const struct bt_sym *sym = loc_symbol(d->symtab, l);
 	return sym ? bt_symtab_version(d->symtab, sym) : NULL;
 }
+
+const struct bt_elf_layout *bt_session_file_layout(const struct bt_session *cs, uint32_t file_id)
+{
+	struct bt_session *s = (struct bt_session *)cs;  /* a symbol table loads on first use */
+	const struct bt_file *f = bt_dso_file_get(&s->dsos, file_id);
+	const struct bt_symtab *st = f && f->dso_id != BT_NO_ID ? bt_dso_symtab(&s->dsos, f->dso_id) : NULL;
+	return st ? bt_symtab_layout(st) : NULL;
+}
+
+static void user_place(struct bt_session *s, const struct bt_loc *l, struct bt_frame_place *out)
+{
+	const struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+	if (!f)
+		return;
+	out->file = bt_strtab_get(&s->dsos.paths, f->path_id);
+	const struct bt_symtab *st = f->dso_id != BT_NO_ID ? bt_dso_symtab(&s->dsos, f->dso_id) : NULL;
+	uint64_t vaddr;
+	if (!st || bt_elf_offset_to_vaddr(bt_symtab_layout(st), l->addr, &vaddr) != 0)
+		return;
+	out->addr = vaddr;
+	const struct bt_sym *sym = l->unresolved ? NULL : loc_symbol(st, l);
+	if (sym && sym->addr <= vaddr) {
+		out->has_off = true;
+		out->off = vaddr - sym->addr;
+	}
+}
+
+void bt_session_frame_place(const struct bt_session *cs, const struct bt_loc *l, struct bt_frame_place *out)
+{
+	struct bt_session *s = (struct bt_session *)cs;
+	*out = (struct bt_frame_place){ .addr = l->addr };
+	switch (l->kind) {
+	case BT_LOC_USER:
+		user_place(s, l, out);
+		return;
+	case BT_LOC_KERNEL: {
+		struct bt_kframe kf;
+		if (bt_kframe_name(&s->kdyn, s->ksyms, &s->kmods, (int64_t)l->file_id - 1, l->addr, &kf) != 0)
+			snprintf(out->buf, sizeof(out->buf), "%s", kf.placeholder);
+		else if (kf.mod)
+			snprintf(out->buf, sizeof(out->buf), "[%s]", kf.mod->mod.name);
+		else if (kf.ksym && kf.ksym->module)
+			snprintf(out->buf, sizeof(out->buf), "[%s]", kf.ksym->module);
+		else
+			snprintf(out->buf, sizeof(out->buf), "%s", BT_KFRAME_IMAGE);
+		out->has_off = kf.name != NULL;
+		out->off = kf.off;
+		out->file = out->buf;
+		return;
+	}
+	case BT_LOC_JIT: {
+		uint64_t off;
+		bool final;
+		if (bt_jitmaps_name(&s->jit, l->file_id, l->addr - l->is_caller, now_ns(), &final, &off)) {
+			out->has_off = true;
+			out->off = off + l->is_caller;
+		}
+		snprintf(out->buf, sizeof(out->buf), "/tmp/perf-%d.map", bt_jitmaps_pid(&s->jit, l->file_id));
+		out->file = out->buf;
+		return;
+	}
+	case BT_LOC_PYTHON:
+		out->addr = 0;
+		if (l->nlines)
+			out->file = bt_strtab_get(&s->prof.names, s->prof.srclines[l->lines_first].file_id);
+		return;
+	default:
+		return;
+	}
+}

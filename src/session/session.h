@@ -133,6 +133,24 @@ int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
  * none, not a named user frame, or its symbol table is not loaded now. */
 const char *bt_session_symbol_version(const struct bt_session *s, const struct bt_loc *l);
 
+/* How a per-sample output shows a frame besides its name, as perf script does: the address in its
+ * file (a file's ELF virtual address, the file offset when the file's layout is unknown; a kernel,
+ * JIT or unmapped frame's own address), its offset from the start of the symbol naming it (when
+ * one does), and its file: a path, "[kernel.kallsyms]", "[MODULE]", a JIT's "/tmp/perf-PID.map",
+ * or NULL when unknown (Python frames: their source file). */
+struct bt_frame_place {
+	uint64_t addr;
+	bool has_off;
+	uint64_t off;
+	const char *file;
+	char buf[64];        /* file, when it is made here */
+};
+void bt_session_frame_place(const struct bt_session *s, const struct bt_loc *l, struct bt_frame_place *out);
+
+/* The PT_LOAD layout of the file of user file id file_id (from its build-id's symbol source), or
+ * NULL when unknown. */
+const struct bt_elf_layout *bt_session_file_layout(const struct bt_session *s, uint32_t file_id);
+
 /* Names every frame that has no final name yet. */
 int bt_session_resolve(struct bt_session *s);
 /* Gives every user location not asked before its source lines from the DWARF of its build-id

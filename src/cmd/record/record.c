@@ -110,7 +110,8 @@ static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a)
 static int outs_commit(struct bt_outfile *main_out, struct bt_record_args *a, const struct bt_live *l)
 {
 	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
-				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9) };
+				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9),
+				     .mono_ns = l->start_mono_ns };
 	const struct bt_outfile *failed = main_out;
 	int err = out_commit(main_out, &l->session, &oo);
 	for (size_t i = 0; !err && i < a->nalso; i++)
@@ -270,6 +271,15 @@ static int drop_privileges(const struct record_ctx *rc)
 	return bt_caps_drop(buf);
 }
 
+/* Whether an output shows samples one by one: the session then logs them. */
+static bool per_sample(const struct bt_record_args *a)
+{
+	bool any = bt_format_per_sample(a->fmt);
+	for (size_t i = 0; i < a->nalso; i++)
+		any |= bt_format_per_sample(a->also[i].fmt);
+	return any;
+}
+
 /* Opens, attaches and drops privileges, lets the command run, then samples until the session ends.
  * 0, or the exit code after saying what failed. */
 static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
@@ -277,7 +287,8 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 	int child = rc->launch ? rc->launch->pid : 0;
 	struct bt_live_opts lo = {
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
-		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
+		.per_pid = a->per_pid, .per_tid = a->per_tid, .sample_log = per_sample(a),
+		.scratch_dir = getenv("TMPDIR"), .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .bpf_unwind = a->bpf_unwind, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
 		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
