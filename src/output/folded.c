@@ -107,15 +107,18 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 	bt_htab_init(&index);
 	/* comm-PID when stacks are kept per process because that was asked for (--per-pid); stacks
 	 * kept apart only for pprof's sample labels fold into one line per comm and stack. */
-	bool with_pid = p->per_pid && !p->labels;
+	bool with_pid = p->per_pid && !p->labels, with_tid = p->per_tid && !p->labels;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *s = &p->stacks[i];
 		size_t len = 0;
 		const char *comm = bt_strtab_get(&p->names, s->comm_id);
 		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
 		if (!err && with_pid) {
-			char pid[16];
-			snprintf(pid, sizeof(pid), "-%u", s->pid);
+			char pid[32];
+			if (with_tid)
+				snprintf(pid, sizeof(pid), "-%u/%u", s->pid, s->tid);
+			else
+				snprintf(pid, sizeof(pid), "-%u", s->pid);
 			err = append(&buf, &len, &cap, pid, 0);
 		}
 		for (uint32_t j = 0; j < s->nframes && !err; j++) {
@@ -139,6 +142,7 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
 	f->per_pid = with_pid;
+	f->per_tid = with_tid;
 	return 0;
 }
 
@@ -158,6 +162,29 @@ bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid)
 		return false;
 	*comm_len = d - 1;
 	*pid = (uint32_t)v;
+	return true;
+}
+
+bool bt_folded_comm_tid(const char *text, size_t *comm_len, uint32_t *pid, uint32_t *tid)
+{
+	const char *e = strchr(text, ';');
+	size_t len = e ? (size_t)(e - text) : strlen(text), d = len;
+	while (d > 0 && text[d - 1] >= '0' && text[d - 1] <= '9')
+		d--;
+	if (d == len || len - d > 10 || d < 2 || text[d - 1] != '/')
+		return false;
+	uint64_t v = 0;
+	for (size_t i = d; i < len; i++)
+		v = v * 10 + (uint64_t)(text[i] - '0');
+	/* what comes before the '/' is comm-PID, ending where the thread id begins */
+	char head[64];
+	if (v > UINT32_MAX || d - 1 >= sizeof(head))
+		return false;
+	memcpy(head, text, d - 1);
+	head[d - 1] = '\0';
+	if (!bt_folded_comm_pid(head, comm_len, pid))
+		return false;
+	*tid = (uint32_t)v;
 	return true;
 }
 
@@ -203,8 +230,13 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 	}
 	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
-	f->per_pid = f->n > 0;
-	for (size_t i = 0; i < f->n && f->per_pid; i++) {
+	f->per_pid = f->per_tid = f->n > 0;
+	for (size_t i = 0; i < f->n && f->per_tid; i++) {
+		size_t cl;
+		uint32_t pid, tid;
+		f->per_tid = bt_folded_comm_tid(f->v[i].text, &cl, &pid, &tid);
+	}
+	for (size_t i = 0; i < f->n && f->per_pid && !f->per_tid; i++) {
 		size_t cl;
 		uint32_t pid;
 		f->per_pid = bt_folded_comm_pid(f->v[i].text, &cl, &pid);
@@ -218,11 +250,14 @@ int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p)
 	size_t cap = 0;
 	int err = 0;
 	p->per_pid = f->per_pid;
+	p->per_tid = f->per_tid;
 	for (size_t i = 0; i < f->n && !err; i++) {
 		const char *text = f->v[i].text, *e = strchr(text, ';');
 		size_t comm_len = e ? (size_t)(e - text) : strlen(text), n = 0;
-		uint32_t pid = 0;
-		if (f->per_pid)
+		uint32_t pid = 0, tid = 0;
+		if (f->per_tid)
+			bt_folded_comm_tid(text, &comm_len, &pid, &tid);
+		else if (f->per_pid)
 			bt_folded_comm_pid(text, &comm_len, &pid);
 		int64_t comm = bt_strtab_intern(&p->names, text, comm_len);
 		if (comm < 0)
@@ -240,8 +275,9 @@ int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p)
 				ids[n++] = (uint32_t)id;
 		}
 		uint32_t none = 0;
+		struct bt_sample_key k = { (uint32_t)comm, pid, tid, BT_NAME_UNSET, BT_NAME_UNSET };
 		if (!err)
-			err = bt_profile_add(p, (uint32_t)comm, pid, ids ? ids : &none, n, f->v[i].count);
+			err = bt_profile_add_key(p, &k, ids ? ids : &none, n, f->v[i].count);
 	}
 	free(ids);
 	return err;

@@ -530,7 +530,8 @@ static int add_samples(struct pb_build *b, const struct bt_session *s, const str
 	static const char *const names[] = { "tid", "comm", "exe", "build_id", "cgroup", "container_id" };
 	int64_t keys[6] = { 0 };
 	int64_t thread = str(b, "thread"), pid = p->per_pid ? str(b, "pid") : 0;
-	if (thread < 0 || pid < 0)
+	int64_t tid = p->per_tid && !p->labels ? str(b, "tid") : 0;
+	if (thread < 0 || pid < 0 || tid < 0)
 		return -ENOMEM;
 	for (size_t i = 0; p->labels && i < 6; i++)
 		if ((keys[i] = str(b, names[i])) < 0)
@@ -544,6 +545,8 @@ static int add_samples(struct pb_build *b, const struct bt_session *s, const str
 			return -ENOMEM;
 		if (p->per_pid)
 			add_label(b, sm, pid)->num = st->pid;
+		if (tid)
+			add_label(b, sm, tid)->num = st->tid;
 		if (p->labels && sample_labels(b, s, st, sm, keys))
 			return -ENOMEM;
 	}
@@ -639,7 +642,7 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 		nlines += p->locs[i].nlines ? p->locs[i].nlines : 1;
 	struct pb_sizes sz = { .maps = p->nlocs + 1, .locs = p->nlocs, .funcs = nlines, .samples = p->nstacks,
 			      .loc_ids = p->nframes, .values = 2 * p->nstacks,
-			      .labels = (p->labels ? 8 : 2) * p->nstacks };
+			      .labels = (p->labels ? 8 : 3) * p->nstacks };
 	int err = build_init(&b, &sz);
 	if (err)
 		return err;
@@ -728,7 +731,7 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 	struct pb_build b;
 	struct pb_sizes sz = { .maps = 1, .locs = p->nlocs, .funcs = p->nlocs + p->nsrclines, .samples = p->nstacks,
 			      .loc_ids = frames, .values = 2 * p->nstacks,
-			      .labels = (p->per_pid ? 2 : 1) * p->nstacks };
+			      .labels = 3 * p->nstacks };
 	uint32_t *loc_of = calloc(p->nlocs + 1, sizeof(*loc_of));
 	int err = loc_of ? build_init(&b, &sz) : -ENOMEM;
 	if (err) {
@@ -736,9 +739,10 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 		return err;
 	}
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	int64_t thread = -ENOMEM, pid_key = 0, kmap = -1;
+	int64_t thread = -ENOMEM, pid_key = 0, tid_key = 0, kmap = -1;
 	err = header(&b, &prof, o, NULL);
-	if (!err && ((thread = str(&b, "thread")) < 0 || (p->per_pid && (pid_key = str(&b, "pid")) < 0)))
+	if (!err && ((thread = str(&b, "thread")) < 0 || (p->per_pid && (pid_key = str(&b, "pid")) < 0) ||
+		     (p->per_tid && (tid_key = str(&b, "tid")) < 0)))
 		err = -ENOMEM;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *st = &p->stacks[i];
@@ -753,6 +757,8 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 			add_label(&b, sm, thread)->str = cid;
 		if (p->per_pid)
 			add_label(&b, sm, pid_key)->num = st->pid;
+		if (p->per_tid)
+			add_label(&b, sm, tid_key)->num = st->tid;
 		/* pprof lists a sample's locations leaf first */
 		for (uint32_t j = 0; j < st->nframes && !err; j++) {
 			int64_t li = named_location(&b, p, p->frames[st->first + j], loc_of, &kmap);
