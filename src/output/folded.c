@@ -34,13 +34,15 @@ static int cmp_line(const void *a, const void *b)
 
 /* Adds count to the line text (len bytes, NUL-terminated), creating it when new. */
 static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text, size_t len,
-		    uint64_t count)
+		    uint64_t count, uint32_t *at)
 {
 	uint32_t h = bt_hash_bytes(text, len, 0);
 	uint64_t *v = bt_htab_find(index, h, line_eq, f, text);
 	f->total += count;
 	if (v) {
 		f->v[*v].count += count;
+		if (at)
+			*at = (uint32_t)*v;
 		return 0;
 	}
 	if (bt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v), 256))
@@ -51,6 +53,8 @@ static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text
 		free(f->v[f->n].text);
 		return -ENOMEM;
 	}
+	if (at)
+		*at = (uint32_t)f->n;
 	f->n++;
 	return 0;
 }
@@ -99,6 +103,39 @@ void bt_folded_free(struct bt_folded *f)
 
 int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 {
+	return bt_folded_from_profile_map(p, f, NULL);
+}
+
+/* Sorts f's lines as cmp_line does, and turns line_of[0 .. nstacks), indices of lines in the
+ * order they were made, into indices of the sorted lines. */
+static int sort_mapped(struct bt_folded *f, uint32_t *line_of, size_t nstacks)
+{
+	struct tagged {
+		struct bt_folded_line line;  /* first: cmp_line reads a tagged line as a line */
+		uint32_t id;
+	} *t = malloc(f->n * sizeof(*t));
+	uint32_t *pos = malloc(f->n * sizeof(*pos));
+	if (!t || !pos) {
+		free(t);
+		free(pos);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < f->n; k++)
+		t[k] = (struct tagged){ f->v[k], (uint32_t)k };
+	qsort(t, f->n, sizeof(*t), cmp_line);
+	for (size_t j = 0; j < f->n; j++) {
+		f->v[j] = t[j].line;
+		pos[t[j].id] = (uint32_t)j;
+	}
+	for (size_t i = 0; i < nstacks; i++)
+		line_of[i] = pos[line_of[i]];
+	free(t);
+	free(pos);
+	return 0;
+}
+
+int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, uint32_t *line_of)
+{
 	struct bt_htab index;
 	char *buf = NULL;
 	size_t cap = 0;
@@ -131,7 +168,7 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 				err = append_py_place(p, &p->srclines[l->lines_first], &buf, &len, &cap);
 		}
 		if (!err)
-			err = fold_add(f, &index, buf, len, s->count);
+			err = fold_add(f, &index, buf, len, s->count, line_of ? &line_of[i] : NULL);
 	}
 	free(buf);
 	bt_htab_free(&index);
@@ -139,8 +176,14 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 		bt_folded_free(f);
 		return err;
 	}
-	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
+	if (f->n && line_of) {
+		if ((err = sort_mapped(f, line_of, p->nstacks))) {
+			bt_folded_free(f);
+			return err;
+		}
+	} else if (f->n) {  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	}
 	f->per_pid = with_pid;
 	f->per_tid = with_tid;
 	return 0;
@@ -216,7 +259,7 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 			break;
 		}
 		*sp = '\0';
-		err = fold_add(f, &index, line, (size_t)(sp - line), n);
+		err = fold_add(f, &index, line, (size_t)(sp - line), n, NULL);
 	}
 	if (!err && ferror(in))
 		err = -EIO;

@@ -41,6 +41,8 @@ bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid);
 bool bt_folded_comm_tid(const char *text, size_t *comm_len, uint32_t *pid, uint32_t *tid);
 /* The lines of profile p. 0 or -ENOMEM. */
 int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *out);
+/* The same, and line_of[i] (p->nstacks entries) the index in out->v of the line of stack i. */
+int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *out, uint32_t *line_of);
 /* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. The
  * lines are taken as per process (per_pid) when every one begins with comm-PID, and per thread
  * (per_tid) when every one begins with comm-PID/TID. */

@@ -6,6 +6,7 @@
 
 #include "output/flamegraph.h"
 #include "output/folded.h"
+#include "output/heatmap.h"
 #include "output/jsonout.h"
 #include "output/perfscript.h"
 #include "output/pprof.h"
@@ -111,8 +112,10 @@ int bt_output_session(const struct bt_session *s, enum bt_format fmt, const stru
 							  .mono_ns = o->mono_ns, .duration_ns = o->duration_ns };
 		return bt_perfscript_write(s, &po, out);
 	}
-	case BT_FMT_HEATMAP:
-		return -EOPNOTSUPP;
+	case BT_FMT_HEATMAP: {
+		struct bt_heatmap_opts ho = { .mono_ns = o ? o->mono_ns : 0, .duration_ns = o ? o->duration_ns : 0 };
+		return bt_heatmap_write(s, &ho, out);
+	}
 	case BT_FMT_FOLDED:
 	case BT_FMT_SVG:
 		return bt_output_profile(&s->prof, fmt, o, out);
