@@ -57,10 +57,39 @@ static void timeline__perf_script__speedscope_shows_every_thread_in_time_order(v
 	assert_int_equal(rc, 0);
 }
 
+/* The burst is where the heat map puts its samples: the cells that meet the moments the workload
+ * says its threads burnt CPU hold nearly all of them (the rest: starting the command), and as many
+ * as 2 x 300 ms of CPU at 499 Hz give; the page's own script draws the same samples' flame graphs. */
+static void timeline__heatmap__burst_in_its_cells_and_ranges_drawn(void **state)
+{
+	bt_test_require_priv();
+	record_burst();
+	char times[128], out[8192];
+	assert_int_equal(bt_test_run(times, sizeof(times), "tr -d '\\n' < " T "/b.times"), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "xmllint --noout " T "/b.heatmap.svg 2>&1"), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "tests/outputs/heatmap_cells.py " T "/b.heatmap.svg %s", times), 0);
+	unsigned long inside = 0, outside = 0, total = 0;
+	assert_int_equal(sscanf(out, "%lu %lu %lu", &inside, &outside, &total), 3);
+	print_message("burst %s: %lu samples in its cells, %lu elsewhere, %lu in all\n", times, inside, outside, total);
+	assert_int_equal(inside + outside, total);
+	assert_true(inside >= 240);          /* 299 expected */
+	assert_true(inside >= 9 * total / 10);
+	/* the burst began 3 s in: seconds 1 and 2 are empty (the command started in second 0) */
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '<rect class=\"c\" data-c=\"[12]\"' " T "/b.heatmap.svg"), 1);
+	assert_string_equal(out, "0\n");
+	int rc = bt_test_run(out, sizeof(out), "tests/browser/run.sh tests/browser/heatmap.cjs " T "/b.heatmap.svg "
+			     T "/b.perf-script " T " 2>&1");
+	print_message("%s", out);
+	if (rc == 77 && !bt_test_in_ci())
+		skip();
+	assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(timeline__perf_script__speedscope_shows_every_thread_in_time_order),
+		cmocka_unit_test(timeline__heatmap__burst_in_its_cells_and_ranges_drawn),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
