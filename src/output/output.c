@@ -45,6 +45,7 @@ static struct bt_pprof_opts pprof_opts(const struct bt_output_opts *o)
 		po.time_ns = o->time_ns;
 		po.duration_ns = o->duration_ns;
 		po.kernel_root = o->kernel_root;
+		po.main_pid = o->main_pid;
 	}
 	return po;
 }

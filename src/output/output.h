@@ -30,6 +30,7 @@ struct bt_output_opts {
 	int64_t duration_ns;     /* 0: unknown */
 	uint64_t mono_ns;        /* start of the session on the records' clock (CLOCK_MONOTONIC); 0: unknown */
 	const char *kernel_root; /* where the running kernel's build-id is read (kident.h); NULL: "" */
+	int main_pid;            /* the profiled program's process (pprof's main mapping); 0: none */
 	const char *source;      /* json, without a session: where the profile came from ("folded") */
 };
 

@@ -34,7 +34,7 @@ function parsePerfScript(text) {
 	for (; i < lines.length; i++) {
 		if (lines[i] === '')
 			continue;
-		const m = /^(.+) +(\d+)\/(\d+) +\[(\d{3,})\] +(\d+)\.(\d{6}): +(\d+) cpu-clock: $/.exec(lines[i]);
+		const m = /^(.+?) +(\d+)\/(\d+) +\[(\d{3,})\] +(\d+)\.(\d{6}): +(\d+) cpu-clock: $/.exec(lines[i]);
 		if (!m)
 			fail(`line ${i + 1} is no event line: ${JSON.stringify(lines[i])}`);
 		const s = { comm: m[1], pid: +m[2], tid: +m[3], time: +`${m[5]}.${m[6]}`, frames: [] };
@@ -169,7 +169,7 @@ async function main() {
 				fail(`${p.name}: stack ${k} starts at ${theirRuns[k].at} s in speedscope, at ${r.at} s by the file`);
 		});
 		const span = mineT[mineT.length - 1].time - mineT[0].time;
-		if (Math.abs(p.endValue - p.startValue - span) > 1e-6)
+		if (mineT.length > 1 && Math.abs(p.endValue - p.startValue - span) > 1e-6)
 			fail(`${p.name}: speedscope spans ${p.endValue - p.startValue} s, the samples ${span} s`);
 		checked += mineT.length;
 	}

@@ -107,11 +107,12 @@ static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a)
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
  * after saying which file failed. */
-static int outs_commit(struct bt_outfile *main_out, struct bt_record_args *a, const struct bt_live *l)
+static int outs_commit(struct bt_outfile *main_out, struct bt_record_args *a, const struct bt_live *l,
+		       int main_pid)
 {
 	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
 				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9),
-				     .mono_ns = l->start_mono_ns };
+				     .mono_ns = l->start_mono_ns, .main_pid = main_pid };
 	const struct bt_outfile *failed = main_out;
 	int err = out_commit(main_out, &l->session, &oo);
 	for (size_t i = 0; !err && i < a->nalso; i++)
@@ -373,6 +374,7 @@ static int run(struct bt_record_args *a)
 		return rcode;
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
 	struct bt_launch ln = { .pid = 0, .go_fd = -1, .err_fd = -1 };
+	int cmd_pid = 0;
 	if (!rc) {
 		outs_discard(&main_out, a);
 		return bt_cli_error(1, "out of memory");
@@ -387,6 +389,7 @@ static int run(struct bt_record_args *a)
 			return rcode;
 		}
 		rc->launch = &ln;
+		cmd_pid = ln.pid;
 	}
 	if ((rcode = start_and_loop(rc, a)))
 		goto out;
@@ -399,7 +402,9 @@ static int run(struct bt_record_args *a)
 	int err = bt_live_collect(&rc->live, a->lines);
 	if (err)
 		bt_cli_error(0, "source lines: %s", strerror(-err));
-	if ((rcode = outs_commit(&main_out, a, &rc->live)))
+	/* the program: the command, or the first process asked for; none with -a */
+	int main_pid = a->all ? 0 : a->cmd ? cmd_pid : a->npids ? a->pids[0] : 0;
+	if ((rcode = outs_commit(&main_out, a, &rc->live, main_pid)))
 		goto out;
 	print_summary(a, &rc->live);
 	if (rc->launch && bt_launch_reap(rc->launch, true) == 1)

@@ -155,7 +155,7 @@ static void recordopts__help__printed_not_an_error(void **state)
 
 /* Every bad value: exit code 2, and the message it must contain. */
 static const struct { const char *args, *says; } bad[] = {
-	{ "-f -p 1", "-f needs a format: folded, svg, pprof or json" },
+	{ "-f -p 1", "-f needs a format: folded, svg, pprof, json, perf-script or heatmap" },
 	{ "-p %d -f", "-f needs a format" },
 	{ "-p %d -f xml", "invalid -f 'xml': expected a format" },
 	{ "-p", "-p needs a process id list" },
