@@ -897,6 +897,11 @@ void bt_session_frame_place(const struct bt_session *cs, const struct bt_loc *l,
 {
 	struct bt_session *s = (struct bt_session *)cs;
 	*out = (struct bt_frame_place){ .addr = l->addr };
+	if (l->file_id == BT_LOC_NAMED) {  /* known by its name only: addr is the name's id */
+		out->addr = 0;
+		out->file = l->kind == BT_LOC_KERNEL ? BT_KFRAME_IMAGE : NULL;
+		return;
+	}
 	switch (l->kind) {
 	case BT_LOC_USER:
 		user_place(s, l, out);
