@@ -211,6 +211,9 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: it holds its limit "
 			"of %llu bytes (--cache-max-size, or buildtrace cache prune)\n", (unsigned long long)b->full,
 			(unsigned long long)(b->max_total ? b->max_total : BT_BIDCACHE_MAX_TOTAL));
+	if (s->log && s->log->late)
+		fprintf(stderr, "buildtrace: %llu samples arrived after later ones were written to the sample log: "
+			"they carry the time of the last one written\n", (unsigned long long)s->log->late);
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);
 	if (s->py.stats.procs || s->py.stats.unsupported)
@@ -289,7 +292,7 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 	struct bt_live_opts lo = {
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
 		.per_pid = a->per_pid, .per_tid = a->per_tid, .sample_log = per_sample(a),
-		.scratch_dir = getenv("TMPDIR"), .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
+		.scratch_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : NULL, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .bpf_unwind = a->bpf_unwind, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
 		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
@@ -372,6 +375,16 @@ static int run(struct bt_record_args *a)
 	int rcode = outs_open(&main_out, a);
 	if (rcode)
 		return rcode;
+	/* the sample log's older samples go to a scratch file there: one that cannot be made fails now */
+	const char *scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
+	int sfd = per_sample(a) ? bt_wfile_scratch(scratch) : -EBADF;
+	if (sfd < 0 && sfd != -EBADF) {
+		outs_discard(&main_out, a);
+		return bt_cli_error(1, "cannot make a scratch file in %s for the samples of a per-sample format: %s "
+				    "(TMPDIR chooses the directory)", scratch, strerror(-sfd));
+	}
+	if (sfd >= 0)
+		close(sfd);
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
 	struct bt_launch ln = { .pid = 0, .go_fd = -1, .err_fd = -1 };
 	int cmd_pid = 0;

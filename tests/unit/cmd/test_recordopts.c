@@ -112,6 +112,12 @@ static void recordopts__long_forms__parsed(void **state)
 	assert_int_equal(parse(&a, msg, sizeof(msg), "--tid %d"), 0);
 	assert_int_equal(a->ntids, 1);
 	done(a);
+	/* the per-sample formats and per-thread stacks */
+	assert_int_equal(parse(&a, msg, sizeof(msg), "-p %d -f perf-script --per-thread --also-write heatmap:h.svg"), 0);
+	assert_int_equal(a->fmt, BT_FMT_PERFSCRIPT);
+	assert_true(a->per_tid && !a->per_pid);
+	assert_int_equal(a->also[0].fmt, BT_FMT_HEATMAP);
+	done(a);
 }
 
 static void recordopts__command__its_own_options_untouched(void **state)
