@@ -29,21 +29,6 @@ void bt_samplelog_free(struct bt_samplelog *l)
 	l->fd = -1;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The older half of memory to the file. */
 static int spill(struct bt_samplelog *l)
 {
@@ -54,7 +39,7 @@ static int spill(struct bt_samplelog *l)
 		l->fd = fd;
 	}
 	size_t half = l->n / 2;
-	int err = write_all(l->fd, l->mem, half * sizeof(*l->mem));
+	int err = bt_write_all(l->fd, l->mem, half * sizeof(*l->mem));
 	if (err)
 		return err;
 	l->spilled += half;

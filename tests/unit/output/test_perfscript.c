@@ -47,7 +47,7 @@ static void perfscript__session__perf_layout_in_time_order(void **state)
 	bt_test_run(nm_main, sizeof(nm_main), "nm " OS_PROG " | awk '$3 == \"main\" { printf \"%%s\", $1 }'");
 	bt_test_run(nm_helper, sizeof(nm_helper), "nm " OS_PROG " | awk '$3 == \"fx_static_helper\" { printf \"%%s\", $1 }'");
 	bt_test_run(nm_lib, sizeof(nm_lib), "nm " OS_LIB " | awk '$3 == \"fxl_exported\" { printf \"%%s\", $1 }'");
-	char want[8192 + 2048];
+	static char want[4 * 4096 + 2048];
 	snprintf(want, sizeof(want),
 		 "prog   101/102   [000]     5.100000:   10101010 cpu-clock: \n"
 		 "\t%16llx fx_static_helper+0x2 (%s)\n"
