@@ -8,11 +8,12 @@ OUTPUT_SESSION_OBJS  = $(OBJS_base) $(OBJS_elf) $(OBJS_symsrc) $(OBJS_kernel) $(
                        $(OBJS_session) $(OBJS_output)
 TEST_pprof_OBJS      = $(OUTPUT_SESSION_OBJS)
 TEST_jsonout_OBJS    = $(OUTPUT_SESSION_OBJS)
+TEST_perfscript_OBJS = $(OUTPUT_SESSION_OBJS)
 # The browser test drives ./buildtrace and a browser: testutil is all it links.
 TEST_browser_OBJS    = $(BUILD)/tests/testutil.o
 $(BUILD)/tests/test_pprof.o: $(PROTO_DIR)/profile.pb-c.h
 
 # They read fixture programs and run ./buildtrace report.
-$(BUILD)/tests/test_pprof $(BUILD)/tests/test_jsonout: | build/fixtures/fx-sha1 build/fixtures/libfx.so buildtrace
+$(BUILD)/tests/test_pprof $(BUILD)/tests/test_jsonout $(BUILD)/tests/test_perfscript: | build/fixtures/fx-sha1 build/fixtures/libfx.so buildtrace
 $(BUILD)/tests/test_browser: | buildtrace
 TEST_profdir_OBJS    = $(BUILD)/output/profdir.o $(BUILD)/base/wfile.o

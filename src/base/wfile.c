@@ -36,7 +36,7 @@ static bool tmp_is_ours(const struct bt_wfile *w)
 	       st.st_dev == w->dev && st.st_ino == w->ino;
 }
 
-static int create_tmp(struct bt_wfile *w, mode_t mode)
+static int create_tmp(struct bt_wfile *w, mode_t mode, int access)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
 		unsigned char r[8];
@@ -45,7 +45,7 @@ static int create_tmp(struct bt_wfile *w, mode_t mode)
 		snprintf(w->tmp, sizeof(w->tmp), ".tmp.%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1],
 			 r[2], r[3], r[4], r[5], r[6], r[7]);
 		int fd = openat(w->dirfd, w->tmp,
-				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
+				access | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, mode);
 		struct stat st;
 		if (fd >= 0 && fstat(fd, &st) == 0) {
 			w->dev = st.st_dev;
@@ -70,7 +70,7 @@ int bt_wfile_open(struct bt_wfile *w, int dirfd, const char *name, mode_t mode)
 	if (!plain_name(name) || dirfd < 0)
 		return -EINVAL;
 	snprintf(w->name, sizeof(w->name), "%s", name);
-	int fd = create_tmp(w, mode);
+	int fd = create_tmp(w, mode, O_WRONLY);
 	if (fd < 0) {
 		w->dirfd = -1;
 		w->tmp[0] = '\0';
@@ -198,4 +198,37 @@ int bt_wfile_open_dir(const char *path)
 	if (e == -ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
 		e = -ELOOP;
 	return e;
+}
+
+int bt_wfile_scratch(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, BT_WFILE_MODE);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
+		return fd >= 0 ? fd : -errno;
+	struct bt_wfile w = { .fd = -1, .dirfd = bt_wfile_open_dir(dir) };
+	if (w.dirfd < 0)
+		return w.dirfd;
+	fd = create_tmp(&w, BT_WFILE_MODE, O_RDWR);
+	if (fd >= 0 && unlinkat(w.dirfd, w.tmp, 0) != 0) {
+		int e = -errno;
+		close(fd);
+		fd = e;
+	}
+	close(w.dirfd);
+	return fd;
+}
+
+int bt_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }

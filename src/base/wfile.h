@@ -50,6 +50,15 @@ int bt_wfile_commit(struct bt_wfile *w);
  * A no-op after commit or abort. */
 void bt_wfile_abort(struct bt_wfile *w);
 
+/* Writes all len bytes of buf to fd (again after EINTR and short writes). 0 or -errno (-EIO for a
+ * write of nothing). */
+int bt_write_all(int fd, const void *buf, size_t len);
+
+/* A scratch file in directory dir that no name ever leads to: O_TMPFILE|O_EXCL (never linked), or
+ * where the file system lacks it a new file under a random name (O_CREAT|O_EXCL|O_NOFOLLOW) removed
+ * at once; mode 0600, read-write, close-on-exec. It goes when the fd is closed. fd or -errno. */
+int bt_wfile_scratch(const char *dir);
+
 /* Opens a directory for writing into it without following a link at its last component
  * (O_DIRECTORY|O_NOFOLLOW), for fchown or as the dirfd of bt_wfile_open. fd or -errno (-ELOOP: a
  * link). */

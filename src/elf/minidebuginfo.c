@@ -3,6 +3,7 @@
  * table answers for both the exported and the internal functions. */
 #include "elf/minidebuginfo.h"
 #include "base/decompress.h"
+#include "base/wfile.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -11,21 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static Elf_Scn *first_of_type(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
 {
@@ -205,7 +191,7 @@ int bt_minidebuginfo_load(struct bt_elf *binary, struct bt_symtab **out)
 		free(plain);
 		return err;
 	}
-	err = write_all(fd, plain, plen);
+	err = bt_write_all(fd, plain, plen);
 	free(plain);
 	if (!err)
 		err = merge_into(fd, bt_elf_handle(binary));

@@ -34,13 +34,15 @@ static int cmp_line(const void *a, const void *b)
 
 /* Adds count to the line text (len bytes, NUL-terminated), creating it when new. */
 static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text, size_t len,
-		    uint64_t count)
+		    uint64_t count, uint32_t *at)
 {
 	uint32_t h = bt_hash_bytes(text, len, 0);
 	uint64_t *v = bt_htab_find(index, h, line_eq, f, text);
 	f->total += count;
 	if (v) {
 		f->v[*v].count += count;
+		if (at)
+			*at = (uint32_t)*v;
 		return 0;
 	}
 	if (bt_grow((void **)&f->v, &f->cap, f->n + 1, sizeof(*f->v), 256))
@@ -51,6 +53,8 @@ static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text
 		free(f->v[f->n].text);
 		return -ENOMEM;
 	}
+	if (at)
+		*at = (uint32_t)f->n;
 	f->n++;
 	return 0;
 }
@@ -99,6 +103,39 @@ void bt_folded_free(struct bt_folded *f)
 
 int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 {
+	return bt_folded_from_profile_map(p, f, NULL);
+}
+
+/* Sorts f's lines as cmp_line does, and turns line_of[0 .. nstacks), indices of lines in the
+ * order they were made, into indices of the sorted lines. */
+static int sort_mapped(struct bt_folded *f, uint32_t *line_of, size_t nstacks)
+{
+	struct tagged {
+		struct bt_folded_line line;  /* first: cmp_line reads a tagged line as a line */
+		uint32_t id;
+	} *t = malloc(f->n * sizeof(*t));
+	uint32_t *pos = malloc(f->n * sizeof(*pos));
+	if (!t || !pos) {
+		free(t);
+		free(pos);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < f->n; k++)
+		t[k] = (struct tagged){ f->v[k], (uint32_t)k };
+	qsort(t, f->n, sizeof(*t), cmp_line);
+	for (size_t j = 0; j < f->n; j++) {
+		f->v[j] = t[j].line;
+		pos[t[j].id] = (uint32_t)j;
+	}
+	for (size_t i = 0; i < nstacks; i++)
+		line_of[i] = pos[line_of[i]];
+	free(t);
+	free(pos);
+	return 0;
+}
+
+int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, uint32_t *line_of)
+{
 	struct bt_htab index;
 	char *buf = NULL;
 	size_t cap = 0;
@@ -107,15 +144,18 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 	bt_htab_init(&index);
 	/* comm-PID when stacks are kept per process because that was asked for (--per-pid); stacks
 	 * kept apart only for pprof's sample labels fold into one line per comm and stack. */
-	bool with_pid = p->per_pid && !p->labels;
+	bool with_pid = p->per_pid && !p->labels, with_tid = p->per_tid && !p->labels;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *s = &p->stacks[i];
 		size_t len = 0;
 		const char *comm = bt_strtab_get(&p->names, s->comm_id);
 		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
 		if (!err && with_pid) {
-			char pid[16];
-			snprintf(pid, sizeof(pid), "-%u", s->pid);
+			char pid[32];
+			if (with_tid)
+				snprintf(pid, sizeof(pid), "-%u/%u", s->pid, s->tid);
+			else
+				snprintf(pid, sizeof(pid), "-%u", s->pid);
 			err = append(&buf, &len, &cap, pid, 0);
 		}
 		for (uint32_t j = 0; j < s->nframes && !err; j++) {
@@ -128,7 +168,7 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 				err = append_py_place(p, &p->srclines[l->lines_first], &buf, &len, &cap);
 		}
 		if (!err)
-			err = fold_add(f, &index, buf, len, s->count);
+			err = fold_add(f, &index, buf, len, s->count, line_of ? &line_of[i] : NULL);
 	}
 	free(buf);
 	bt_htab_free(&index);
@@ -136,9 +176,16 @@ int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
 		bt_folded_free(f);
 		return err;
 	}
-	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
+	if (f->n && line_of) {
+		if ((err = sort_mapped(f, line_of, p->nstacks))) {
+			bt_folded_free(f);
+			return err;
+		}
+	} else if (f->n) {  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
+	}
 	f->per_pid = with_pid;
+	f->per_tid = with_tid;
 	return 0;
 }
 
@@ -158,6 +205,29 @@ bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid)
 		return false;
 	*comm_len = d - 1;
 	*pid = (uint32_t)v;
+	return true;
+}
+
+bool bt_folded_comm_tid(const char *text, size_t *comm_len, uint32_t *pid, uint32_t *tid)
+{
+	const char *e = strchr(text, ';');
+	size_t len = e ? (size_t)(e - text) : strlen(text), d = len;
+	while (d > 0 && text[d - 1] >= '0' && text[d - 1] <= '9')
+		d--;
+	if (d == len || len - d > 10 || d < 2 || text[d - 1] != '/')
+		return false;
+	uint64_t v = 0;
+	for (size_t i = d; i < len; i++)
+		v = v * 10 + (uint64_t)(text[i] - '0');
+	/* what comes before the '/' is comm-PID, ending where the thread id begins */
+	char head[64];
+	if (v > UINT32_MAX || d - 1 >= sizeof(head))
+		return false;
+	memcpy(head, text, d - 1);
+	head[d - 1] = '\0';
+	if (!bt_folded_comm_pid(head, comm_len, pid))
+		return false;
+	*tid = (uint32_t)v;
 	return true;
 }
 
@@ -189,7 +259,7 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 			break;
 		}
 		*sp = '\0';
-		err = fold_add(f, &index, line, (size_t)(sp - line), n);
+		err = fold_add(f, &index, line, (size_t)(sp - line), n, NULL);
 	}
 	if (!err && ferror(in))
 		err = -EIO;
@@ -203,8 +273,13 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 	}
 	if (f->n)  /* f->v is NULL when empty, which qsort must not be given */
 		qsort(f->v, f->n, sizeof(*f->v), cmp_line);
-	f->per_pid = f->n > 0;
-	for (size_t i = 0; i < f->n && f->per_pid; i++) {
+	f->per_pid = f->per_tid = f->n > 0;
+	for (size_t i = 0; i < f->n && f->per_tid; i++) {
+		size_t cl;
+		uint32_t pid, tid;
+		f->per_tid = bt_folded_comm_tid(f->v[i].text, &cl, &pid, &tid);
+	}
+	for (size_t i = 0; i < f->n && f->per_pid && !f->per_tid; i++) {
 		size_t cl;
 		uint32_t pid;
 		f->per_pid = bt_folded_comm_pid(f->v[i].text, &cl, &pid);
@@ -218,11 +293,14 @@ int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p)
 	size_t cap = 0;
 	int err = 0;
 	p->per_pid = f->per_pid;
+	p->per_tid = f->per_tid;
 	for (size_t i = 0; i < f->n && !err; i++) {
 		const char *text = f->v[i].text, *e = strchr(text, ';');
 		size_t comm_len = e ? (size_t)(e - text) : strlen(text), n = 0;
-		uint32_t pid = 0;
-		if (f->per_pid)
+		uint32_t pid = 0, tid = 0;
+		if (f->per_tid)
+			bt_folded_comm_tid(text, &comm_len, &pid, &tid);
+		else if (f->per_pid)
 			bt_folded_comm_pid(text, &comm_len, &pid);
 		int64_t comm = bt_strtab_intern(&p->names, text, comm_len);
 		if (comm < 0)
@@ -240,8 +318,9 @@ int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p)
 				ids[n++] = (uint32_t)id;
 		}
 		uint32_t none = 0;
+		struct bt_sample_key k = { (uint32_t)comm, pid, tid, BT_NAME_UNSET, BT_NAME_UNSET };
 		if (!err)
-			err = bt_profile_add(p, (uint32_t)comm, pid, ids ? ids : &none, n, f->v[i].count);
+			err = bt_profile_add_key(p, &k, ids ? ids : &none, n, f->v[i].count);
 	}
 	free(ids);
 	return err;

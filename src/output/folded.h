@@ -32,18 +32,24 @@ struct bt_folded {
 	size_t n, cap;
 	uint64_t total;
 	bool per_pid;        /* every line begins with comm-PID */
+	bool per_tid;        /* every line begins with comm-PID/TID (and per_pid is set) */
 };
 /* The first element of a folded line read as "comm-PID": the comm's length and the pid. false when
  * it does not end with '-' and a pid after a comm of its own. */
 bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid);
+/* The same for "comm-PID/TID" (--per-thread): false when the first element is not of that form. */
+bool bt_folded_comm_tid(const char *text, size_t *comm_len, uint32_t *pid, uint32_t *tid);
 /* The lines of profile p. 0 or -ENOMEM. */
 int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *out);
+/* The same, and line_of[i] (p->nstacks entries) the index in out->v of the line of stack i. */
+int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *out, uint32_t *line_of);
 /* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. The
- * lines are taken as per process (per_pid) when every one begins with comm-PID. */
+ * lines are taken as per process (per_pid) when every one begins with comm-PID, and per thread
+ * (per_tid) when every one begins with comm-PID/TID. */
 int bt_folded_parse(FILE *in, struct bt_folded *out, size_t *bad_line);
 /* The lines as a profile (p initialised by the caller): each frame a location known by its name
  * (bt_profile_named_loc), a kernel frame's (BT_FOLDED_KERNEL_SUFFIX) of kind BT_LOC_KERNEL without
- * the suffix, a "[...]" placeholder's unresolved; kept per process when the lines are. 0 or -ENOMEM. */
+ * the suffix, a "[...]" placeholder's unresolved; kept per process (or thread) when the lines are. 0 or -ENOMEM. */
 int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p);
 void bt_folded_free(struct bt_folded *f);
 /* Writes "text count\n" lines. 0 or -errno (a write error). */

@@ -235,6 +235,8 @@ static int write_profile(const struct bt_profile *p, const struct bt_session *s,
 		put_str(out, bt_strtab_get(&p->names, st->comm_id));
 		if (p->per_pid)
 			fprintf(out, ", \"pid\": %u", st->pid);
+		if (p->per_tid)
+			fprintf(out, ", \"tid\": %u", st->tid);
 		fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)st->count);
 		for (uint32_t j = 0; j < st->nframes; j++)
 			fprintf(out, j ? ", %u" : "%u", p->frames[st->first + j]);

@@ -6,12 +6,15 @@
 
 #include "output/flamegraph.h"
 #include "output/folded.h"
+#include "output/heatmap.h"
 #include "output/jsonout.h"
+#include "output/perfscript.h"
 #include "output/pprof.h"
 #include "session/session.h"
 
 static const char *const names[] = {
 	[BT_FMT_FOLDED] = "folded", [BT_FMT_SVG] = "svg", [BT_FMT_PPROF] = "pprof", [BT_FMT_JSON] = "json",
+	[BT_FMT_PERFSCRIPT] = "perf-script", [BT_FMT_HEATMAP] = "heatmap",
 };
 
 int bt_format_parse(const char *name, enum bt_format *out)
@@ -26,7 +29,12 @@ int bt_format_parse(const char *name, enum bt_format *out)
 
 const char *bt_format_names(void)
 {
-	return "folded, svg, pprof, json";
+	return "folded, svg, pprof, json, perf-script, heatmap";
+}
+
+bool bt_format_per_sample(enum bt_format fmt)
+{
+	return fmt == BT_FMT_PERFSCRIPT || fmt == BT_FMT_HEATMAP;
 }
 
 static struct bt_pprof_opts pprof_opts(const struct bt_output_opts *o)
@@ -37,6 +45,7 @@ static struct bt_pprof_opts pprof_opts(const struct bt_output_opts *o)
 		po.time_ns = o->time_ns;
 		po.duration_ns = o->duration_ns;
 		po.kernel_root = o->kernel_root;
+		po.main_pid = o->main_pid;
 	}
 	return po;
 }
@@ -78,6 +87,9 @@ int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const stru
 		struct bt_json_opts jo = json_opts(o);
 		return bt_json_write_profile(p, &jo, out);
 	}
+	case BT_FMT_PERFSCRIPT:
+	case BT_FMT_HEATMAP:
+		return -EOPNOTSUPP;
 	}
 	return -EINVAL;
 }
@@ -93,6 +105,17 @@ int bt_output_session(const struct bt_session *s, enum bt_format fmt, const stru
 	case BT_FMT_JSON: {
 		struct bt_json_opts jo = json_opts(o);
 		return bt_json_write_session(s, &jo, out);
+	}
+	case BT_FMT_PERFSCRIPT: {
+		struct bt_perfscript_opts po = { 0 };
+		if (o)
+			po = (struct bt_perfscript_opts){ .period_ns = o->period_ns, .time_ns = o->time_ns,
+							  .mono_ns = o->mono_ns, .duration_ns = o->duration_ns };
+		return bt_perfscript_write(s, &po, out);
+	}
+	case BT_FMT_HEATMAP: {
+		struct bt_heatmap_opts ho = { .mono_ns = o ? o->mono_ns : 0, .duration_ns = o ? o->duration_ns : 0 };
+		return bt_heatmap_write(s, &ho, out);
 	}
 	case BT_FMT_FOLDED:
 	case BT_FMT_SVG:

@@ -9,10 +9,15 @@
  *   labels         "thread": the comm the stack was aggregated under; "pid" (numeric) as well when
  *                  the session kept processes apart (--per-pid).
  *   mappings       one per (build-id, file path), build_id the lowercase hex GNU build-id ("" when
- *                  the file has none or it was never read). A profile spans processes that mapped
- *                  a file at different addresses, so each mapping gets a synthetic range in which
- *                  the whole file is mapped from offset 0: address - memory_start + file_offset is
- *                  the frame's file offset. Kernel frames keep their real addresses in one mapping
+ *                  the file has none or it was never read). The first is the profiled program's
+ *                  executable (main_pid), or an empty one (no file, no range) when there is none. A
+ *                  profile spans processes that mapped a file at different addresses, so a
+ *                  mapping stands for the file's executable segment at its ELF virtual address (the
+ *                  load bias undone): frames carry the addresses the file's own instructions have,
+ *                  as nm, objdump and `pprof -disasm` know them. A file whose layout is unknown (its
+ *                  symbols never loaded) gets a synthetic range in which the whole file is mapped
+ *                  from offset 0. Either way address - memory_start + file_offset is the frame's
+ *                  file offset. Kernel frames keep their real addresses in one mapping
  *                  named [kernel.kallsyms] carrying the running kernel's build-id, or, in a module,
  *                  in one mapping per loaded module version named [NAME] (as perf names modules)
  *                  with the module's build-id and the range it was loaded at.
@@ -40,6 +45,9 @@ struct bt_pprof_opts {
 	int64_t time_ns;           /* start, ns since the epoch; 0: unknown */
 	int64_t duration_ns;       /* 0: unknown */
 	const char *kernel_root;   /* where sys/kernel/notes is read (see kident.h); NULL: "" */
+	int main_pid;              /* the profiled program's process: its executable's mapping comes first,
+				    * as pprof takes the first mapping for the program; 0: none (a
+				    * system-wide profile): the first mapping is then an empty one */
 };
 
 /* The session's profile, gzip-compressed. 0 or -errno (a write error's, e.g. -ENOSPC; -ENOMEM;

@@ -3,6 +3,7 @@
  * point into the tables. */
 #include "output/pprof.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,9 @@ struct map_info {
 	bool sampled;               /* lo and hi are set */
 	uint64_t lo, hi;            /* file offsets (user) or addresses (kernel) sampled */
 	uint64_t size;              /* the file's size when known */
+	const struct bt_elf_layout *layout;  /* user files: the PT_LOADs, when known */
+	const struct bt_elf_load *text;      /* the executable segment the mapping stands for */
+	bool none;                  /* the empty first mapping of a profile without a program */
 };
 
 struct map_index {
@@ -373,6 +377,7 @@ static int64_t user_map(struct pb_build *b, struct map_index *mi, const struct b
 	if (d && d->build_id.len)
 		bt_buildid_hex(&d->build_id, hex, sizeof(hex));
 	key.all_named = true;
+	key.layout = bt_session_file_layout(s, file_id);
 	struct stat st;
 	if (d && d->fd >= 0 && fstat(d->fd, &st) == 0 && st.st_size > 0)
 		key.size = (uint64_t)st.st_size;
@@ -442,11 +447,28 @@ static int64_t kernel_map(struct pb_build *b, struct map_index *mi, const struct
 
 /* Gives every mapping its memory range: user files a synthetic one, the kernel the range of its
  * sampled addresses. */
-static int place_maps(struct pb_build *b, const struct map_index *mi)
+/* The executable PT_LOAD holding file offset off (UINT64_MAX: the first one), or NULL. */
+static const struct bt_elf_load *text_segment(const struct bt_elf_layout *l, uint64_t off)
+{
+	for (size_t i = 0; l && i < l->nload && i < BT_ELF_MAX_LOADS; i++) {
+		const struct bt_elf_load *ld = &l->load[i];
+		if ((ld->flags & PF_X) && (off == UINT64_MAX || (off >= ld->offset && off - ld->offset < ld->filesz)))
+			return ld;
+	}
+	return NULL;
+}
+
+static int place_maps(struct pb_build *b, struct map_index *mi)
 {
 	uint64_t next = SYNTH_BASE;
 	for (size_t i = 0; i < b->nmaps; i++) {
-		const struct map_info *in = &mi->info[i];
+		struct map_info *in = &mi->info[i];
+		if (in->none)
+			continue;
+		if (!in->kernel && !in->jit)
+			in->text = text_segment(in->layout, in->sampled ? in->lo : UINT64_MAX);
+		if (!in->kernel && !in->jit && !in->text)
+			in->text = text_segment(in->layout, UINT64_MAX);
 		pb_mapping *m = &b->maps[i];
 		m->has_functions = in->all_named;
 		m->has_filenames = m->has_line_numbers = m->has_inline_frames = in->lined && in->lined == in->named;
@@ -458,6 +480,23 @@ static int place_maps(struct pb_build *b, const struct map_index *mi)
 				m->memory_start = in->lo & ~(PAGE - 1);
 				m->memory_limit = in->hi == UINT64_MAX ? UINT64_MAX : in->hi + 1;
 			}
+			continue;
+		}
+		if (in->text) {
+			/* where the file's own instructions are: its executable segment at its ELF virtual
+			 * address, as the process mapped it less its load bias (and down to the lowest
+			 * sampled address, up to the highest): frames carry their ELF addresses */
+			uint64_t delta = in->text->vaddr - in->text->offset, vlo = in->text->vaddr;
+			uint64_t vhi = in->text->vaddr + in->text->memsz, v;
+			if (in->sampled && bt_elf_offset_to_vaddr(in->layout, in->lo, &v) == 0 && v < vlo && v >= delta)
+				vlo = v;
+			if (in->sampled && bt_elf_offset_to_vaddr(in->layout, in->hi, &v) == 0 && v >= vhi)
+				vhi = v + 1;
+			m->memory_start = vlo & ~(PAGE - 1);
+			if (m->memory_start < delta)
+				m->memory_start = delta;
+			m->memory_limit = (vhi + PAGE - 1) & ~(PAGE - 1);
+			m->file_offset = m->memory_start - delta;
 			continue;
 		}
 		/* JIT code: at a synthetic address too, its file offset the page of its lowest address */
@@ -481,8 +520,9 @@ static int place_maps(struct pb_build *b, const struct map_index *mi)
 }
 
 static const char synth_comment[] =
-	"buildtrace: user frames are at a synthetic per-mapping address: address - memory_start + "
-	"file_offset is the offset in the file";
+	"buildtrace: user frames are at their file's ELF virtual addresses (a synthetic per-mapping "
+	"address where the file's layout is unknown): address - memory_start + file_offset is the offset "
+	"in the file";
 
 /* A string label key=value on sample sm, unless value is NULL or empty (string index 0 would read as
  * a numeric label). 0 or -ENOMEM. */
@@ -530,7 +570,8 @@ static int add_samples(struct pb_build *b, const struct bt_session *s, const str
 	static const char *const names[] = { "tid", "comm", "exe", "build_id", "cgroup", "container_id" };
 	int64_t keys[6] = { 0 };
 	int64_t thread = str(b, "thread"), pid = p->per_pid ? str(b, "pid") : 0;
-	if (thread < 0 || pid < 0)
+	int64_t tid = p->per_tid && !p->labels ? str(b, "tid") : 0;
+	if (thread < 0 || pid < 0 || tid < 0)
 		return -ENOMEM;
 	for (size_t i = 0; p->labels && i < 6; i++)
 		if ((keys[i] = str(b, names[i])) < 0)
@@ -544,6 +585,8 @@ static int add_samples(struct pb_build *b, const struct bt_session *s, const str
 			return -ENOMEM;
 		if (p->per_pid)
 			add_label(b, sm, pid)->num = st->pid;
+		if (tid)
+			add_label(b, sm, tid)->num = st->tid;
 		if (p->labels && sample_labels(b, s, st, sm, keys))
 			return -ENOMEM;
 	}
@@ -555,6 +598,14 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 {
 	const struct bt_profile *p = &s->prof;
 	int64_t r;
+	/* The program first, as pprof takes the first mapping for it; no program, no file. */
+	const struct bt_process *main = o && o->main_pid > 0 ? bt_proctable_find(&s->procs, o->main_pid) : NULL;
+	if (main && main->nmaps)
+		r = user_map(b, mi, s, main->maps[0].file_id);
+	else
+		r = add_map(b, mi, "", "", &(struct map_info){ .none = true });
+	if (r < 0)
+		return (int)r;
 	/* Mappings and functions first: every location's mapping must be placed before its address is. */
 	for (size_t i = 0; i < p->nlocs; i++) {
 		const struct bt_loc *l = &p->locs[i];
@@ -622,7 +673,11 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		const struct bt_loc *l = &p->locs[i];
 		/* a Python frame is its Line: no address in any mapping */
 		loc->address = l->kind == BT_LOC_PYTHON ? 0 : l->addr;
-		if (loc->mapping_id && !mi->info[loc->mapping_id - 1].kernel)
+		const struct map_info *in = loc->mapping_id ? &mi->info[loc->mapping_id - 1] : NULL;
+		uint64_t vaddr;
+		if (in && in->text && bt_elf_offset_to_vaddr(in->layout, l->addr, &vaddr) == 0)
+			loc->address = vaddr;
+		else if (in && !in->kernel)
 			loc->address = b->maps[loc->mapping_id - 1].memory_start + l->addr -
 				       b->maps[loc->mapping_id - 1].file_offset;
 	}
@@ -637,13 +692,13 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 	size_t nlines = 0;
 	for (size_t i = 0; i < p->nlocs; i++)
 		nlines += p->locs[i].nlines ? p->locs[i].nlines : 1;
-	struct pb_sizes sz = { .maps = p->nlocs + 1, .locs = p->nlocs, .funcs = nlines, .samples = p->nstacks,
+	struct pb_sizes sz = { .maps = p->nlocs + 2, .locs = p->nlocs, .funcs = nlines, .samples = p->nstacks,
 			      .loc_ids = p->nframes, .values = 2 * p->nstacks,
-			      .labels = (p->labels ? 8 : 2) * p->nstacks };
+			      .labels = (p->labels ? 8 : 3) * p->nstacks };
 	int err = build_init(&b, &sz);
 	if (err)
 		return err;
-	struct map_index mi = { .info = calloc(p->nlocs + 2, sizeof(*mi.info)) };
+	struct map_index mi = { .info = calloc(p->nlocs + 3, sizeof(*mi.info)) };
 	bt_htab_init(&mi.h);
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
 	if (!mi.info)
@@ -728,7 +783,7 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 	struct pb_build b;
 	struct pb_sizes sz = { .maps = 1, .locs = p->nlocs, .funcs = p->nlocs + p->nsrclines, .samples = p->nstacks,
 			      .loc_ids = frames, .values = 2 * p->nstacks,
-			      .labels = (p->per_pid ? 2 : 1) * p->nstacks };
+			      .labels = 3 * p->nstacks };
 	uint32_t *loc_of = calloc(p->nlocs + 1, sizeof(*loc_of));
 	int err = loc_of ? build_init(&b, &sz) : -ENOMEM;
 	if (err) {
@@ -736,9 +791,10 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 		return err;
 	}
 	pb_profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	int64_t thread = -ENOMEM, pid_key = 0, kmap = -1;
+	int64_t thread = -ENOMEM, pid_key = 0, tid_key = 0, kmap = -1;
 	err = header(&b, &prof, o, NULL);
-	if (!err && ((thread = str(&b, "thread")) < 0 || (p->per_pid && (pid_key = str(&b, "pid")) < 0)))
+	if (!err && ((thread = str(&b, "thread")) < 0 || (p->per_pid && (pid_key = str(&b, "pid")) < 0) ||
+		     (p->per_tid && (tid_key = str(&b, "tid")) < 0)))
 		err = -ENOMEM;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *st = &p->stacks[i];
@@ -753,6 +809,8 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 			add_label(&b, sm, thread)->str = cid;
 		if (p->per_pid)
 			add_label(&b, sm, pid_key)->num = st->pid;
+		if (p->per_tid)
+			add_label(&b, sm, tid_key)->num = st->tid;
 		/* pprof lists a sample's locations leaf first */
 		for (uint32_t j = 0; j < st->nframes && !err; j++) {
 			int64_t li = named_location(&b, p, p->frames[st->first + j], loc_of, &kmap);

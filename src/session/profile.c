@@ -97,9 +97,10 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 {
 	struct stack_key key = { *k, loc_ids, n };
 	if (!p->labels) {
-		key.k.tid = 0;
+		if (!p->per_tid)
+			key.k.tid = 0;
 		key.k.exe_file = key.k.cgroup_id = BT_NAME_UNSET;
-		if (!p->per_pid)
+		if (!p->per_pid && !p->per_tid)
 			key.k.pid = 0;
 	}
 	uint64_t seed = ((uint64_t)key.k.comm_id << 32) | key.k.pid;
@@ -110,6 +111,7 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 	p->total += count;
 	if (v) {
 		p->stacks[*v].count += count;
+		p->last_stack = (uint32_t)*v;
 		return 0;
 	}
 	if (bt_grow((void **)&p->stacks, &p->stacks_cap, p->nstacks + 1, sizeof(*p->stacks), 256) ||
@@ -124,7 +126,7 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 	p->nframes += n;
 	if (bt_htab_insert(&p->stack_index, h, p->nstacks))
 		return -ENOMEM;
-	p->nstacks++;
+	p->last_stack = (uint32_t)p->nstacks++;
 	return 0;
 }
 

@@ -88,6 +88,8 @@ struct bt_profile {
 	uint64_t total;             /* samples added */
 	bool per_pid;               /* distinct stacks per pid, not only per comm */
 	bool labels;                /* distinct stacks per pid, tid, executable and cgroup (implies per_pid) */
+	bool per_tid;               /* distinct stacks per thread (implies per_pid) */
+	uint32_t last_stack;        /* the stack the last sample added was counted to */
 };
 
 void bt_profile_init(struct bt_profile *p);
@@ -104,7 +106,8 @@ int64_t bt_profile_named_loc(struct bt_profile *p, enum bt_loc_kind kind, const 
 /* Adds count samples of the stack loc_ids[0..n) (outermost first) for comm (interned) and pid. */
 int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
 		   size_t n, uint64_t count);
-/* The same with everything a sample is labelled with (kept apart only as per_pid and labels say). */
+/* The same with everything a sample is labelled with (kept apart only as per_pid, per_tid and labels
+ * say); last_stack then names the stack it was counted to. */
 int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, const uint32_t *loc_ids,
 		       size_t n, uint64_t count);
 

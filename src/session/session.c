@@ -42,8 +42,17 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	s->dsos.cache_budget.max_file = opts->cache_max_file;
 	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
-	s->prof.per_pid = opts->per_pid || opts->labels;
+	s->prof.per_pid = opts->per_pid || opts->per_tid || opts->labels;
+	s->prof.per_tid = opts->per_tid;
 	s->prof.labels = opts->labels;
+	if (opts->sample_log) {
+		s->log = malloc(sizeof(*s->log));
+		if (!s->log || bt_samplelog_init(s->log, opts->scratch_dir, 0)) {
+			free(s->log);
+			s->log = NULL;
+			return -ENOMEM;
+		}
+	}
 	bt_htab_init(&s->cgroups.index);
 	bt_strtab_init(&s->cgroups.paths);
 	if (opts->labels && bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
@@ -62,6 +71,9 @@ void bt_session_free(struct bt_session *s)
 	bt_jitmaps_free(&s->jit);
 	bt_pyprocs_free(&s->py);
 	bt_profile_free(&s->prof);
+	if (s->log)
+		bt_samplelog_free(s->log);
+	free(s->log);
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
 	bt_kdyn_free(&s->kdyn);
@@ -538,9 +550,13 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	int err = sample_key(s, r, p, (uint32_t)comm, &key);
 	if (!err && s->also)
 		err = add_also(s, &key, n);
-	if (err)
+	if (!err)
+		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
+	if (err || !s->log)
 		return err;
-	return bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
+	struct bt_sample_rec rec = { .time_ns = r->hdr.time_ns, .stack = s->prof.last_stack, .pid = r->pid,
+				     .tid = r->tid, .cpu = r->cpu };
+	return bt_samplelog_add(s->log, &rec);
 }
 
 /* A process gone before a snapshot read the build-ids of files it mapped (a short command): each
@@ -849,4 +865,79 @@ const char *bt_session_symbol_version(const struct bt_session *s, const struct b
 		return NULL;
 	const struct bt_sym *sym = loc_symbol(d->symtab, l);
 	return sym ? bt_symtab_version(d->symtab, sym) : NULL;
+}
+
+const struct bt_elf_layout *bt_session_file_layout(const struct bt_session *cs, uint32_t file_id)
+{
+	struct bt_session *s = (struct bt_session *)cs;  /* a symbol table loads on first use */
+	const struct bt_file *f = bt_dso_file_get(&s->dsos, file_id);
+	const struct bt_symtab *st = f && f->dso_id != BT_NO_ID ? bt_dso_symtab(&s->dsos, f->dso_id) : NULL;
+	return st ? bt_symtab_layout(st) : NULL;
+}
+
+static void user_place(struct bt_session *s, const struct bt_loc *l, struct bt_frame_place *out)
+{
+	const struct bt_file *f = bt_dso_file_get(&s->dsos, l->file_id);
+	if (!f)
+		return;
+	out->file = bt_strtab_get(&s->dsos.paths, f->path_id);
+	const struct bt_symtab *st = f->dso_id != BT_NO_ID ? bt_dso_symtab(&s->dsos, f->dso_id) : NULL;
+	uint64_t vaddr;
+	if (!st || bt_elf_offset_to_vaddr(bt_symtab_layout(st), l->addr, &vaddr) != 0)
+		return;
+	out->addr = vaddr;
+	const struct bt_sym *sym = l->unresolved ? NULL : loc_symbol(st, l);
+	if (sym && sym->addr <= vaddr) {
+		out->has_off = true;
+		out->off = vaddr - sym->addr;
+	}
+}
+
+void bt_session_frame_place(const struct bt_session *cs, const struct bt_loc *l, struct bt_frame_place *out)
+{
+	struct bt_session *s = (struct bt_session *)cs;
+	*out = (struct bt_frame_place){ .addr = l->addr };
+	if (l->file_id == BT_LOC_NAMED) {  /* known by its name only: addr is the name's id */
+		out->addr = 0;
+		out->file = l->kind == BT_LOC_KERNEL ? BT_KFRAME_IMAGE : NULL;
+		return;
+	}
+	switch (l->kind) {
+	case BT_LOC_USER:
+		user_place(s, l, out);
+		return;
+	case BT_LOC_KERNEL: {
+		struct bt_kframe kf;
+		if (bt_kframe_name(&s->kdyn, s->ksyms, &s->kmods, (int64_t)l->file_id - 1, l->addr, &kf) != 0)
+			snprintf(out->buf, sizeof(out->buf), "%s", kf.placeholder);
+		else if (kf.mod)
+			snprintf(out->buf, sizeof(out->buf), "[%s]", kf.mod->mod.name);
+		else if (kf.ksym && kf.ksym->module)
+			snprintf(out->buf, sizeof(out->buf), "[%s]", kf.ksym->module);
+		else
+			snprintf(out->buf, sizeof(out->buf), "%s", BT_KFRAME_IMAGE);
+		out->has_off = kf.name != NULL;
+		out->off = kf.off;
+		out->file = out->buf;
+		return;
+	}
+	case BT_LOC_JIT: {
+		uint64_t off;
+		bool final;
+		if (bt_jitmaps_name(&s->jit, l->file_id, l->addr - l->is_caller, now_ns(), &final, &off)) {
+			out->has_off = true;
+			out->off = off + l->is_caller;
+		}
+		snprintf(out->buf, sizeof(out->buf), "/tmp/perf-%d.map", bt_jitmaps_pid(&s->jit, l->file_id));
+		out->file = out->buf;
+		return;
+	}
+	case BT_LOC_PYTHON:
+		out->addr = 0;
+		if (l->nlines)
+			out->file = bt_strtab_get(&s->prof.names, s->prof.srclines[l->lines_first].file_id);
+		return;
+	default:
+		return;
+	}
 }

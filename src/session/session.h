@@ -15,6 +15,7 @@
 #include "session/proctable.h"
 #include "session/profile.h"
 #include "session/pyproc.h"
+#include "session/samplelog.h"
 
 struct bt_session_opts {
 	const char *proc_root;   /* "" for the real /proc */
@@ -24,6 +25,9 @@ struct bt_session_opts {
 				  * named, and the loader's transient memory is gone before this table
 				  * of several MB is built) */
 	bool per_pid;            /* keep stacks of different pids apart */
+	bool per_tid;            /* and of different threads */
+	bool sample_log;         /* keep every sample in time order as well (log), for per-sample outputs */
+	const char *scratch_dir; /* where the log's older samples go; NULL: /var/tmp */
 	const char *cache_dir;   /* build-id cache; NULL: ~/.debug */
 	bool cache_store;        /* store binaries with samples in the cache */
 	bool labels;             /* keep stacks apart by pid, tid, executable and cgroup (pprof labels) */
@@ -56,6 +60,7 @@ struct bt_session {
 	struct bt_dso_registry dsos;
 	struct bt_jitmaps jit;         /* perf maps of the processes that write one */
 	struct bt_profile prof;
+	struct bt_samplelog *log;      /* every sample in time order (opts.sample_log), else NULL */
 	struct bt_kallsyms *ksyms;
 	int ksyms_err;                 /* why kernel symbols are missing, when they are */
 	struct bt_kmods kmods;         /* kernel modules; a kernel frame's file_id is its module's id + 1 */
@@ -127,6 +132,24 @@ int bt_session_poll_debuginfod(struct bt_session *s, int timeout_ms);
 /* The version of the symbol naming user location l (GLIBC_2.14; see bt_symtab_version), or NULL:
  * none, not a named user frame, or its symbol table is not loaded now. */
 const char *bt_session_symbol_version(const struct bt_session *s, const struct bt_loc *l);
+
+/* How a per-sample output shows a frame besides its name, as perf script does: the address in its
+ * file (a file's ELF virtual address, the file offset when the file's layout is unknown; a kernel,
+ * JIT or unmapped frame's own address), its offset from the start of the symbol naming it (when
+ * one does), and its file: a path, "[kernel.kallsyms]", "[MODULE]", a JIT's "/tmp/perf-PID.map",
+ * or NULL when unknown (Python frames: their source file). */
+struct bt_frame_place {
+	uint64_t addr;
+	bool has_off;
+	uint64_t off;
+	const char *file;
+	char buf[64];        /* file, when it is made here */
+};
+void bt_session_frame_place(const struct bt_session *s, const struct bt_loc *l, struct bt_frame_place *out);
+
+/* The PT_LOAD layout of the file of user file id file_id (from its build-id's symbol source), or
+ * NULL when unknown. */
+const struct bt_elf_layout *bt_session_file_layout(const struct bt_session *s, uint32_t file_id);
 
 /* Names every frame that has no final name yet. */
 int bt_session_resolve(struct bt_session *s);

@@ -1,10 +1,16 @@
 #!/bin/sh
-# run.sh SVG FOLDED OUTDIR - runs tests/browser/flamegraph.cjs on a flame graph in Debian's headless
-# Chromium. A missing Chromium is installed (apt) only under CI=true or BT_BROWSER_TESTS=1, and
-# puppeteer-core (npm) into build/npm; otherwise the test is skipped: exit 77 with the reason.
-# Under CI=true nothing is skipped: what cannot be installed fails.
+# run.sh [TEST.cjs] INPUT FOLDED OUTDIR - runs a browser test of tests/browser/ (flamegraph.cjs on a
+# flame graph SVG by default; speedscope.cjs on perf-script output, heatmap.cjs on a heat map) in
+# Debian's headless Chromium. A missing Chromium is installed (apt) only under CI=true or
+# BT_BROWSER_TESTS=1, and puppeteer-core (npm, and speedscope for its test) into build/npm;
+# otherwise the test is skipped: exit 77 with the reason. Under CI=true nothing is skipped: what
+# cannot be installed fails.
 set -u
-svg=$1 folded=$2 out=$3
+test=tests/browser/flamegraph.cjs
+case $1 in *.cjs) test=$1; shift ;; esac
+input=$1 folded=$2 out=$3
+pkgs=puppeteer-core
+case $test in *speedscope.cjs) pkgs="$pkgs speedscope" ;; esac
 ci=0; [ "${CI:-}" = true ] && ci=1
 want=$ci; [ "${BT_BROWSER_TESTS:-}" = 1 ] && want=1
 chromium=${BT_CHROMIUM:-/usr/bin/chromium}
@@ -25,8 +31,8 @@ if [ ! -x "$chromium" ]; then
 	[ -x "$chromium" ] || cannot "no Chromium at $chromium after installing it"
 fi
 command -v node >/dev/null 2>&1 || cannot "node is not installed"
-if ! msg=$(tests/outputs/npm-setup.sh puppeteer-core); then
+if ! msg=$(tests/outputs/npm-setup.sh $pkgs); then
 	cannot "$msg"
 fi
 mkdir -p "$out"
-BT_CHROMIUM=$chromium NODE_PATH=build/npm/node_modules timeout 300 node tests/browser/flamegraph.cjs "$svg" "$folded" "$out"
+BT_CHROMIUM=$chromium NODE_PATH=build/npm/node_modules timeout 300 node "$test" "$input" "$folded" "$out"

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Installs npm packages the output tests drive (default: pprof-format; the browser test adds
-# puppeteer-core) into a test-local node_modules, build/npm, once. Prints why and exits 1 when it
+# Installs npm packages the output tests drive (default: pprof-format; the browser tests add
+# puppeteer-core, and speedscope for the perf-script test) into a test-local node_modules, build/npm, once. Prints why and exits 1 when it
 # cannot (no npm, no registry).
 set -u
 dir=build/npm
@@ -18,6 +18,7 @@ for p in $missing; do
 	case $p in
 	pprof-format) specs="$specs pprof-format@^2" ;;
 	puppeteer-core) specs="$specs puppeteer-core@^24" ;;
+	speedscope) specs="$specs speedscope@^1.25" ;;
 	*) specs="$specs $p" ;;
 	esac
 done

@@ -88,6 +88,7 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->python_refused = 0;
 	raise_nofile();
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
+				      .per_tid = opts->per_tid, .sample_log = opts->sample_log, .scratch_dir = opts->scratch_dir,
 				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
 				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
 	int err = bt_session_init(&l->session, &so);
@@ -194,7 +195,10 @@ static int poll_timeout(double duration, double elapsed)
 int bt_live_run(struct bt_live *l)
 {
 	const struct bt_live_opts *o = &l->opts;
-	l->t0 = now_s();
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	l->t0 = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	l->start_mono_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	l->start_ns = wall_ns();
 	l->why = "stopped";
 	double last_tick = l->t0;

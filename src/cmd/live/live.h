@@ -29,6 +29,9 @@ struct bt_live_opts {
 	size_t ncpus;
 	bool user, kernel;        /* which stacks */
 	bool per_pid;             /* keep the stacks of different processes apart */
+	bool per_tid;             /* and of different threads */
+	bool sample_log;          /* keep every sample in time order too (per-sample outputs) */
+	const char *scratch_dir;  /* where older samples of that log go; NULL: /var/tmp */
 	bool labels;              /* and of threads, executables and cgroups: pprof sample labels */
 	bool idle;                /* with all: the idle tasks' samples too (swapper) */
 	unsigned freq_hz;
@@ -59,6 +62,7 @@ struct bt_live {
 	struct bt_capture *cap;
 	struct bt_debuginfod *dbgd;
 	int64_t start_ns;                /* wall clock, ns since the epoch, when the loop began */
+	uint64_t start_mono_ns;          /* the same moment on the records' clock, CLOCK_MONOTONIC */
 	double t0;                       /* monotonic seconds when the loop began */
 	const char *why;                 /* why the loop ended: "interrupted", "duration reached" ... */
 	struct bt_capture_stats stats;   /* as the last bt_live_collect found them */

@@ -169,6 +169,9 @@ int cmd_report(int argc, char **argv)
 	enum bt_format fmt;
 	if (bt_format_parse(format, &fmt))
 		return bt_cli_error(2, "unknown output format '%s' (supported: %s)", format, bt_format_names());
+	if (bt_format_per_sample(fmt))
+		return bt_cli_error(2, "-f %s shows samples one by one, in time: a saved profile holds their totals "
+				    "only (write it from the session: buildtrace -f %s ...)", format, format);
 	const char *input = argv[optind];
 	struct bt_profile p;
 	bt_profile_init(&p);

@@ -107,10 +107,12 @@ static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a)
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
  * after saying which file failed. */
-static int outs_commit(struct bt_outfile *main_out, struct bt_record_args *a, const struct bt_live *l)
+static int outs_commit(struct bt_outfile *main_out, struct bt_record_args *a, const struct bt_live *l,
+		       int main_pid)
 {
 	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
-				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9) };
+				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9),
+				     .mono_ns = l->start_mono_ns, .main_pid = main_pid };
 	const struct bt_outfile *failed = main_out;
 	int err = out_commit(main_out, &l->session, &oo);
 	for (size_t i = 0; !err && i < a->nalso; i++)
@@ -209,6 +211,9 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: it holds its limit "
 			"of %llu bytes (--cache-max-size, or buildtrace cache prune)\n", (unsigned long long)b->full,
 			(unsigned long long)(b->max_total ? b->max_total : BT_BIDCACHE_MAX_TOTAL));
+	if (s->log && s->log->late)
+		fprintf(stderr, "buildtrace: %llu samples arrived after later ones were written to the sample log: "
+			"they carry the time of the last one written\n", (unsigned long long)s->log->late);
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);
 	if (s->py.stats.procs || s->py.stats.unsupported)
@@ -270,6 +275,15 @@ static int drop_privileges(const struct record_ctx *rc)
 	return bt_caps_drop(buf);
 }
 
+/* Whether an output shows samples one by one: the session then logs them. */
+static bool per_sample(const struct bt_record_args *a)
+{
+	bool any = bt_format_per_sample(a->fmt);
+	for (size_t i = 0; i < a->nalso; i++)
+		any |= bt_format_per_sample(a->also[i].fmt);
+	return any;
+}
+
 /* Opens, attaches and drops privileges, lets the command run, then samples until the session ends.
  * 0, or the exit code after saying what failed. */
 static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
@@ -277,7 +291,8 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 	int child = rc->launch ? rc->launch->pid : 0;
 	struct bt_live_opts lo = {
 		.pids = a->pids, .npids = a->npids, .all = a->all, .user = a->user, .kernel = a->kernel,
-		.per_pid = a->per_pid, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
+		.per_pid = a->per_pid, .per_tid = a->per_tid, .sample_log = per_sample(a),
+		.scratch_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : NULL, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .bpf_unwind = a->bpf_unwind, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
 		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
 		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
@@ -360,8 +375,19 @@ static int run(struct bt_record_args *a)
 	int rcode = outs_open(&main_out, a);
 	if (rcode)
 		return rcode;
+	/* the sample log's older samples go to a scratch file there: one that cannot be made fails now */
+	const char *scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
+	int sfd = per_sample(a) ? bt_wfile_scratch(scratch) : -EBADF;
+	if (sfd < 0 && sfd != -EBADF) {
+		outs_discard(&main_out, a);
+		return bt_cli_error(1, "cannot make a scratch file in %s for the samples of a per-sample format: %s "
+				    "(TMPDIR chooses the directory)", scratch, strerror(-sfd));
+	}
+	if (sfd >= 0)
+		close(sfd);
 	struct record_ctx *rc = calloc(1, sizeof(*rc));
 	struct bt_launch ln = { .pid = 0, .go_fd = -1, .err_fd = -1 };
+	int cmd_pid = 0;
 	if (!rc) {
 		outs_discard(&main_out, a);
 		return bt_cli_error(1, "out of memory");
@@ -376,6 +402,7 @@ static int run(struct bt_record_args *a)
 			return rcode;
 		}
 		rc->launch = &ln;
+		cmd_pid = ln.pid;
 	}
 	if ((rcode = start_and_loop(rc, a)))
 		goto out;
@@ -388,7 +415,9 @@ static int run(struct bt_record_args *a)
 	int err = bt_live_collect(&rc->live, a->lines);
 	if (err)
 		bt_cli_error(0, "source lines: %s", strerror(-err));
-	if ((rcode = outs_commit(&main_out, a, &rc->live)))
+	/* the program: the command, or the first process asked for; none with -a */
+	int main_pid = a->all ? 0 : a->cmd ? cmd_pid : a->npids ? a->pids[0] : 0;
+	if ((rcode = outs_commit(&main_out, a, &rc->live, main_pid)))
 		goto out;
 	print_summary(a, &rc->live);
 	if (rc->launch && bt_launch_reap(rc->launch, true) == 1)

@@ -49,9 +49,13 @@ void bt_record_usage(FILE *f)
 		"Output:\n"
 		"  -o, --output FILE        write the profile here (default: standard output)\n"
 		"  -f, --format FORMAT      folded (default), svg (an interactive flame graph), pprof\n"
-		"                           (gzip-compressed profile.proto with build-ids) or json\n"
+		"                           (gzip-compressed profile.proto with build-ids), json,\n"
+		"                           perf-script (every sample in time order, as perf script\n"
+		"                           prints it) or heatmap (samples over time; select a range to\n"
+		"                           see its flame graph)\n"
 		"      --also-write FMT:FILE  the same profile in format FMT to FILE as well (repeatable)\n"
 		"      --per-pid            keep the stacks of different processes apart\n"
+		"      --per-thread         and of different threads (folded: comm-PID/TID)\n"
 		"      --lines              give pprof and json frames their source file and line, and\n"
 		"                           the functions inlined there, from the DWARF of each build-id\n"
 		"                           (the file's own, a debug file, the cache or debuginfod)\n"
@@ -73,7 +77,7 @@ void bt_record_usage(FILE *f)
 
 enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
        OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
-       OPT_LINES, OPT_KEEP_ROOT, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE };
+       OPT_LINES, OPT_KEEP_ROOT, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE, OPT_PER_THREAD };
 
 static const struct option record_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -88,6 +92,7 @@ static const struct option record_opts[] = {
 	{ "user-only", no_argument, NULL, OPT_USER_ONLY },
 	{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
 	{ "per-pid", no_argument, NULL, OPT_PER_PID },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
@@ -113,8 +118,8 @@ static const struct { int opt; const char *expects; } record_expects[] = {
 	{ 'F', "a frequency in Hz, or max" },
 	{ 'd', "a duration: a number with ms, s, m or h (a plain number is seconds)" },
 	{ 'o', "a file name (- for standard output)" },
-	{ 'f', "a format: folded, svg, pprof or json" },
-	{ OPT_ALSO_WRITE, "FORMAT:FILE (FORMAT: folded, svg, pprof or json)" },
+	{ 'f', "a format: folded, svg, pprof, json, perf-script or heatmap" },
+	{ OPT_ALSO_WRITE, "FORMAT:FILE (FORMAT: folded, svg, pprof, json, perf-script or heatmap)" },
 	{ OPT_CALL_GRAPH, "a call graph mode: dwarf, dwarf-bpf, dwarf-copy, dwarf-copy,SIZE or fp" },
 	{ OPT_CACHE_DIR, "a directory" },
 	{ OPT_RINGBUF, "a size from 4K to 1G, such as 16M" },
@@ -323,6 +328,7 @@ int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
 		case OPT_USER_ONLY: user_only = true; break;
 		case OPT_KERNEL_ONLY: kernel_only = true; break;
 		case OPT_PER_PID: a->per_pid = true; break;
+		case OPT_PER_THREAD: a->per_tid = true; break;
 		case OPT_NO_CACHE: a->no_cache = true; break;
 		case OPT_NO_DEBUGINFOD: a->no_debuginfod = true; break;
 		case OPT_LIVE: a->live = true; a->live_set = true; break;

@@ -36,6 +36,7 @@ struct bt_record_args {
 	int verbose;
 	size_t ringbuf_bytes;
 	bool per_pid;
+	bool per_tid;        /* --per-thread */
 	bool live;           /* force the live view on or off; default: when stderr is a terminal */
 	bool live_set;
 	bool dwarf;          /* --call-graph dwarf-copy: user stacks unwound with call frame information */

@@ -114,8 +114,11 @@ static int value_opt(struct bt_trace_args *a, int c, const char *arg)
 		return 0;
 	case 'f':
 		a->format = arg;
-		return bt_format_parse(arg, &a->fmt) ?
-			bt_cli_error(2, "-f needs a format: %s", bt_format_names()) : 0;
+		if (bt_format_parse(arg, &a->fmt))
+			return bt_cli_error(2, "-f needs a format: %s", bt_format_names());
+		return bt_format_per_sample(a->fmt) ?
+			bt_cli_error(2, "-f %s: trace counts its probes' hits; per-sample formats are the sampling "
+				     "session's (buildtrace -f %s ...)", arg, arg) : 0;
 	case OPT_KEY:
 		return parse_key(a, arg);
 	case OPT_CALL_GRAPH: {

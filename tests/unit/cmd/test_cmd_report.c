@@ -57,6 +57,20 @@ static void cmd_report__endless_input__refused_at_the_cap(void **state)
 	assert_non_null(strstr(out, "larger than 256 MiB"));
 }
 
+/* A saved profile holds totals: the formats that show samples one by one are refused, by name. */
+static void cmd_report__per_sample_format__refused_with_why(void **state)
+{
+	struct fx *f = *state;
+	char out[512];
+	assert_int_equal(bt_test_run(NULL, 0, "printf 'a;b 3\\n' > '%s/x.folded'", f->dir), 0);
+	char args[600];
+	snprintf(args, sizeof(args), "'%s/x.folded' -f perf-script", f->dir);
+	assert_int_equal(report(out, sizeof(out), args), 2);
+	assert_non_null(strstr(out, "-f perf-script shows samples one by one"));
+	snprintf(args, sizeof(args), "'%s/x.folded' -f heatmap", f->dir);
+	assert_int_equal(report(out, sizeof(out), args), 2);
+}
+
 static void cmd_report__huge_sparse_file__refused_unread(void **state)
 {
 	struct fx *f = *state;
@@ -116,6 +130,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(cmd_report__per_sample_format__refused_with_why),
 		T(cmd_report__endless_input__refused_at_the_cap),
 		T(cmd_report__huge_sparse_file__refused_unread),
 		T(cmd_report__pprof_bomb__too_large),

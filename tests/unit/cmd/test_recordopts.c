@@ -112,6 +112,12 @@ static void recordopts__long_forms__parsed(void **state)
 	assert_int_equal(parse(&a, msg, sizeof(msg), "--tid %d"), 0);
 	assert_int_equal(a->ntids, 1);
 	done(a);
+	/* the per-sample formats and per-thread stacks */
+	assert_int_equal(parse(&a, msg, sizeof(msg), "-p %d -f perf-script --per-thread --also-write heatmap:h.svg"), 0);
+	assert_int_equal(a->fmt, BT_FMT_PERFSCRIPT);
+	assert_true(a->per_tid && !a->per_pid);
+	assert_int_equal(a->also[0].fmt, BT_FMT_HEATMAP);
+	done(a);
 }
 
 static void recordopts__command__its_own_options_untouched(void **state)
@@ -155,7 +161,7 @@ static void recordopts__help__printed_not_an_error(void **state)
 
 /* Every bad value: exit code 2, and the message it must contain. */
 static const struct { const char *args, *says; } bad[] = {
-	{ "-f -p 1", "-f needs a format: folded, svg, pprof or json" },
+	{ "-f -p 1", "-f needs a format: folded, svg, pprof, json, perf-script or heatmap" },
 	{ "-p %d -f", "-f needs a format" },
 	{ "-p %d -f xml", "invalid -f 'xml': expected a format" },
 	{ "-p", "-p needs a process id list" },

@@ -205,6 +205,44 @@ static void folded__per_pid_lines__profile_keeps_pids(void **state)
 	bt_profile_free(&p);
 }
 
+/* Kept per thread (--per-thread): two threads of one process give two comm-PID/TID lines; read
+ * back, each keeps its pid and tid, and a file mixing the forms is per process no more. */
+static void folded__per_thread__comm_pid_tid_lines_read_back(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	p.per_pid = p.per_tid = true;
+	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "w-1");
+	uint32_t s[] = { loc(&p, BT_LOC_USER, 1) };
+	struct bt_sample_key a = { comm, 40, 41, BT_NAME_UNSET, BT_NAME_UNSET };
+	struct bt_sample_key b = { comm, 40, 42, BT_NAME_UNSET, BT_NAME_UNSET };
+	assert_int_equal(bt_profile_add_key(&p, &a, s, 1, 1), 0);
+	assert_int_equal(p.last_stack, 0);
+	assert_int_equal(bt_profile_add_key(&p, &b, s, 1, 1), 0);
+	assert_int_equal(p.last_stack, 1);
+	assert_int_equal(bt_profile_add_key(&p, &a, s, 1, 1), 0);
+	assert_int_equal(p.last_stack, 0);
+	int calls = 0;
+	assert_int_equal(bt_profile_resolve(&p, resolve, &calls), 0);
+	char *out = folded(&p);
+	assert_string_equal(out, "w-1-40/41;f1 2\nw-1-40/42;f1 1\n");
+	bt_profile_free(&p);
+	read_profile(out, &p);
+	free(out);
+	assert_true(p.per_tid && p.per_pid);
+	assert_int_equal(p.nstacks, 2);
+	assert_string_equal(bt_strtab_get(&p.names, p.stacks[0].comm_id), "w-1");
+	assert_int_equal(p.stacks[0].pid, 40);
+	out = folded(&p);
+	assert_string_equal(out, "w-1-40/41;f1 2\nw-1-40/42;f1 1\n");
+	free(out);
+	bt_profile_free(&p);
+	read_profile("w-40/41;f 2\nw-40;f 1\n", &p);
+	assert_false(p.per_tid);
+	assert_false(p.per_pid);
+	bt_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +251,7 @@ int main(void)
 		cmocka_unit_test(folded__kernel_frame__marked_only_in_folded_text),
 		cmocka_unit_test(folded__read_into_profile__kinds_back_and_same_text),
 		cmocka_unit_test(folded__per_pid_lines__profile_keeps_pids),
+		cmocka_unit_test(folded__per_thread__comm_pid_tid_lines_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

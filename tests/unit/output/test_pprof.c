@@ -166,9 +166,12 @@ static void pprof__mappings__carry_build_ids_of_readelf(void **state)
 	const char *kcond = "$1 == \"mapping\" && $3 == \"[kernel.kallsyms]\"";
 	dump_field(out, sizeof(out), OS_TMP "/m.pb.gz", kcond, 4);
 	assert_string_equal(out, OS_KERNEL_BID);
-	/* three files, no more: one mapping per (build-id, file) */
+	/* three files, no more: one mapping per (build-id, file), after an empty first one (no program
+	 * was named: the first mapping is what pprof calls the program) */
 	bt_test_run(out, sizeof(out), "cat " OS_TMP "/m.pb.gz.dump | grep -c '^mapping'");
-	assert_string_equal(out, "3\n");
+	assert_string_equal(out, "4\n");
+	bt_test_run(out, sizeof(out), "grep -m1 '^mapping' " OS_TMP "/m.pb.gz.dump");
+	assert_string_equal(out, "mapping\t1\t\t\t0x0\t0x0\t0x0\tfalse\tfalse\tfalse\tfalse\n");
 	os_teardown(x);
 }
 
@@ -188,6 +191,11 @@ static void pprof__locations__offsets_and_names_match_nm(void **state)
 	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", "$1 == \"location\" && $6 == \"fxl_exported\"", 5);
 	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)x->off_lib + 1);
 	assert_string_equal(out, want);
+	/* and its address is the one the file's own instructions have, as nm knows them */
+	char nm[64];
+	assert_int_equal(bt_test_run(nm, sizeof(nm), "nm " OS_PROG " | awk '$3 == \"main\" { print $1 }'"), 0);
+	dump_field(out, sizeof(out), OS_TMP "/l.pb.gz", "$1 == \"location\" && $6 == \"main\"", 4);
+	assert_int_equal(strtoull(out, NULL, 16), strtoull(nm, NULL, 16) + 1);
 	/* the unnamed frame keeps its address and mapping, for symbolizing later */
 	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)OS_NOSYM_OFF);
 	char cond[128];
