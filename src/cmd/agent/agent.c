@@ -22,6 +22,7 @@
 #include "base/wfile.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "cmd/live/live.h"
 #include "output/jsonout.h"
 #include "output/output.h"
@@ -31,38 +32,42 @@
 #include "base/selfmem.h"
 #include "session/session.h"
 
-static void agent_usage(FILE *f)
+enum { O_CONFIG = BT_OPT_LONG, O_SETTINGS = BT_OPT_LONG + 16 };
+
+/* The agent's own options; its settings (agentconf.c) follow them in bt_agent_doc's table. */
+static const struct bt_opt agent_own_opts[] = {
+	BT_OPT_HEAD("Options"),
+	{ O_CONFIG, "config", "FILE", "settings as KEY = VALUE lines, the keys those below (see "
+	  "buildtrace-agent.conf(5)); settings given on the command line win over the file",
+	  .values = "@file" },
+	{ 'v', "verbose", NULL, "say what is written and sent" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_HEAD("Settings (--KEY VALUE here, KEY = VALUE in the config file)"),
+};
+
+static struct bt_opt agent_opts[BT_OPTS_MAX];
+static struct bt_cmd_doc agent_doc = {
+	.name = "buildtrace agent",
+	.summary = "sample the whole machine always, a profile per interval (fleet agent)",
+	.usage = "buildtrace agent [--config FILE] [--KEY VALUE]... [-v]",
+	.about = "Samples every process all the time; every interval writes one profile per format into the "
+		 "output directory (timestamped names, the oldest removed beyond max-files) and, with push, "
+		 "sends it to a Pyroscope-compatible server (POST /ingest) through a bounded spool that "
+		 "survives restarts: one request per interval with samples, windows that tile time.\n\n"
+		 "SIGTERM or SIGINT: a last profile, the spool sent for up to push-drain seconds, then exit 0. "
+		 "SIGHUP: read the config file (and the credential files) again.",
+};
+
+const struct bt_cmd_doc *bt_agent_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace agent [--config FILE] [--output-dir DIR] [--interval SECONDS]\n"
-		"                        [-F HZ] [--format pprof,folded] [--max-files N] [--push URL]\n"
-		"                        [--push-format pprof|folded] [--header 'NAME: VALUE']...\n"
-		"                        [--app-name NAME] [--label KEY=VALUE]... [--listen ADDR:PORT] [-v]\n"
-		"  Samples every process all the time; every interval writes one profile per format into\n"
-		"  the output directory (timestamped names, the oldest removed beyond --max-files) and,\n"
-		"  with --push, sends it to a Pyroscope-compatible server (POST /ingest) through a bounded\n"
-		"  spool that survives restarts: one request per interval with samples, windows that tile\n"
-		"  time. SIGTERM or SIGINT: a last profile, the spool sent for up to push-drain seconds,\n"
-		"  then exit 0; SIGHUP: read the config file (and the credential files) again.\n"
-		"  --config FILE       settings as 'key = value' lines (the long option names, plus user,\n"
-		"                      spool-dir, spool-max-files, spool-max-bytes, status-file,\n"
-		"                      evict-after, ringbuf-size, call-graph, lines, push-empty,\n"
-		"                      push-drain, basic-auth-file, bearer-token-file, ca-file,\n"
-		"                      tls-verify); options given here win over the file\n"
-		"  --output-dir DIR    where profiles go (default /var/lib/buildtrace/profiles)\n"
-		"  --interval SECONDS  one profile per this long (default 60)\n"
-		"  -F, --freq HZ       samples per second per CPU (default 19)\n"
-		"  --format LIST       pprof, folded or both (default pprof,folded)\n"
-		"  --max-files N       profiles kept per format (default 60)\n"
-		"  --push URL          Pyroscope server, e.g. http://pyroscope:4040\n"
-		"  --push-format FMT   what is pushed: pprof (default) or folded\n"
-		"  --header 'N: V'     an HTTP header for the server, e.g. 'X-Scope-OrgID: team' (repeatable)\n"
-		"  --listen ADDR:PORT  serve /debug/pprof/profile?seconds=N, /debug/pprof/latest, /metrics\n"
-		"                      and /healthz over HTTP (PORT alone: on 127.0.0.1)\n"
-		"  --app-name NAME     application name for the server (default buildtrace)\n"
-		"  --label KEY=VALUE   a label for the server (repeatable)\n"
-		"  -v, --verbose       say what is written and sent\n"
-		"  -h, --help          this text\n");
+	if (!agent_doc.opts) {
+		size_t n = sizeof(agent_own_opts) / sizeof(agent_own_opts[0]);
+		memcpy(agent_opts, agent_own_opts, sizeof(agent_own_opts));
+		n += bt_agent_conf_options(agent_opts + n, BT_OPTS_MAX - 1 - n, O_SETTINGS);
+		agent_opts[n] = (struct bt_opt)BT_OPT_END;
+		agent_doc.opts = agent_opts;
+	}
+	return &agent_doc;
 }
 
 /* Set by the handlers; the loop reads them through bt_live_opts.stop and struct agent's hup. */
@@ -691,25 +696,10 @@ out:
 
 int cmd_agent(int argc, char **argv)
 {
-	enum { O_CONFIG = 256, O_OUTDIR, O_INTERVAL, O_FORMAT, O_MAXFILES, O_PUSH, O_APP, O_LABEL,
-	       O_PUSHFMT, O_HEADER, O_LISTEN };
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, O_CONFIG },
-		{ "output-dir", required_argument, NULL, O_OUTDIR },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "max-files", required_argument, NULL, O_MAXFILES },
-		{ "push", required_argument, NULL, O_PUSH },
-		{ "app-name", required_argument, NULL, O_APP },
-		{ "label", required_argument, NULL, O_LABEL },
-		{ "push-format", required_argument, NULL, O_PUSHFMT },
-		{ "header", required_argument, NULL, O_HEADER },
-		{ "listen", required_argument, NULL, O_LISTEN },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	const struct bt_cmd_doc *doc = bt_agent_doc();
+	struct bt_getopt g;
+	if (bt_opts_getopt(doc->opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	struct agent *a = calloc(1, sizeof(*a));
 	if (!a)
 		return bt_cli_error(1, "out of memory");
@@ -721,27 +711,21 @@ int cmd_agent(int argc, char **argv)
 	int c, rc = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		const struct bt_opt *o = c == '?' || c == ':' ? NULL : bt_opts_find(doc->opts, c);
 		const char *key = NULL;
 		switch (c) {
 		case O_CONFIG: a->config_path = optarg; break;
-		case O_OUTDIR: key = "output-dir"; break;
-		case O_INTERVAL: key = "interval"; break;
-		case 'F': key = "freq"; break;
-		case O_FORMAT: key = "format"; break;
-		case O_MAXFILES: key = "max-files"; break;
-		case O_PUSH: key = "push"; break;
-		case O_APP: key = "app-name"; break;
-		case O_LABEL: key = "label"; break;
-		case O_PUSHFMT: key = "push-format"; break;
-		case O_HEADER: key = "header"; break;
-		case O_LISTEN: key = "listen"; break;
 		case 'v': a->verbose++; break;
-		case 'h': agent_usage(stdout); goto done;
+		case 'h': bt_opts_usage(stdout, doc); goto done;
 		case ':': rc = bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]); goto done;
 		default:
-			rc = bt_cli_error(2, "unknown option '%s' (see buildtrace agent --help)", argv[optind - 1]);
-			goto done;
+			if (!o) {
+				rc = bt_cli_error(2, "unknown option '%s' (see buildtrace agent --help)",
+						  argv[optind - 1]);
+				goto done;
+			}
+			key = o->name;  /* a setting: its key is its long name */
 		}
 		if (key)
 			a->cli[a->ncli++] = (struct cli_set){ key, optarg };

@@ -116,7 +116,7 @@ static int set_freq(struct bt_agent_conf *c, const char *key, const char *v, cha
 {
 	uint64_t n;
 	if (parse_u64(v, 1, 100000, &n))
-		return say(err, errlen, -EINVAL, "frequency: '%s' is not 1..100000 Hz", v);
+		return say(err, errlen, -EINVAL, "%s: '%s' is not 1..100000 Hz", key, v);
 	c->freq_hz = (unsigned)n;
 	return 0;
 }
@@ -344,47 +344,106 @@ static int set_ringbuf_size(struct bt_agent_conf *c, const char *key, const char
 	return 0;
 }
 
-/* Every setting: its name (the long option's), the other spelling config files may use, and its
- * parser. */
+/* Every setting, in the order --help and buildtrace-agent.conf(5) list them: its key (also its long
+ * option, --KEY VALUE), what --help says of it, the other spelling config files may use, and its
+ * parser. A setting added here is read from config files and the command line, listed by --help
+ * and the man pages, completed by the shell; tools/check-docs.py then wants it in
+ * tools/agent.conf.example and in the README's table of the agent's options. */
+typedef int (*setter)(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen);
 static const struct setting {
-	const char *key, *alias;
-	int (*set)(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen);
+	struct bt_opt opt;
+	const char *alias;
+	setter set;
 } settings[] = {
-	{ "output-dir", "output_dir", set_output_dir },
-	{ "interval", NULL, set_interval },
-	{ "freq", "frequency", set_freq },
-	{ "format", NULL, set_format },
-	{ "max-files", "max_files", set_max_files },
-	{ "push", NULL, set_push },
-	{ "app-name", "app_name", set_app_name },
-	{ "label", NULL, set_label },
-	{ "call-graph", "call_graph", set_call_graph },
-	{ "lines", NULL, set_lines },
-	{ "user", NULL, set_user },
-	{ "spool-dir", "spool_dir", set_spool_dir },
-	{ "spool-max-files", "spool_max_files", set_spool_max_files },
-	{ "spool-max-bytes", "spool_max_bytes", set_spool_max_bytes },
-	{ "status-file", "status_file", set_status_file },
-	{ "evict-after", "evict_after", set_evict_after },
-	{ "ringbuf-size", "ringbuf_size", set_ringbuf_size },
-	{ "push-format", "push_format", set_push_format },
-	{ "push-empty", "push_empty", set_push_empty },
-	{ "basic-auth-file", "basic_auth_file", set_basic_auth_file },
-	{ "bearer-token-file", "bearer_token_file", set_bearer_token_file },
-	{ "header", NULL, set_header },
-	{ "ca-file", "ca_file", set_ca_file },
-	{ "tls-verify", "tls_verify", set_tls_verify },
-	{ "push-drain", "push_drain", set_push_drain },
-	{ "sample-labels", "sample_labels", set_sample_labels },
-	{ "idle", NULL, set_idle },
-	{ "listen", NULL, set_listen },
+	{ { .name = "output-dir", .arg = "DIR", .help = "where each interval's profiles (timestamped names), "
+	    "status.json and the spool go", .def = "/var/lib/buildtrace/profiles", .values = "@dir" },
+	  "output_dir", set_output_dir },
+	{ { .name = "interval", .arg = "SECONDS", .help = "one profile per format every this long, 0.5 to "
+	    "86400 (at least 1 when pushing)", .def = "60" }, NULL, set_interval },
+	{ { 'F', "freq", "HZ", "samples per second per CPU, 1 to 100000 (and at most "
+	    "kernel.perf_event_max_sample_rate)", .def = "19" }, "frequency", set_freq },
+	{ { .name = "format", .arg = "LIST", .help = "the formats written every interval: pprof, folded or "
+	    "both", .def = "pprof,folded", .values = "pprof,folded pprof folded" }, NULL, set_format },
+	{ { .name = "max-files", .arg = "N", .help = "profiles kept per format, the oldest removed",
+	    .def = "60" }, "max_files", set_max_files },
+	{ { .name = "push", .arg = "URL", .help = "also send each interval's profile to this "
+	    "Pyroscope-compatible server (POST /ingest), such as http://pyroscope:4040" }, NULL, set_push },
+	{ { .name = "app-name", .arg = "NAME", .help = "the application pushed profiles are named after "
+	    "(NAME.cpu)", .def = "buildtrace" }, "app_name", set_app_name },
+	{ { .name = "label", .arg = "KEY=VALUE", .help = "a label of the pushed series (repeatable, up to "
+	    "16)" }, NULL, set_label },
+	{ { .name = "push-format", .arg = "pprof|folded", .help = "what is pushed", .def = "pprof",
+	    .values = "pprof folded" }, "push_format", set_push_format },
+	{ { .name = "push-empty", .arg = "yes|no", .help = "push intervals without samples too",
+	    .def = "no", .values = "yes no" }, "push_empty", set_push_empty },
+	{ { .name = "spool-dir", .arg = "DIR", .help = "where profiles wait to be pushed, across restarts "
+	    "(default OUTPUT-DIR/spool)", .values = "@dir" }, "spool_dir", set_spool_dir },
+	{ { .name = "spool-max-files", .arg = "N", .help = "profiles the spool holds at most, the oldest "
+	    "dropped and counted", .def = "100" }, "spool_max_files", set_spool_max_files },
+	{ { .name = "spool-max-bytes", .arg = "SIZE", .help = "bytes the spool holds at most (K, M, G)",
+	    .def = "64M" }, "spool_max_bytes", set_spool_max_bytes },
+	{ { .name = "push-drain", .arg = "SECONDS", .help = "at SIGTERM, how long the spool goes on being "
+	    "sent, 0 to 3600", .def = "10" }, "push_drain", set_push_drain },
+	{ { .name = "basic-auth-file", .arg = "FILE", .help = "a file holding USER:PASSWORD for the server, "
+	    "read at start and on SIGHUP", .values = "@file" }, "basic_auth_file", set_basic_auth_file },
+	{ { .name = "bearer-token-file", .arg = "FILE", .help = "a file holding a bearer token for the "
+	    "server, read at start and on SIGHUP", .values = "@file" }, "bearer_token_file",
+	  set_bearer_token_file },
+	{ { .name = "header", .arg = "'NAME: VALUE'", .help = "an HTTP header for the server, such as "
+	    "'X-Scope-OrgID: team-a' (repeatable, up to 8; never Authorization)" }, NULL, set_header },
+	{ { .name = "ca-file", .arg = "FILE", .help = "the certificates to verify the server's with "
+	    "(default: the system's)", .values = "@file" }, "ca_file", set_ca_file },
+	{ { .name = "tls-verify", .arg = "yes|no", .help = "verify the server's certificate", .def = "yes",
+	    .values = "yes no" }, "tls_verify", set_tls_verify },
+	{ { .name = "listen", .arg = "ADDR:PORT", .help = "serve /debug/pprof/profile?seconds=N, "
+	    "/debug/pprof/latest, /metrics and /healthz over HTTP (PORT alone: on 127.0.0.1); no "
+	    "authentication" }, NULL, set_listen },
+	{ { .name = "call-graph", .arg = "dwarf|dwarf-bpf|dwarf-copy[,SIZE]|fp", .help = "how user stacks "
+	    "are walked, as buildtrace --call-graph says", .def = "dwarf",
+	    .values = "dwarf dwarf-bpf dwarf-copy fp" }, "call_graph", set_call_graph },
+	{ { .name = "lines", .arg = "yes|no", .help = "source lines and inlined functions in pprof "
+	    "profiles, from the DWARF of each build-id", .def = "no", .values = "yes no" }, NULL, set_lines },
+	{ { .name = "sample-labels", .arg = "yes|no", .help = "label each sample with pid, tid, comm, "
+	    "thread, exe, build_id, cgroup and container_id", .def = "yes", .values = "yes no" },
+	  "sample_labels", set_sample_labels },
+	{ { .name = "idle", .arg = "yes|no", .help = "count the samples of idle CPUs too, as swapper/N",
+	    .def = "no", .values = "yes no" }, NULL, set_idle },
+	{ { .name = "evict-after", .arg = "SECONDS", .help = "free the symbol tables no interval used for "
+	    "this long", .def = "600" }, "evict_after", set_evict_after },
+	{ { .name = "ringbuf-size", .arg = "SIZE", .help = "the BPF ring buffer, 4K to 1G (by default sized "
+	    "from the rate and the CPUs)" }, "ringbuf_size", set_ringbuf_size },
+	{ { .name = "status-file", .arg = "FILE", .help = "where the agent's health is written (default "
+	    "OUTPUT-DIR/status.json)", .values = "@file" }, "status_file", set_status_file },
+	{ { .name = "user", .arg = "USER", .help = "run as this user once the BPF programs are attached",
+	    .values = "@user" }, NULL, set_user },
 };
+
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+size_t bt_agent_conf_options(struct bt_opt *out, size_t max, int first)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < NSETTINGS && n < max; i++, n++) {
+		out[n] = settings[i].opt;
+		if (!out[n].id)
+			out[n].id = first + (int)i;
+	}
+	return n;
+}
+
+const char *bt_agent_conf_alias(const char *key)
+{
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (!strcmp(settings[i].opt.name, key))
+			return settings[i].alias;
+	return NULL;
+}
 
 int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+	for (size_t i = 0; i < NSETTINGS; i++) {
 		const struct setting *st = &settings[i];
-		if (!strcmp(key, st->key) || (st->alias && !strcmp(key, st->alias)))
+		if (!strcmp(key, st->opt.name) || (st->alias && !strcmp(key, st->alias)))
 			return st->set(c, key, v, err, errlen);
 	}
 	return say(err, errlen, -ENOENT, "unknown setting '%s'", key);

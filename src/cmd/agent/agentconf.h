@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cmd/cli/opts.h"
 #include "cmd/net/push.h"
 
 #define BT_AGENT_MAX_LABELS 16
@@ -56,6 +57,14 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c);
  * options use the same keys. 0, or -EINVAL / -ERANGE / -ENAMETOOLONG / -E2BIG (too many labels)
  * with a message in err naming the key and what is expected; -ENOENT for an unknown key. */
 int bt_agent_conf_set(struct bt_agent_conf *c, const char *key, const char *value, char *err, size_t errlen);
+
+/* The settings as options (cli/opts.h), in the order --help lists them: each one's long name is its
+ * key. Their ids are first + their index, but for those with a short form (freq: 'F'). How many were
+ * written, at most max. */
+size_t bt_agent_conf_options(struct bt_opt *out, size_t max, int first);
+
+/* The other spelling config files may give a key (output_dir for output-dir), or NULL. */
+const char *bt_agent_conf_alias(const char *key);
 
 /* Reads a config file: "key = value" lines, '#' comments, blank lines. 0 or -errno, with a message
  * naming the file and line in err. */

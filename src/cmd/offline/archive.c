@@ -18,14 +18,34 @@
 #include "base/wfile.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 
-static void archive_usage(FILE *f)
+enum { OPT_CACHE_DIR = BT_OPT_LONG };
+
+static const struct bt_opt archive_opts[] = {
+	{ .kind = BT_OPT_OPERAND, .arg = "BUILDID", .help = "the cache entry of this build-id" },
+	{ .kind = BT_OPT_OPERAND, .arg = "FILE", .help = "the entries of every build-id found in FILE (such as "
+	  "the output of buildtrace buildid-list)" },
+	{ 'o', "output", "FILE.tar", "the archive to write (a new file, mode 0600)", .values = "@file" },
+	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the build-id cache", .def = "~/.debug", .values = "@dir" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
+};
+
+static const struct bt_cmd_doc archive_doc = {
+	.name = "buildtrace archive",
+	.summary = "write build-id cache entries to a tar archive",
+	.usage = "buildtrace archive [--cache-dir DIR] -o FILE.tar [BUILDID | FILE]...",
+	.about = "Writes the build-id cache entries of the given build-ids, or of every build-id found in the "
+		 "given files, or of the whole cache when none is given, to a tar archive: extracted into "
+		 "another machine's ~/.debug, it lets buildtrace and perf name that machine's profiles there.",
+	.opts = archive_opts,
+	.operands = "@file",
+};
+
+const struct bt_cmd_doc *bt_archive_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace archive [--cache-dir DIR] -o FILE.tar [BUILDID | FILE]...\n"
-		"  Writes the build-id cache entries of the given build-ids, or of every build-id found\n"
-		"  in the given files (e.g. `buildtrace buildid-list` output), or of the whole cache when\n"
-		"  none is given, to a tar archive; extract it into another machine's ~/.debug.\n");
+	return &archive_doc;
 }
 
 static int push_id(struct bt_build_id **ids, size_t *n, size_t *cap, const struct bt_build_id *id)
@@ -93,21 +113,18 @@ static bool is_hex_id(const char *s)
 
 int cmd_archive(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cache-dir", required_argument, NULL, 'c' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct bt_getopt g;
+	if (bt_opts_getopt(archive_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	const char *cache_opt = NULL, *out = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': cache_opt = optarg; break;
+		case OPT_CACHE_DIR: cache_opt = optarg; break;
 		case 'o': out = optarg; break;
-		case 'h': archive_usage(stdout); return 0;
+		case 'h': bt_opts_usage(stdout, &archive_doc); return 0;
 		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
 		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace archive --help)",
 					     argv[optind - 1]);

@@ -13,6 +13,7 @@
 #include "capture/caps.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "base/htab.h"
 #include "kernel/kident.h"
 #include "output/jsonout.h"
@@ -50,46 +51,48 @@ struct bl_ctx {
 	int err;                 /* -ENOMEM and the like, ends the run */
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: buildtrace buildid-list (-p PID[,PID...] | -a) [-d SECONDS] [--json] [--kernel]\n"
-		"       buildtrace buildid-list --kernel [--json]\n"
-		"Prints 'BUILDID PATH' for every executable file the processes map (once per file\n"
-		"version; with --json, once per process and address), as they map them, until -d\n"
-		"expires, Ctrl-C, or every watched process has exited.\n"
-		"  -p, --pid PID[,PID...]  these processes\n"
-		"  -a, --all               every process\n"
-		"  -d, --duration SECONDS  stop after this long\n"
-		"      --json              one JSON object per line: pid, start, end, offset (hex strings\n"
-		"                          \"0x...\"), build_id, path, deleted, source (\"bpf\": read in the\n"
-		"                          kernel; \"userspace\": read through /proc/PID/map_files); the\n"
-		"                          path of a deleted file ends in \" (deleted)\", as in /proc/PID/maps\n"
-		"      --kernel            also the running kernel ([kernel.kallsyms]) and its loaded modules\n"
-		"                          ([NAME]), from /sys; JSON lines have build_id, path, source \"sysfs\"\n"
-		"  -v, --verbose           say more on stderr\n"
-		"  -h, --help              this text\n");
-}
+enum { OPT_JSON = BT_OPT_LONG, OPT_KERNEL };
 
-enum { OPT_JSON = 256, OPT_KERNEL };
+static const struct bt_opt buildid_list_opts[] = {
+	{ 'p', "pid", "PID[,PID...]", "these processes", .values = "@pid" },
+	{ 'a', "all", NULL, "every process" },
+	{ 'd', "duration", "SECONDS", "stop after this long" },
+	{ OPT_JSON, "json", NULL, "one JSON object per line: pid, start, end, offset (hex strings \"0x...\"), "
+	  "build_id, path, deleted, source (\"bpf\": read in the kernel; \"userspace\": read through "
+	  "/proc/PID/map_files); the path of a deleted file ends in \" (deleted)\", as in /proc/PID/maps" },
+	{ OPT_KERNEL, "kernel", NULL, "also the running kernel ([kernel.kallsyms]) and its loaded modules "
+	  "([NAME]), from /sys; JSON lines have build_id, path, source \"sysfs\"" },
+	{ 'v', "verbose", NULL, "say more on stderr" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
+};
+
+static const struct bt_cmd_doc buildid_list_doc = {
+	.name = "buildtrace buildid-list",
+	.summary = "list the build-ids of the files processes map, live",
+	.usage = "buildtrace buildid-list (-p PID[,PID...] | -a) [-d SECONDS] [--json] [--kernel]\n"
+		 "buildtrace buildid-list --kernel [--json]",
+	.about = "Prints 'BUILDID PATH' for every executable file the processes map (once per file version; "
+		 "with --json, once per process and address), as they map them, until -d expires, Ctrl-C, or "
+		 "every watched process has exited.",
+	.opts = buildid_list_opts,
+};
+
+const struct bt_cmd_doc *bt_buildid_list_doc(void)
+{
+	return &buildid_list_doc;
+}
 
 /* 0 to run, 1 when done (help), else the exit code. */
 static int parse_args(int argc, char **argv, struct bl_args *a)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "kernel", no_argument, NULL, OPT_KERNEL },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct bt_getopt g;
+	if (bt_opts_getopt(buildid_list_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	int c, err;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:ad:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': {
 			int *p = NULL;
@@ -110,7 +113,7 @@ static int parse_args(int argc, char **argv, struct bl_args *a)
 		case OPT_JSON: a->json = true; break;
 		case OPT_KERNEL: a->kernel = true; break;
 		case 'v': a->verbose++; break;
-		case 'h': usage(stdout); return 1;
+		case 'h': bt_opts_usage(stdout, &buildid_list_doc); return 1;
 		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
 		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace buildid-list --help)",
 					     argv[optind - 1]);

@@ -15,21 +15,44 @@
 #include "base/safeopen.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "symsrc/symsrc.h"
 
 #define HEXLEN (2 * BT_BUILD_ID_MAXLEN + 1)
 
-static void cache_usage(FILE *f)
+enum { OPT_CACHE_DIR = BT_OPT_LONG, OPT_MAX_SIZE };
+
+static const struct bt_opt cache_opts[] = {
+	BT_OPT_HEAD("Commands"),
+	{ .kind = BT_OPT_OPERAND, .arg = "list [-l]", .help = "BUILDID PATH per entry; -l adds SIZE and the "
+	  "files held" },
+	{ .kind = BT_OPT_OPERAND, .arg = "add FILE...", .help = "store FILE and, when one is found, its debug "
+	  "file" },
+	{ .kind = BT_OPT_OPERAND, .arg = "remove BUILDID...", .help = "drop entries" },
+	{ .kind = BT_OPT_OPERAND, .arg = "prune --max-size SIZE", .help = "drop the least recently used "
+	  "entries down to SIZE (K, M, G)" },
+	BT_OPT_HEAD("Options"),
+	{ 'l', "long", NULL, "list: the size and the files of each entry too" },
+	{ OPT_MAX_SIZE, "max-size", "SIZE", "prune: what the cache may hold" },
+	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the cache to use", .def = "~/.debug", .values = "@dir" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
+};
+
+static const struct bt_cmd_doc cache_doc = {
+	.name = "buildtrace cache",
+	.summary = "list, add, remove or prune build-id cache entries",
+	.usage = "buildtrace cache [--cache-dir DIR] COMMAND [ARGS]",
+	.about = "The build-id cache, in perf's layout (~/.debug/PATH/BUILDID/ and "
+		 "~/.debug/.build-id/xx/rest), shared with perf buildid-cache: buildtrace stores the binaries "
+		 "that get samples there and looks symbols up there.",
+	.opts = cache_opts,
+	.operands = "list add remove prune",
+};
+
+const struct bt_cmd_doc *bt_cache_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace cache [--cache-dir DIR] COMMAND [ARGS]\n"
-		"  The build-id cache (default ~/.debug), shared with perf's buildid-cache.\n"
-		"  list [-l]               BUILDID PATH per entry; -l adds SIZE and the files held\n"
-		"  add FILE...             store FILE and, when one is found, its debug file\n"
-		"  remove BUILDID...       drop entries\n"
-		"  prune --max-size SIZE   drop the least recently used entries down to SIZE (K, M, G)\n"
-		"  --cache-dir DIR         the cache to use\n"
-		"  -h, --help              this text\n");
+	return &cache_doc;
 }
 
 struct listing {
@@ -158,31 +181,27 @@ int bt_cache_dir_arg(const char *given, char *buf, size_t len)
 
 int cmd_cache(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cache-dir", required_argument, NULL, 'c' },
-		{ "max-size", required_argument, NULL, 'm' },
-		{ "long", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct bt_getopt g;
+	if (bt_opts_getopt(cache_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	const char *cache_opt = NULL, *max_opt = NULL;
 	bool longfmt = false;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":lh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': cache_opt = optarg; break;
-		case 'm': max_opt = optarg; break;
+		case OPT_CACHE_DIR: cache_opt = optarg; break;
+		case OPT_MAX_SIZE: max_opt = optarg; break;
 		case 'l': longfmt = true; break;
-		case 'h': cache_usage(stdout); return 0;
+		case 'h': bt_opts_usage(stdout, &cache_doc); return 0;
 		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
 		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace cache --help)",
 					     argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
-		cache_usage(stderr);
+		bt_opts_usage(stderr, &cache_doc);
 		return 2;
 	}
 	const char *sub = argv[optind++];

@@ -14,20 +14,37 @@
 #include "base/wfile.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "output/folded.h"
 #include "output/output.h"
 #include "output/pprof.h"
 #include "session/profile.h"
 
-static void report_usage(FILE *f)
+enum { OPT_TITLE = BT_OPT_LONG };
+
+static const struct bt_opt report_opts[] = {
+	{ .kind = BT_OPT_OPERAND, .arg = "FILE", .help = "folded stacks, or a pprof profile (gzip-compressed, "
+	  "or FILE.pb / FILE.pprof uncompressed); - reads standard input" },
+	{ 'f', "format", "FORMAT", "folded, svg, pprof or json", .def = "folded", .values = "@format" },
+	{ 'o', "output", "OUT", "where to write (default: standard output)", .values = "@file" },
+	{ OPT_TITLE, "title", "TEXT", "the flame graph's title" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
+};
+
+static const struct bt_cmd_doc report_doc = {
+	.name = "buildtrace report",
+	.summary = "convert a saved profile (folded -> svg ...)",
+	.usage = "buildtrace report FILE.folded|FILE.pb.gz [-f FORMAT] [-o OUT] [--title TEXT]",
+	.about = "Converts a saved profile, folded stacks or pprof, into another format. It reads at most "
+		 "256 MiB of input; a pprof profile may be at most 128 MiB once decompressed.",
+	.opts = report_opts,
+	.operands = "@file",
+};
+
+const struct bt_cmd_doc *bt_report_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace report FILE.folded|FILE.pb.gz [-f FORMAT] [-o OUT] [--title TEXT]\n"
-		"  Converts a saved profile (\"-\" reads standard input): folded stacks, or a pprof\n"
-		"  profile (gzip-compressed, or FILE.pb / FILE.pprof uncompressed).\n"
-		"  -f, --format FORMAT  %s (default folded)\n"
-		"  -o, --output OUT     default: standard output\n"
-		"      --title TEXT     the flame graph's title\n", bt_format_names());
+	return &report_doc;
 }
 
 /* Whether the whole input is a pprof profile: gzip data always is, an uncompressed one is named so. */
@@ -142,23 +159,19 @@ static int read_input(const char *input, struct bt_profile *p, const char **sour
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct bt_getopt g;
+	if (bt_opts_getopt(report_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	const char *format = "folded", *output = NULL, *title = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
-		case 't': title = optarg; break;
-		case 'h': report_usage(stdout); return 0;
+		case OPT_TITLE: title = optarg; break;
+		case 'h': bt_opts_usage(stdout, &report_doc); return 0;
 		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
 		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace report --help)",
 					     argv[optind - 1]);

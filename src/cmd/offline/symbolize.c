@@ -16,6 +16,7 @@
 #include "elf/buildid.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "symsrc/debuginfod_client.h"
 #include "base/demangle.h"
 #include "base/safeopen.h"
@@ -32,33 +33,46 @@
 
 #define MAX_FRAMES 64
 
-static void symbolize_usage(FILE *f)
+enum { OPT_ELF = BT_OPT_LONG, OPT_PID, OPT_BUILD_ID, OPT_KERNEL, OPT_VMLINUX, OPT_CACHE_DIR, OPT_ROOT,
+       OPT_NO_DEBUGINFOD, OPT_NO_DEMANGLE };
+
+static const struct bt_opt symbolize_opts[] = {
+	BT_OPT_HEAD("Where the addresses are (one of)"),
+	{ OPT_ELF, "elf", "FILE", "in FILE's own address space (as nm shows them)", .values = "@file" },
+	{ OPT_PID, "pid", "PID", "in the running process PID (JIT code named from its jitdump or "
+	  "/tmp/perf-PID.map)", .values = "@pid" },
+	{ OPT_BUILD_ID, "build-id", "HEX", "in the file with this build-id" },
+	{ OPT_KERNEL, "kernel", NULL, "in the running kernel (as in /proc/kallsyms): names from kallsyms (a "
+	  "module's .ko file when kallsyms lacks them), file:line from a vmlinux whose build-id is the "
+	  "running kernel's (from --vmlinux, /usr/lib/debug/boot, /boot ..., the debug directories, the "
+	  "build-id cache or debuginfod); one with another build-id is refused" },
+	BT_OPT_HEAD("Options"),
+	{ OPT_VMLINUX, "vmlinux", "FILE", "the vmlinux to use with --kernel", .values = "@file" },
+	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the build-id cache", .def = "~/.debug", .values = "@dir" },
+	{ OPT_ROOT, "root", "DIR", "look for system debug files (and, with --kernel, /proc, /sys, /boot, "
+	  "/lib/modules) under DIR instead of /", .values = "@dir" },
+	{ OPT_NO_DEBUGINFOD, "no-debuginfod", NULL, "do not ask debuginfod servers" },
+	{ OPT_NO_DEMANGLE, "no-demangle", NULL, "print C++ names as they are in the file" },
+	{ 'v', "verbose", NULL, "tell on standard error where each file's symbols came from" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
+};
+
+static const struct bt_cmd_doc symbolize_doc = {
+	.name = "buildtrace symbolize",
+	.summary = "name addresses of a file, a process or a build-id",
+	.usage = "buildtrace symbolize (--elf FILE | --pid PID | --build-id HEX | --kernel) [options] [ADDR...]",
+	.about = "Reads hexadecimal addresses from the arguments, or one per line from standard input, and "
+		 "prints ADDR<TAB>FUNCTION+0xOFFSET<TAB>FILE:LINE for each frame, inlined frames (named without "
+		 "an offset) innermost first; FILE:LINE is empty when unknown.\n\n"
+		 "Symbols come from the file, its MiniDebugInfo, /usr/lib/debug/.build-id, its .gnu_debuglink, "
+		 "the build-id cache, then debuginfod (DEBUGINFOD_URLS).",
+	.opts = symbolize_opts,
+};
+
+const struct bt_cmd_doc *bt_symbolize_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace symbolize (--elf FILE | --pid PID | --build-id HEX | --kernel) [options]\n"
-		"                            [ADDR...]\n"
-		"  Reads hexadecimal addresses from the arguments, or one per line from standard input,\n"
-		"  and prints ADDR<TAB>FUNCTION+0xOFFSET<TAB>FILE:LINE for each frame, inlined frames\n"
-		"  (named without an offset) innermost first; FILE:LINE is empty when unknown.\n"
-		"  --elf FILE        addresses are in FILE's own address space (as nm shows them)\n"
-		"  --pid PID         addresses are in the running process PID (JIT code named from its\n"
-		"                    jitdump or /tmp/perf-PID.map)\n"
-		"  --build-id HEX    addresses are in the file with this build-id\n"
-		"  --kernel          addresses are in the running kernel (as in /proc/kallsyms): names from\n"
-		"                    kallsyms (a module's .ko file when kallsyms lacks them), file:line from\n"
-		"                    a vmlinux whose build-id is the running kernel's (from --vmlinux,\n"
-		"                    /usr/lib/debug/boot, /boot ..., the debug directories, the build-id\n"
-		"                    cache or debuginfod); one with another build-id is refused\n"
-		"  --vmlinux FILE    the vmlinux to use with --kernel\n"
-		"  Symbols come from the file, its MiniDebugInfo, /usr/lib/debug/.build-id, its\n"
-		"  .gnu_debuglink, the build-id cache, then debuginfod (DEBUGINFOD_URLS).\n"
-		"  --cache-dir DIR   build-id cache (default ~/.debug)\n"
-		"  --root DIR        look for system debug files (and, with --kernel, /proc, /sys, /boot,\n"
-		"                    /lib/modules) under DIR instead of /\n"
-		"  --no-debuginfod   do not ask debuginfod servers\n"
-		"  --no-demangle     print C++ names as they are in the file\n"
-		"  -v, --verbose     tell on standard error where each file's symbols came from\n"
-		"  -h, --help        this text\n");
+	return &symbolize_doc;
 }
 
 /* One file's symbols and DWARF, loaded on first use. */
@@ -481,39 +495,28 @@ struct symbolize_args {
 /* Fills a and s from the options: -1 to go on, else the command's exit status. */
 static int parse_args(int argc, char **argv, struct symbolize_args *a, struct symbolizer *s)
 {
-	static const struct option opts[] = {
-		{ "elf", required_argument, NULL, 'e' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "build-id", required_argument, NULL, 'b' },
-		{ "kernel", no_argument, NULL, 'k' },
-		{ "vmlinux", required_argument, NULL, 'V' },
-		{ "cache-dir", required_argument, NULL, 'c' },
-		{ "root", required_argument, NULL, 'r' },
-		{ "no-debuginfod", no_argument, NULL, 'D' },
-		{ "no-demangle", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct bt_getopt g;
+	if (bt_opts_getopt(symbolize_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
-		case 'e': a->elf = optarg; break;
-		case 'p':
+		case OPT_ELF: a->elf = optarg; break;
+		case OPT_PID:
 			if (bt_cli_parse_uint(optarg, 1, 0x7fffffff, &a->pid))
 				return bt_cli_error(2, "invalid pid '%s'", optarg);
 			break;
-		case 'b': a->bid = optarg; break;
-		case 'k': s->k.on = true; break;
-		case 'V': a->vmlinux = optarg; break;
-		case 'c': s->so.cache_dir = optarg; break;
-		case 'r': s->so.root = optarg; break;
-		case 'D': s->so.debuginfod = false; break;
-		case 'n': s->demangle = false; break;
+		case OPT_BUILD_ID: a->bid = optarg; break;
+		case OPT_KERNEL: s->k.on = true; break;
+		case OPT_VMLINUX: a->vmlinux = optarg; break;
+		case OPT_CACHE_DIR: s->so.cache_dir = optarg; break;
+		case OPT_ROOT: s->so.root = optarg; break;
+		case OPT_NO_DEBUGINFOD: s->so.debuginfod = false; break;
+		case OPT_NO_DEMANGLE: s->demangle = false; break;
 		case 'v': s->verbose = true; break;
-		case 'h': symbolize_usage(stdout); return 0;
+		case 'h': bt_opts_usage(stdout, &symbolize_doc); return 0;
 		case ':': return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
 		default: return bt_cli_error(2, "unknown option '%s' (see buildtrace symbolize --help)",
 					     argv[optind - 1]);

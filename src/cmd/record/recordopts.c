@@ -11,143 +11,100 @@
 #include "capture/callgraph.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 
-void bt_record_usage(FILE *f)
-{
-	fprintf(f,
-		"usage: buildtrace [-p PID[,PID...] | -t TID[,TID...] | -a] [options]\n"
-		"       buildtrace [-a] [options] -- COMMAND [ARGS...]\n"
-		"\n"
-		"What to profile:\n"
-		"  COMMAND                  start it, profile it (and what it starts) until it exits, and\n"
-		"                           exit with its status; Ctrl-C and -d end it as they end perf's\n"
-		"  -p, --pid PID[,PID...]   these processes (and the children they start)\n"
-		"  -t, --tid TID[,TID...]   these threads only\n"
-		"  -a, --all-cpus           every process on the machine (with COMMAND: while it runs)\n"
-		"  -C, --cpu CPU-LIST       only samples taken on these CPUs, e.g. 0-3,6\n"
-		"      --keep-root          run COMMAND as root even when started through sudo (by\n"
-		"                           default it runs as SUDO_UID and SUDO_GID)\n"
-		"\n"
-		"Sampling:\n"
-		"  -F, --freq HZ|max        samples per second per CPU (default 99; max: the kernel's\n"
-		"                           kernel.perf_event_max_sample_rate)\n"
-		"  -d, --duration TIME      stop after TIME: 500ms, 10s, 2m, 1h; a plain number is seconds\n"
-		"                           (default: until Ctrl-C or the processes exit)\n"
-		"  -g                       the default call graph (--call-graph dwarf)\n"
-		"      --call-graph MODE    user stacks by dwarf (the default: call frame information,\n"
-		"                           complete stacks for code built without frame pointers), as\n"
-		"                           dwarf-copy (8 KiB of stack copied per sample and unwound in\n"
-		"                           buildtrace, dwarf-copy,SIZE for another size up to 65536\n"
-		"                           bytes) or dwarf-bpf (walked in the kernel from unwind tables\n"
-		"                           compiled per build-id: no copy, no depth limit but 127\n"
-		"                           frames), or fp (frame pointers only)\n"
-		"      --user-only          user stacks only\n"
-		"      --kernel-only        kernel stacks only\n"
-		"      --ringbuf-size SIZE  ring buffer size, e.g. 16M (default: a quarter second of\n"
-		"                           samples on every CPU, 256K to 64M)\n"
-		"\n"
-		"Output:\n"
-		"  -o, --output FILE        write the profile here (default: standard output)\n"
-		"  -f, --format FORMAT      folded (default), svg (an interactive flame graph), pprof\n"
-		"                           (gzip-compressed profile.proto with build-ids), json,\n"
-		"                           perf-script (every sample in time order, as perf script\n"
-		"                           prints it) or heatmap (samples over time; select a range to\n"
-		"                           see its flame graph)\n"
-		"      --also-write FMT:FILE  the same profile in format FMT to FILE as well (repeatable)\n"
-		"      --per-pid            keep the stacks of different processes apart\n"
-		"      --per-thread         and of different threads (folded: comm-PID/TID)\n"
-		"      --lines              give pprof and json frames their source file and line, and\n"
-		"                           the functions inlined there, from the DWARF of each build-id\n"
-		"                           (the file's own, a debug file, the cache or debuginfod)\n"
-		"      --live / --no-live   the live view on stderr on or off (default: on when stderr is a\n"
-		"                           terminal and no COMMAND shares it)\n"
-		"\n"
-		"Symbols:\n"
-		"      --cache-dir DIR      build-id cache (default ~/.debug)\n"
-		"      --no-cache           do not store sampled binaries in the build-id cache\n"
-		"      --cache-max-size SIZE  stop storing when the cache holds SIZE (default 8G)\n"
-		"      --cache-max-file SIZE  do not store files larger than SIZE (default 512M)\n"
-		"      --no-debuginfod      never ask a debuginfod server for symbols\n"
-		"\n"
-		"Other:\n"
-		"  -v, --verbose            say more on stderr (repeat for debug)\n"
-		"  -h, --help               this text\n"
-		"      --version            print the version\n");
-}
-
-enum { OPT_USER_ONLY = 256, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
+enum { OPT_USER_ONLY = BT_OPT_LONG, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
        OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
        OPT_LINES, OPT_KEEP_ROOT, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE, OPT_PER_THREAD };
 
-static const struct option record_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "cpu", required_argument, NULL, 'C' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "also-write", required_argument, NULL, OPT_ALSO_WRITE },
-	{ "user-only", no_argument, NULL, OPT_USER_ONLY },
-	{ "kernel-only", no_argument, NULL, OPT_KERNEL_ONLY },
-	{ "per-pid", no_argument, NULL, OPT_PER_PID },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-	{ "lines", no_argument, NULL, OPT_LINES },
-	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
-	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-	{ "cache-max-size", required_argument, NULL, OPT_CACHE_MAX_SIZE },
-	{ "cache-max-file", required_argument, NULL, OPT_CACHE_MAX_FILE },
-	{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "live", no_argument, NULL, OPT_LIVE },
-	{ "no-live", no_argument, NULL, OPT_NO_LIVE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ 0 },
+/* The live session's options, in --help's order. An option added here is parsed (its case below),
+ * listed by --help and the man page, completed by the shell, and must have a row in the README's
+ * table of options. */
+static const struct bt_opt record_opts[] = {
+	BT_OPT_HEAD("What to profile"),
+	{ .kind = BT_OPT_OPERAND, .arg = "-- COMMAND [ARGS...]",
+	  .help = "start COMMAND, profile it (and the children it starts) from its first instruction until it "
+		  "exits, then exit with its status; Ctrl-C and -d end it as they end perf's" },
+	{ 'p', "pid", "PID[,PID...]", "these processes, and the children they start", .values = "@pid",
+	  .expects = "a process id list, PID[,PID...]" },
+	{ 't', "tid", "TID[,TID...]", "these threads only: their processes are watched, other threads' "
+	  "samples are dropped", .values = "@tid", .expects = "a thread id list, TID[,TID...]" },
+	{ 'a', "all-cpus", NULL, "every process on the machine (with COMMAND: while it runs)" },
+	{ 'C', "cpu", "CPU-LIST", "sample only these CPUs, such as 0-3,6", .expects = "a CPU list such as 0-3,6" },
+	{ OPT_KEEP_ROOT, "keep-root", NULL, "run COMMAND as root when buildtrace was started through sudo "
+	  "(by default it runs as SUDO_UID and SUDO_GID)" },
+	BT_OPT_HEAD("Sampling"),
+	{ 'F', "freq", "HZ|max", "samples per second per CPU; max: the kernel's "
+	  "kernel.perf_event_max_sample_rate", .def = "99", .values = "99 999 max",
+	  .expects = "a frequency in Hz, or max" },
+	{ 'd', "duration", "TIME", "stop after TIME: 500ms, 10s, 2m, 1h; a plain number is seconds (by "
+	  "default: at Ctrl-C, or when the processes or the COMMAND have exited)",
+	  .expects = "a duration: a number with ms, s, m or h (a plain number is seconds)" },
+	{ 'g', NULL, NULL, "the default call graph (--call-graph dwarf), accepted for perf's users" },
+	{ OPT_CALL_GRAPH, "call-graph", "dwarf|dwarf-bpf|dwarf-copy[,SIZE]|fp",
+	  "how user stacks are walked. dwarf is dwarf-bpf: the sampler walks the stack in the kernel "
+	  "with unwind tables compiled from call frame information once per build-id (complete stacks "
+	  "without frame pointers, no stack copied, as deep as a sample holds: 254 frames less the "
+	  "kernel's). dwarf-copy: 8 KiB of stack copied per sample and unwound in buildtrace "
+	  "(dwarf-copy,SIZE or dwarf,SIZE: SIZE bytes, a multiple of 8 up to 65536). fp: frame "
+	  "pointers only, cheaper, cut short where they are missing", .def = "dwarf",
+	  .values = "dwarf dwarf-bpf dwarf-copy fp",
+	  .expects = "a call graph mode: dwarf, dwarf-bpf, dwarf-copy, dwarf-copy,SIZE or fp" },
+	{ OPT_USER_ONLY, "user-only", NULL, "user stacks only" },
+	{ OPT_KERNEL_ONLY, "kernel-only", NULL, "kernel stacks only" },
+	{ OPT_RINGBUF, "ringbuf-size", "SIZE", "the BPF ring buffer, such as 16M (by default room for a "
+	  "quarter second of samples on every CPU, 256K to 64M)", .expects = "a size from 4K to 1G, such as 16M" },
+	BT_OPT_HEAD("Output"),
+	{ 'o', "output", "FILE", "write the profile here, a new file of mode 0600 (default: standard output)",
+	  .values = "@file", .expects = "a file name (- for standard output)" },
+	{ 'f', "format", "FORMAT", "folded (comm;outer;...;inner COUNT lines), svg (an interactive flame "
+	  "graph), pprof (gzip-compressed profile.proto with build-ids), json, perf-script (every sample "
+	  "in time order, as perf script prints it) or heatmap (samples over time; select a range to see "
+	  "its flame graph)", .def = "folded", .values = "@format",
+	  .expects = "a format: folded, svg, pprof, json, perf-script or heatmap" },
+	{ OPT_ALSO_WRITE, "also-write", "FORMAT:FILE", "the same profile in FORMAT to FILE as well "
+	  "(repeatable)", .values = "@format:",
+	  .expects = "FORMAT:FILE (FORMAT: folded, svg, pprof, json, perf-script or heatmap)" },
+	{ OPT_PER_PID, "per-pid", NULL, "keep the stacks of different processes apart (folded lines begin "
+	  "with comm-PID)" },
+	{ OPT_PER_THREAD, "per-thread", NULL, "and of different threads (folded: comm-PID/TID)" },
+	{ OPT_LINES, "lines", NULL, "give pprof and json frames their source file and line, and the "
+	  "functions inlined there, from the DWARF of each build-id" },
+	{ OPT_LIVE, "live", NULL, "the live view on stderr (by default on when stderr is a terminal and no "
+	  "COMMAND shares it)" },
+	{ OPT_NO_LIVE, "no-live", NULL, "no live view" },
+	BT_OPT_HEAD("Symbols"),
+	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the build-id cache", .def = "~/.debug", .values = "@dir",
+	  .expects = "a directory" },
+	{ OPT_NO_CACHE, "no-cache", NULL, "do not store sampled binaries in the build-id cache" },
+	{ OPT_CACHE_MAX_SIZE, "cache-max-size", "SIZE", "stop storing when the cache holds SIZE", .def = "8G",
+	  .expects = "a size above 0, in bytes or with K, M or G" },
+	{ OPT_CACHE_MAX_FILE, "cache-max-file", "SIZE", "do not store files larger than SIZE", .def = "512M",
+	  .expects = "a size above 0, in bytes or with K, M or G" },
+	{ OPT_NO_DEBUGINFOD, "no-debuginfod", NULL, "never ask a debuginfod server for symbols" },
+	BT_OPT_HEAD("Other"),
+	{ 'v', "verbose", NULL, "say more on stderr (twice: debug)" },
+	{ 'h', "help", NULL, "this text" },
+	{ OPT_VERSION, "version", NULL, "print the version" },
+	BT_OPT_END,
 };
 
-/* What each option that takes a value expects, as its error messages say it. */
-static const struct { int opt; const char *expects; } record_expects[] = {
-	{ 'p', "a process id list, PID[,PID...]" },
-	{ 't', "a thread id list, TID[,TID...]" },
-	{ 'C', "a CPU list such as 0-3,6" },
-	{ 'F', "a frequency in Hz, or max" },
-	{ 'd', "a duration: a number with ms, s, m or h (a plain number is seconds)" },
-	{ 'o', "a file name (- for standard output)" },
-	{ 'f', "a format: folded, svg, pprof, json, perf-script or heatmap" },
-	{ OPT_ALSO_WRITE, "FORMAT:FILE (FORMAT: folded, svg, pprof, json, perf-script or heatmap)" },
-	{ OPT_CALL_GRAPH, "a call graph mode: dwarf, dwarf-bpf, dwarf-copy, dwarf-copy,SIZE or fp" },
-	{ OPT_CACHE_DIR, "a directory" },
-	{ OPT_RINGBUF, "a size from 4K to 1G, such as 16M" },
-	{ OPT_CACHE_MAX_SIZE, "a size above 0, in bytes or with K, M or G" },
-	{ OPT_CACHE_MAX_FILE, "a size above 0, in bytes or with K, M or G" },
+static const struct bt_cmd_doc record_doc = {
+	.name = "buildtrace",
+	.summary = "profile processes live (the default)",
+	.usage = "buildtrace [-p PID[,PID...] | -t TID[,TID...] | -a] [options]\n"
+		 "buildtrace [-a] [options] -- COMMAND [ARGS...]",
+	.about = "Samples the stacks of the processes asked for, shows where their CPU time goes while it "
+		 "runs (the live view, on a terminal), and writes the profile when it stops. Every frame is "
+		 "named against the exact binary that was mapped when it was sampled, identified by its GNU "
+		 "build-id.",
+	.opts = record_opts,
+	.operands = "@command",
 };
 
-static const char *expects(int opt)
+const struct bt_cmd_doc *bt_record_doc(void)
 {
-	for (size_t i = 0; i < sizeof(record_expects) / sizeof(record_expects[0]); i++)
-		if (record_expects[i].opt == opt)
-			return record_expects[i].expects;
-	return "a value";
-}
-
-/* An option as users know it: its short form when it has one, else its long one. */
-static const char *opt_name(int opt, char *buf, size_t len)
-{
-	if (opt < 256) {
-		snprintf(buf, len, "-%c", opt);
-		return buf;
-	}
-	for (const struct option *o = record_opts; o->name; o++)
-		if (o->val == opt) {
-			snprintf(buf, len, "--%s", o->name);
-			return buf;
-		}
-	return "?";
+	return &record_doc;
 }
 
 /* The exit code 2 after "OPTION needs WHAT" (no value) or "invalid OPTION 'VALUE': expected WHAT"
@@ -155,10 +112,12 @@ static const char *opt_name(int opt, char *buf, size_t len)
 static int bad_value(int opt, const char *value, const char *detail)
 {
 	char name[64];
-	opt_name(opt, name, sizeof(name));
+	const struct bt_opt *o = bt_opts_find(record_opts, opt);
+	const char *expects = o && o->expects ? o->expects : "a value";
+	bt_opts_name(record_opts, opt, name, sizeof(name));
 	if (!value)
-		return bt_cli_error(2, "%s needs %s", name, expects(opt));
-	return bt_cli_error(2, "invalid %s '%s': expected %s%s%s", name, value, expects(opt),
+		return bt_cli_error(2, "%s needs %s", name, expects);
+	return bt_cli_error(2, "invalid %s '%s': expected %s%s%s", name, value, expects,
 			    detail ? "; " : "", detail ? detail : "");
 }
 
@@ -318,10 +277,13 @@ int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
 	a->format = "folded";
 	a->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
 	a->bpf_unwind = BT_CALL_GRAPH_DWARF_IS_BPF;
+	struct bt_getopt g;
+	/* "+": options end at the command's name, whose own options are its own. */
+	if (bt_opts_getopt(record_opts, "+:", &g))
+		return bt_cli_error(1, "too many options");
 	optind = 1;
 	opterr = 0;
-	/* "+": options end at the command's name, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+:p:t:aC:F:d:o:f:gvh", record_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': a->all = true; break;
 		case 'g': break;  /* perf's "a call graph": every session has one, dwarf by default */
@@ -336,7 +298,7 @@ int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
 		case OPT_LINES: a->lines = true; break;
 		case OPT_KEEP_ROOT: a->keep_root = true; break;
 		case 'v': a->verbose++; break;
-		case 'h': bt_record_usage(stdout); return 1;
+		case 'h': bt_opts_usage(stdout, &record_doc); return 1;
 		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;
 		case ':': return bad_value(optopt ? optopt : 0, NULL, NULL);
 		case '?':

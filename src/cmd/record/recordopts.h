@@ -47,9 +47,6 @@ struct bt_record_args {
 	bool keep_root;      /* --keep-root: run the command as root even under sudo */
 };
 
-/* Prints the grouped option list. */
-void bt_record_usage(FILE *f);
-
 /* Fills a (zeroed by the caller) from argv, argv[0] being the command's name. 0; 1 when --help or
  * --version was printed (exit 0); else the exit code after saying on stderr what is wrong. */
 int bt_record_parse(int argc, char **argv, struct bt_record_args *a);

@@ -11,22 +11,45 @@
 
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "elf/sdt.h"
 #include "session/probes.h"
 #include "symsrc/bidcache.h"
 #include "symsrc/probecache.h"
 
-static void usage(FILE *f)
+enum { OPT_CACHE_DIR = BT_OPT_LONG };
+
+static const struct bt_opt probe_opts[] = {
+	BT_OPT_HEAD("Commands"),
+	{ .kind = BT_OPT_OPERAND, .arg = "add PROBE...", .help = "resolve each PROBE (FILE:FUNCTION, "
+	  "FILE:0xADDR, BUILDID:FUNCTION or sdt:FILE:PROVIDER:NAME) and store it under the build-id it was "
+	  "resolved for, named GROUP:EVENT as perf names it (probe_FILE:FUNCTION, sdt_PROVIDER:NAME)" },
+	{ .kind = BT_OPT_OPERAND, .arg = "list", .help = "the cached probes, as perf probe --cache --list "
+	  "shows them" },
+	{ .kind = BT_OPT_OPERAND, .arg = "remove GROUP:EVENT...", .help = "drop cached probes" },
+	BT_OPT_HEAD("Options"),
+	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the build-id cache holding the probes", .def = "~/.debug",
+	  .values = "@dir" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
+};
+
+static const struct bt_cmd_doc probe_doc = {
+	.name = "buildtrace probe",
+	.summary = "add, list or remove probes of the probe cache (perf's layout)",
+	.usage = "buildtrace probe add [--cache-dir DIR] PROBE...\n"
+		 "buildtrace probe list [--cache-dir DIR]\n"
+		 "buildtrace probe remove [--cache-dir DIR] GROUP:EVENT...",
+	.about = "The probe cache, in perf's layout (perf probe --cache --list shows it): probes resolved "
+		 "against a file's build-id and kept under it, which buildtrace trace cache:GROUP:EVENT places "
+		 "only in files of that build-id.",
+	.opts = probe_opts,
+	.operands = "add list remove",
+};
+
+const struct bt_cmd_doc *bt_probe_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace probe add [--cache-dir DIR] PROBE...\n"
-		"       buildtrace probe list [--cache-dir DIR]\n"
-		"       buildtrace probe remove [--cache-dir DIR] GROUP:EVENT...\n"
-		"\n"
-		"The probe cache, in perf's layout (perf probe --cache --list shows it): probes resolved\n"
-		"against a file's build-id and kept under it. PROBE is FILE:FUNCTION, FILE:0xADDR,\n"
-		"BUILDID:FUNCTION or sdt:FILE:PROVIDER:NAME; add names it GROUP:EVENT as perf does\n"
-		"(probe_FILE:FUNCTION, sdt_PROVIDER:NAME), and `buildtrace trace cache:GROUP:EVENT` uses it.\n");
+	return &probe_doc;
 }
 
 /* perf's event names: letters, digits and '_'. */
@@ -154,21 +177,21 @@ static int remove_one(const char *cache, const char *text)
 
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cache-dir", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct bt_getopt g;
+	if (bt_opts_getopt(probe_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	const char *cache_opt = NULL;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		if (c == 'h') {
-			usage(stdout);
+			bt_opts_usage(stdout, &probe_doc);
 			return 0;
 		}
-		if (c != 'c')
+		if (c == ':')
+			return bt_cli_error(2, "option '%s' needs an argument", argv[optind - 1]);
+		if (c != OPT_CACHE_DIR)
 			return bt_cli_error(2, "unknown option '%s' (see buildtrace probe --help)", argv[optind - 1]);
 		cache_opt = optarg;
 	}

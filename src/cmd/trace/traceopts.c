@@ -11,72 +11,73 @@
 #include "capture/callgraph.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
+#include "cmd/cli/opts.h"
 #include "elf/sdt.h"
 
 enum {
-	OPT_KEY = 256, OPT_LATENCY, OPT_NO_BID_CHECK, OPT_FORCE, OPT_CALL_GRAPH, OPT_CACHE_DIR, OPT_RINGBUF,
+	OPT_KEY = BT_OPT_LONG, OPT_LATENCY, OPT_NO_BID_CHECK, OPT_FORCE, OPT_CALL_GRAPH, OPT_CACHE_DIR, OPT_RINGBUF,
 	OPT_LIVE, OPT_NO_LIVE, OPT_KEEP_ROOT,
 };
 
-static const struct option trace_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all-cpus", no_argument, NULL, 'a' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "latency", no_argument, NULL, OPT_LATENCY },
-	{ "no-build-id-check", no_argument, NULL, OPT_NO_BID_CHECK },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
-	{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
-	{ "live", no_argument, NULL, OPT_LIVE },
-	{ "no-live", no_argument, NULL, OPT_NO_LIVE },
-	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ 0 },
+/* trace's options, in --help's order: an option added here is parsed (its case below), listed by
+ * --help and the man page, completed by the shell, and needs a row in the README's table. */
+static const struct bt_opt trace_opts[] = {
+	BT_OPT_HEAD("PROBE is one of"),
+	{ .kind = BT_OPT_OPERAND, .arg = "FILE:FUNCTION", .help = "a function of FILE, found in the symbols of "
+	  "FILE's build-id" },
+	{ .kind = BT_OPT_OPERAND, .arg = "FILE:0xADDR", .help = "an address of FILE as nm and objdump show it "
+	  "(in a code section)" },
+	{ .kind = BT_OPT_OPERAND, .arg = "BUILDID:FUNCTION", .help = "a function of the file of that build-id "
+	  "(mapped by -p, or the path the build-id cache recorded for it)" },
+	{ .kind = BT_OPT_OPERAND, .arg = "sdt:FILE:PROVIDER:NAME", .help = "an SDT marker of FILE (readelf -n "
+	  "lists them)" },
+	{ .kind = BT_OPT_OPERAND, .arg = "sdt:PROVIDER:NAME", .help = "the marker in whichever file has it (of "
+	  "-p's processes, or COMMAND's)" },
+	{ .kind = BT_OPT_OPERAND, .arg = "cache:GROUP:EVENT", .help = "a probe of the probe cache (buildtrace "
+	  "probe list), placed only in files of the build-id it was resolved for" },
+	BT_OPT_HEAD("What to trace (one of)"),
+	{ 'p', "pid", "PID[,PID...]", "these processes: FILE is found among their mappings, and opened "
+	  "through /proc/PID/map_files", .values = "@pid" },
+	{ 'a', "all-cpus", NULL, "every process that maps FILE" },
+	{ .kind = BT_OPT_OPERAND, .arg = "-- COMMAND [ARGS...]", .help = "start COMMAND (and follow the "
+	  "children it starts), until it exits" },
+	BT_OPT_HEAD("Options"),
+	{ 'd', "duration", "TIME", "stop after TIME (500ms, 10s, 2m; by default at Ctrl-C or when the "
+	  "processes have exited)" },
+	{ 'o', "output", "FILE", "write the counts here (default: standard output)", .values = "@file" },
+	{ 'f', "format", "FORMAT", "folded, svg, pprof or json", .def = "folded", .values = "@format" },
+	{ OPT_KEY, "key", "argN[:str]", "count SDT hits by their Nth argument (from 1), an integer, or a "
+	  "string with :str; lines are comm;PROVIDER:NAME;VALUE COUNT", .values = "arg1 arg2 arg3 arg1:str arg2:str" },
+	{ OPT_LATENCY, "latency", NULL, "time each call (a uretprobe) and print a latency histogram per probe" },
+	{ OPT_NO_BID_CHECK, "no-build-id-check", NULL, "place probes in files without a GNU build-id too "
+	  "(with a warning)" },
+	{ OPT_FORCE, "force", NULL, "resolve cached probes again instead of using the probe cache" },
+	{ OPT_CALL_GRAPH, "call-graph", "dwarf[,SIZE]|fp", "user stacks from a stack copy unwound with call "
+	  "frame information (8 KiB, or SIZE bytes, a multiple of 8 up to 65536), or by frame pointers",
+	  .def = "dwarf", .values = "dwarf fp" },
+	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the build-id cache", .def = "~/.debug", .values = "@dir" },
+	{ OPT_RINGBUF, "ringbuf-size", "SIZE", "the BPF ring buffer, 4K to 1G", .def = "16M" },
+	{ OPT_LIVE, "live", NULL, "the live view on stderr (by default on a terminal, without COMMAND)" },
+	{ OPT_NO_LIVE, "no-live", NULL, "no live view" },
+	{ OPT_KEEP_ROOT, "keep-root", NULL, "run COMMAND as root even when started through sudo" },
+	{ 'v', "verbose", NULL, "say more" },
+	{ 'h', "help", NULL, "this text" },
+	BT_OPT_END,
 };
 
-static void usage(FILE *f)
+static const struct bt_cmd_doc trace_doc = {
+	.name = "buildtrace trace",
+	.summary = "count the hits of uprobes and SDT markers per stack, placed by build-id",
+	.usage = "buildtrace trace [-p PID[,PID...] | -a] [options] PROBE... [-- COMMAND [ARGS...]]",
+	.about = "Counts the hits of each PROBE per stack, named like samples (folded: "
+		 "comm;outer;...;FUNCTION COUNT).",
+	.opts = trace_opts,
+	.operands = "@file",
+};
+
+const struct bt_cmd_doc *bt_trace_doc(void)
 {
-	fprintf(f,
-		"usage: buildtrace trace [-p PID[,PID...] | -a] [options] PROBE... [-- COMMAND [ARGS...]]\n"
-		"\n"
-		"Counts the hits of each PROBE per stack, named like samples (folded: comm;outer;...;FUNCTION COUNT).\n"
-		"PROBE is one of:\n"
-		"  FILE:FUNCTION            a function of FILE, found in the symbols of FILE's build-id\n"
-		"  FILE:0xADDR              an address of FILE as nm and objdump show it (in a code section)\n"
-		"  BUILDID:FUNCTION         a function of the file of that build-id (mapped by -p, or the\n"
-		"                           path the build-id cache recorded for it)\n"
-		"  sdt:FILE:PROVIDER:NAME   an SDT marker of FILE (readelf -n lists them)\n"
-		"  sdt:PROVIDER:NAME        the marker in whichever file has it (of -p's processes, or COMMAND's)\n"
-		"  cache:GROUP:EVENT        a probe of the probe cache (buildtrace probe list), placed only in\n"
-		"                           files of the build-id it was resolved for\n"
-		"\n"
-		"What to trace (one of):\n"
-		"  -p, --pid PID[,PID...]   these processes: FILE is found among their mappings, and opened\n"
-		"                           through /proc/PID/map_files\n"
-		"  -a, --all-cpus           every process that maps FILE\n"
-		"  -- COMMAND [ARGS...]     start COMMAND (and follow the children it starts), until it exits\n"
-		"\n"
-		"Options:\n"
-		"  -d, --duration TIME      stop after TIME (500ms, 10s, 2m); default: Ctrl-C or the end of\n"
-		"                           the processes\n"
-		"  -o, --output FILE        write the counts here (default: standard output)\n"
-		"  -f, --format FORMAT      folded (default), svg, pprof or json\n"
-		"      --key argN[:str]     count SDT hits by their Nth argument (from 1), an integer, or a\n"
-		"                           string with :str; lines are comm;PROVIDER:NAME;VALUE COUNT\n"
-		"      --latency            time each call (a uretprobe) and print a latency histogram per probe\n"
-		"      --no-build-id-check  place probes in files without a GNU build-id too (with a warning)\n"
-		"      --force              resolve cached probes again instead of using the probe cache\n"
-		"      --call-graph MODE    dwarf (default) or fp, as for buildtrace record\n"
-		"      --cache-dir DIR      build-id cache (default ~/.debug)\n"
-		"      --ringbuf-size SIZE  ring buffer size (default 16M)\n"
-		"      --live / --no-live   the live view on stderr (default: on a terminal, without COMMAND)\n"
-		"      --keep-root          run COMMAND as root even when started through sudo\n"
-		"  -v, --verbose            say more\n");
+	return &trace_doc;
 }
 
 /* --key argN or argN:str. */
@@ -190,10 +191,13 @@ int bt_trace_parse(int argc, char **argv, struct bt_trace_args *a)
 			return bt_cli_error(2, "a command is expected after --");
 		a->cmd = argv + end + 1;
 	}
+	struct bt_getopt g;
+	if (bt_opts_getopt(trace_opts, ":", &g))
+		return bt_cli_error(1, "too many options");
 	optind = 1;
 	opterr = 0;
 	int c, err;
-	while ((c = getopt_long(end, argv, ":p:ad:o:f:vh", trace_opts, NULL)) != -1) {
+	while ((c = getopt_long(end, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': a->all = true; break;
 		case OPT_LATENCY: a->latency = true; break;
@@ -203,7 +207,7 @@ int bt_trace_parse(int argc, char **argv, struct bt_trace_args *a)
 		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
 		case OPT_KEEP_ROOT: a->keep_root = true; break;
 		case 'v': a->verbose++; break;
-		case 'h': usage(stdout); return 1;
+		case 'h': bt_opts_usage(stdout, &trace_doc); return 1;
 		case ':': return bt_cli_error(2, "%s needs a value", argv[optind - 1]);
 		case '?': return bt_cli_error(2, "unknown option '%s' (see buildtrace trace --help)", argv[optind - 1]);
 		default:

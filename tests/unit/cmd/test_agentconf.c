@@ -94,7 +94,8 @@ static void agentconf__bad_values__named_errors(void **state)
 	static const struct { const char *key, *value, *says; int code; } bad[] = {
 		{ "interval", "0", "interval", -EINVAL },
 		{ "interval", "soon", "interval", -EINVAL },
-		{ "freq", "0", "frequency", -EINVAL },
+		{ "freq", "0", "freq: '0'", -EINVAL },
+		{ "frequency", "0", "frequency: '0'", -EINVAL },
 		{ "format", "svg", "unknown format 'svg'", -EINVAL },
 		{ "max-files", "-1", "max-files", -EINVAL },
 		{ "push", "ftp://x", "not an http", -EINVAL },
@@ -220,6 +221,44 @@ static void agentconf__bad_file__line_named(void **state)
 	assert_non_null(strstr(err, "cannot read"));
 }
 
+/* Each setting is an option with a value and a help text, and the default its table documents
+ * (what --help, the man page and the example config say) is the default the agent starts with:
+ * setting it changes nothing. */
+static void agentconf__documented_defaults__are_the_defaults(void **state)
+{
+	struct bt_opt opts[BT_OPTS_MAX];
+	size_t n = bt_agent_conf_options(opts, BT_OPTS_MAX, 1000), with_def = 0;
+	assert_true(n >= 28);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(opts[i].name);
+		assert_non_null(opts[i].arg);
+		assert_non_null(opts[i].help);
+		assert_true(opts[i].id == 'F' || opts[i].id == 1000 + (int)i);
+		if (!opts[i].def)
+			continue;
+		struct bt_agent_conf def, set;
+		char err[256] = "";
+		bt_agent_conf_defaults(&def);
+		bt_agent_conf_defaults(&set);
+		if (bt_agent_conf_set(&set, opts[i].name, opts[i].def, err, sizeof(err)))
+			fail_msg("%s = %s: %s", opts[i].name, opts[i].def, err);
+		if (memcmp(&def, &set, sizeof(def)))
+			fail_msg("%s = %s is documented as the default, but is not", opts[i].name, opts[i].def);
+		with_def++;
+		const char *alias = bt_agent_conf_alias(opts[i].name);
+		if (alias)
+			assert_int_equal(bt_agent_conf_set(&set, alias, opts[i].def, err, sizeof(err)), 0);
+	}
+	assert_true(with_def >= 15);
+	/* one that is not the default is seen */
+	struct bt_agent_conf def, set;
+	char err[256];
+	bt_agent_conf_defaults(&def);
+	bt_agent_conf_defaults(&set);
+	assert_int_equal(bt_agent_conf_set(&set, "max-files", "61", err, sizeof(err)), 0);
+	assert_true(memcmp(&def, &set, sizeof(def)) != 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +267,7 @@ int main(void)
 		cmocka_unit_test(agentconf__bad_values__named_errors),
 		cmocka_unit_test(agentconf__bad_file__line_named),
 		cmocka_unit_test(agentconf__push_keys__read),
+		cmocka_unit_test(agentconf__documented_defaults__are_the_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
