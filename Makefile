@@ -34,7 +34,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 
-.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench vmtest
+.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench vmtest docs
 
 all: buildtrace
 
@@ -75,6 +75,38 @@ $(PROTO_OBJ): $(PROTO_DIR)/profile.pb-c.c $(PROTO_DIR)/profile.pb-c.h
 $(BUILD)/output/pprof_write.o $(BUILD)/output/pprof_read.o: $(PROTO_DIR)/profile.pb-c.h
 OBJS_output += $(PROTO_OBJ)
 buildtrace: $(PROTO_OBJ)
+
+# ---- man pages and bash completion ----------------------------------------------------------
+# Made by tools/gendoc.c from the commands' option tables (src/cmd/cmdtab.c, src/cmd/cli/opts.h),
+# the man pages followed by the sections written by hand in docs/man/PAGE.in; `make docs` makes
+# them, `make install` installs them.
+GENDOC     := $(BUILD)/gendoc
+SUBCMDS    := $(filter-out record,$(shell sed -n 's/^\t{ "\([a-z-]*\)", cmd_.*/\1/p' src/cmd/cmdtab.c))
+MAN1       := buildtrace.1 $(SUBCMDS:%=buildtrace-%.1)
+MAN5       := buildtrace-agent.conf.5
+MAN_DATE   ?= $(shell date -u -d "@$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)}" +%Y-%m-%d)
+COMPLETION := $(BUILD)/completion/buildtrace
+
+$(BUILD)/tools/gendoc.o: tools/gendoc.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(GENDOC): $(BUILD)/tools/gendoc.o $(LIB_OBJS) $(PROTO_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/man/stamp: $(GENDOC) $(wildcard docs/man/*.in)
+	@rm -rf $(BUILD)/man && mkdir -p $(BUILD)/man
+	$(GENDOC) man $(BUILD)/man $(MAN_DATE) docs/man
+	@touch $@
+
+$(COMPLETION): $(GENDOC)
+	@mkdir -p $(@D)
+	$(GENDOC) bash $@
+
+$(BUILD)/docs.json: $(GENDOC)
+	$(GENDOC) json $@
+
+docs: $(BUILD)/man/stamp $(COMPLETION) $(BUILD)/docs.json
 
 # ---- tests --------------------------------------------------------------------------------
 # tests/unit/LAYER/test_NAME.c links build/LAYER/NAME.o unless tests/LAYER.mk sets TEST_NAME_OBJS;
@@ -163,4 +195,4 @@ clean:
 # Only the loader includes the generated skeletons.
 $(BUILD)/capture/capture.o $(BUILD)/capture/uprobes.o: | $(SKELS)
 
--include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d)
+-include $(OBJS:.o=.d) $(wildcard $(BUILD)/tests/*.d) $(wildcard $(BUILD)/tools/*.d)
