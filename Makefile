@@ -147,7 +147,7 @@ $(UNIT_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o \
 $(PRIV_BINS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/tests/testutil.o $(LIB_OBJS) $(PROTO_OBJ)
 	$(CC) $(TEST_CFLAGS) -o $@ $^ $(TEST_LIBS)
 
-tests: buildtrace $(UNIT_BINS) $(PRIV_BINS) fixtures
+tests: buildtrace docs $(UNIT_BINS) $(PRIV_BINS) fixtures
 
 # tests/*.mk fragments add their fixture files to this double-colon rule.
 fixtures::

@@ -32,8 +32,6 @@
 #include "buildtrace.skel.h"
 #include "../../bpf/bt_maps.h"
 
-#define RINGBUF_MIN (256u << 10)
-#define RINGBUF_MAX (64u << 20)
 #define SAMPLE_BYTES 400      /* a sample record of about forty frames */
 #define SAMPLE_BYTES_WALKED 1024  /* the BPF walk's stacks may be deeper: room for a hundred frames */
 #define DEFAULT_FREQ 99
@@ -742,9 +740,9 @@ static size_t ringbuf_size(const struct bt_capture_opts *o)
 		else if (OPT_GIVEN(o, bpf_unwind) && o->bpf_unwind && o->user_stacks)
 			per = SAMPLE_BYTES_WALKED;
 		double quarter = (double)hz * (double)(cpus > 0 ? cpus : 1) * per / 4;
-		want = o->samples ? (quarter > RINGBUF_MAX ? RINGBUF_MAX : (size_t)quarter) : 0;
-		if (want < RINGBUF_MIN)
-			want = RINGBUF_MIN;
+		want = o->samples ? (quarter > BT_RINGBUF_AUTO_MAX ? BT_RINGBUF_AUTO_MAX : (size_t)quarter) : 0;
+		if (want < BT_RINGBUF_AUTO_MIN)
+			want = BT_RINGBUF_AUTO_MIN;
 	}
 	size_t sz = (size_t)sysconf(_SC_PAGESIZE);
 	while (sz < want && sz < ((size_t)1 << 30))

@@ -12,6 +12,13 @@
 
 struct bt_capture;
 
+/* The ring buffer's size: what may be asked for (--ringbuf-size), and the bounds of the size made
+ * from the rate, the CPUs and the stack copy when none is asked for. */
+#define BT_RINGBUF_SIZE_MIN ((size_t)4 << 10)
+#define BT_RINGBUF_SIZE_MAX ((size_t)1 << 30)
+#define BT_RINGBUF_AUTO_MIN ((size_t)256 << 10)
+#define BT_RINGBUF_AUTO_MAX ((size_t)64 << 20)
+
 enum bt_log_level { BT_LOG_ERROR, BT_LOG_WARN, BT_LOG_INFO, BT_LOG_DEBUG };
 typedef void (*bt_log_fn)(void *ctx, enum bt_log_level level, const char *msg);
 

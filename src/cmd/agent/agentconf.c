@@ -3,6 +3,7 @@
 #include "cmd/agent/agentconf.h"
 #include "cmd/net/serve.h"
 #include "capture/callgraph.h"
+#include "capture/capture.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -338,7 +339,7 @@ static int set_evict_after(struct bt_agent_conf *c, const char *key, const char 
 static int set_ringbuf_size(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	uint64_t n;
-	if (parse_u64(v, 4096, 1ULL << 30, &n))
+	if (parse_u64(v, BT_RINGBUF_SIZE_MIN, BT_RINGBUF_SIZE_MAX, &n))
 		return say(err, errlen, -EINVAL, "ringbuf-size: '%s' is not 4K..1G", v);
 	c->ringbuf_bytes = (size_t)n;
 	return 0;

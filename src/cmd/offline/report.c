@@ -20,6 +20,12 @@
 #include "output/pprof.h"
 #include "session/profile.h"
 
+/* Input is read whole: at most this much (the help says it). */
+#define REPORT_MAX_INPUT_MIB 256
+#define REPORT_MAX_INPUT ((size_t)REPORT_MAX_INPUT_MIB << 20)
+#define STR(x) STR_(x)
+#define STR_(x) #x
+
 enum { OPT_TITLE = BT_OPT_LONG };
 
 static const struct bt_opt report_opts[] = {
@@ -37,7 +43,8 @@ static const struct bt_cmd_doc report_doc = {
 	.summary = "convert a saved profile (folded -> svg ...)",
 	.usage = "buildtrace report FILE.folded|FILE.pb.gz [-f FORMAT] [-o OUT] [--title TEXT]",
 	.about = "Converts a saved profile, folded stacks or pprof, into another format. It reads at most "
-		 "256 MiB of input; a pprof profile may be at most 128 MiB once decompressed.",
+		 STR(REPORT_MAX_INPUT_MIB) " MiB of input; a pprof profile may be at most 128 MiB once "
+		 "decompressed.",
 	.opts = report_opts,
 	.operands = "@file",
 };
@@ -57,7 +64,6 @@ static bool is_pprof(const char *name, const void *buf, size_t len)
 
 /* The most report reads of its input, whatever the format: more is refused, not read to the end
  * (`report /dev/zero`). */
-#define REPORT_MAX_INPUT ((size_t)256 << 20)
 
 /* Reads all of fd into a malloc'ed *buf, at most max bytes: 0, -EFBIG past max, -ENOMEM, -errno. */
 static int read_capped(int fd, size_t max, char **buf, size_t *len)

@@ -9,6 +9,7 @@
 
 #include "bt_proto.h"
 #include "capture/callgraph.h"
+#include "capture/capture.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
 #include "cmd/cli/opts.h"
@@ -233,8 +234,8 @@ static int value_opt(struct bt_record_args *a, int c, char *arg)
 		a->cache_dir = arg;
 		return 0;
 	case OPT_RINGBUF:
-		if (bt_cli_parse_size(arg, &a->ringbuf_bytes) || a->ringbuf_bytes < 4096 ||
-		    a->ringbuf_bytes > (1ULL << 30))
+		if (bt_cli_parse_size(arg, &a->ringbuf_bytes) || a->ringbuf_bytes < BT_RINGBUF_SIZE_MIN ||
+		    a->ringbuf_bytes > BT_RINGBUF_SIZE_MAX)
 			return bad_value(OPT_RINGBUF, arg, NULL);
 		return 0;
 	case OPT_CACHE_MAX_SIZE:
