@@ -34,16 +34,16 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS    := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/%.skel.h)
 
-.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench vmtest docs
+.PHONY: all clean check check-unit check-priv deps demo vmlinux tests fixtures bench vmtest docs install uninstall deb
 
 all: buildtrace
 
 buildtrace: $(OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c include/bt_proto.h include/bt_trace.h $(wildcard bpf/*.h) vmlinux/vmlinux.h
 	@mkdir -p $(@D)
@@ -70,7 +70,7 @@ $(PROTO_DIR)/profile.pb-c.h: proto/profile.proto
 $(PROTO_DIR)/profile.pb-c.c: $(PROTO_DIR)/profile.pb-c.h
 
 $(PROTO_OBJ): $(PROTO_DIR)/profile.pb-c.c $(PROTO_DIR)/profile.pb-c.h
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/output/pprof_write.o $(BUILD)/output/pprof_read.o: $(PROTO_DIR)/profile.pb-c.h
 OBJS_output += $(PROTO_OBJ)
@@ -89,10 +89,10 @@ COMPLETION := $(BUILD)/completion/buildtrace
 
 $(BUILD)/tools/gendoc.o: tools/gendoc.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(GENDOC): $(BUILD)/tools/gendoc.o $(LIB_OBJS) $(PROTO_OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/man/stamp: $(GENDOC) $(wildcard docs/man/*.in)
 	@rm -rf $(BUILD)/man && mkdir -p $(BUILD)/man
@@ -107,6 +107,47 @@ $(BUILD)/docs.json: $(GENDOC)
 	$(GENDOC) json $@
 
 docs: $(BUILD)/man/stamp $(COMPLETION) $(BUILD)/docs.json
+
+# ---- install ----------------------------------------------------------------------------------
+# The usual variables: `make install DESTDIR=/tmp/stage PREFIX=/usr` puts every file where Debian
+# puts such files (/usr/bin, /usr/share/man, /etc, the unit where systemd.pc says), PREFIX
+# /usr/local (the default) under /usr/local. An existing config file is kept, and uninstall
+# removes it only when it is still the example.
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+SYSCONFDIR  ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system),$(PREFIX)/lib/systemd/system)
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+INSTALL     ?= install
+AGENT_CONF  := $(DESTDIR)$(SYSCONFDIR)/buildtrace/agent.conf
+
+install: buildtrace docs
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/buildtrace $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 0755 buildtrace $(DESTDIR)$(BINDIR)/buildtrace
+	$(INSTALL) -m 0644 $(MAN1:%=$(BUILD)/man/%) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(MAN5:%=$(BUILD)/man/%) $(DESTDIR)$(MANDIR)/man5/
+	sed -e 's|/usr/local/bin/buildtrace|$(BINDIR)/buildtrace|g' -e 's|/etc/buildtrace/|$(SYSCONFDIR)/buildtrace/|g' \
+		tools/buildtrace-agent.service > $(BUILD)/buildtrace-agent.service
+	$(INSTALL) -m 0644 $(BUILD)/buildtrace-agent.service $(DESTDIR)$(UNITDIR)/buildtrace-agent.service
+	@if [ -e $(AGENT_CONF) ]; then echo "install: keeping $(AGENT_CONF)"; \
+	else echo "$(INSTALL) -m 0644 tools/agent.conf.example $(AGENT_CONF)"; \
+		$(INSTALL) -m 0644 tools/agent.conf.example $(AGENT_CONF); fi
+	$(INSTALL) -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/buildtrace
+
+# The Debian package, by dpkg-buildpackage from debian/, checked by lintian: build/deb/*.deb.
+deb:
+	tools/mkdeb.sh
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/buildtrace $(MAN1:%=$(DESTDIR)$(MANDIR)/man1/%) \
+		$(MAN5:%=$(DESTDIR)$(MANDIR)/man5/%) $(DESTDIR)$(UNITDIR)/buildtrace-agent.service \
+		$(DESTDIR)$(BASHCOMPDIR)/buildtrace
+	@if [ -e $(AGENT_CONF) ] && ! cmp -s $(AGENT_CONF) tools/agent.conf.example; then \
+		echo "uninstall: keeping $(AGENT_CONF), which was changed"; \
+	else rm -f $(AGENT_CONF); rmdir $(DESTDIR)$(SYSCONFDIR)/buildtrace 2>/dev/null || true; fi
 
 # ---- tests --------------------------------------------------------------------------------
 # tests/unit/LAYER/test_NAME.c links build/LAYER/NAME.o unless tests/LAYER.mk sets TEST_NAME_OBJS;
