@@ -6,7 +6,8 @@ PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-
       xz-utils zstd gzip python3 debuginfod libc6-dbg g++ lld libclang-rt-14-dev
       protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libxml2-utils systemd strace util-linux tmux
       golang-go python3-prometheus-client openssl curl python3.11-dbg
-      nodejs openjdk-17-jdk-headless"
+      nodejs openjdk-17-jdk-headless
+      debhelper dpkg-dev lintian mandoc man-db bash-completion"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
