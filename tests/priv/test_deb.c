@@ -101,7 +101,7 @@ static void tab_completes(const char *line, const char *want)
 				     "tmux -L %s send-keys '. /usr/share/bash-completion/bash_completion' Enter && "
 				     "tmux -L %s send-keys '%s' Tab", sock, sock, sock, line), 0);
 	snprintf(cmd, sizeof(cmd), "tmux -L %s capture-pane -p | grep -qF -- '%s'", sock, want);
-	bool ok = within(10, cmd);
+	bool ok = within(30, cmd);
 	bt_test_run(out, sizeof(out), "tmux -L %s capture-pane -p; tmux -L %s kill-server", sock, sock);
 	if (!ok)
 		fail_msg("'%s' and a Tab did not give '%s':\n%s", line, want, out);
