@@ -35,6 +35,10 @@ LIMITS = [
     ('ringbuf-range', r'\b(\d+)K to (\d+)G\b', ('help', 'readme')),
     ('report-input', r'at most (\d+) MiB of input', ('help', 'readme')),
     ('report-pprof', r'at most (\d+) MiB once decompressed', ('help', 'readme')),
+    ('agent-labels', r'label of the pushed series \(repeatable, up to (\d+)\)', ('help', 'readme', 'man')),
+    ('agent-headers', r'repeatable, up to (\d+); never', ('help', 'readme', 'man')),
+    ('agent-interval', r'every this long, ([\d.]+) to (\d+)', ('help', 'readme', 'man')),
+    ('agent-push-drain', r'goes on being sent, (\d+) to (\d+)', ('help', 'readme', 'man')),
 ]
 
 TERM = re.compile(r'^(?:-(\w)(?:, |$| )|    )?(?:--([\w-]+))?(?: (.+))?$')

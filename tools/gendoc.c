@@ -513,7 +513,9 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void json_opt(FILE *f, const struct bt_opt *o, const char *sep)
+/* One entry of a table; alias, when not NULL, adds the config file's other spelling of a setting
+ * (its value may be "" for none). */
+static void json_opt(FILE *f, const struct bt_opt *o, const char *sep, const char *alias)
 {
 	static const char *const kinds[] = { "option", "heading", "operand" };
 	char sh[2] = { 0 };
@@ -531,6 +533,10 @@ static void json_opt(FILE *f, const struct bt_opt *o, const char *sep)
 	json_str(f, o->values);
 	fputs(", \"help\": ", f);
 	json_str(f, o->help);
+	if (alias) {
+		fputs(", \"alias\": ", f);
+		json_str(f, *alias ? alias : NULL);
+	}
 	fputc('}', f);
 }
 
@@ -555,18 +561,15 @@ static int gen_json(const char *path)
 		fputs(", \"options\": [", f);
 		const char *sep = "";
 		for (const struct bt_opt *o = d->opts; !bt_opt_end(o); o++, sep = ",")
-			json_opt(f, o, sep);
+			json_opt(f, o, sep, NULL);
 		fputs("]}", f);
 	}
 	fputs("],\n  \"settings\": [", f);
 	struct bt_opt s[BT_OPTS_MAX];
 	size_t n = bt_agent_conf_options(s, BT_OPTS_MAX, BT_OPT_LONG);
 	for (size_t i = 0; i < n; i++) {
-		json_opt(f, &s[i], i ? "," : "");
-		fseek(f, -1, SEEK_CUR);  /* reopen the object for the alias */
-		fputs(", \"alias\": ", f);
-		json_str(f, bt_agent_conf_alias(s[i].name));
-		fputc('}', f);
+		const char *alias = bt_agent_conf_alias(s[i].name);
+		json_opt(f, &s[i], i ? "," : "", alias ? alias : "");
 	}
 	fputs("]\n}\n", f);
 	return fclose(f) ? 1 : 0;

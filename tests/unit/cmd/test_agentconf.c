@@ -259,6 +259,40 @@ static void agentconf__documented_defaults__are_the_defaults(void **state)
 	assert_true(memcmp(&def, &set, sizeof(def)) != 0);
 }
 
+/* Where a setting's help states a range ("0.5 to 86400", "4K to 1G"), both ends are accepted and,
+ * for plain numbers, what lies just outside is refused. */
+static void agentconf__documented_ranges__are_the_ranges(void **state)
+{
+	struct bt_opt opts[BT_OPTS_MAX];
+	size_t n = bt_agent_conf_options(opts, BT_OPTS_MAX, 1000), ranges = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *to = strstr(opts[i].help, " to ");
+		if (!to)
+			continue;
+		const char *a = to;
+		while (a > opts[i].help && a[-1] != ' ')
+			a--;
+		char lo[32], hi[32], err[256];
+		if (sscanf(a, "%31[0-9.KMG] to %31[0-9.KMG]", lo, hi) != 2)
+			continue;
+		struct bt_agent_conf c;
+		bt_agent_conf_defaults(&c);
+		if (bt_agent_conf_set(&c, opts[i].name, lo, err, sizeof(err)) ||
+		    bt_agent_conf_set(&c, opts[i].name, hi, err, sizeof(err)))
+			fail_msg("%s: %s to %s documented, refused: %s", opts[i].name, lo, hi, err);
+		ranges++;
+		if (strpbrk(lo, "KMG") || strpbrk(hi, "KMG"))
+			continue;
+		char below[48], above[48];
+		snprintf(below, sizeof(below), "%g", atof(lo) - (strchr(lo, '.') ? 0.1 : 1));
+		snprintf(above, sizeof(above), "%g", atof(hi) + 1);
+		if (!bt_agent_conf_set(&c, opts[i].name, below, err, sizeof(err)) ||
+		    !bt_agent_conf_set(&c, opts[i].name, above, err, sizeof(err)))
+			fail_msg("%s: %s to %s documented, %s or %s accepted", opts[i].name, lo, hi, below, above);
+	}
+	assert_true(ranges >= 4);  /* interval, freq, push-drain, ringbuf-size */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +302,7 @@ int main(void)
 		cmocka_unit_test(agentconf__bad_file__line_named),
 		cmocka_unit_test(agentconf__push_keys__read),
 		cmocka_unit_test(agentconf__documented_defaults__are_the_defaults),
+		cmocka_unit_test(agentconf__documented_ranges__are_the_ranges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

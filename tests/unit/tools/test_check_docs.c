@@ -13,6 +13,7 @@
 
 #include "bt_proto.h"
 #include "capture/capture.h"
+#include "cmd/agent/agentconf.h"
 #include "output/pprof.h"
 
 #define TMP "build/tests/tmp-docs"
@@ -119,6 +120,10 @@ static void docs__limits__the_code_constants(void **state)
 	char out[4096], want[1024];
 	assert_int_equal(bt_test_run(out, sizeof(out), "%s tools/check-docs.py --print-limits", python()), 0);
 	snprintf(want, sizeof(want),
+		 "agent-headers %d\n"
+		 "agent-interval 0.5 86400\n"
+		 "agent-labels %d\n"
+		 "agent-push-drain 0 3600\n"
 		 "bpf-walk-frames %d\n"
 		 "report-input 256\n"
 		 "report-pprof %zu\n"
@@ -126,7 +131,7 @@ static void docs__limits__the_code_constants(void **state)
 		 "ringbuf-range %zu %zu\n"
 		 "stack-copy-default %d\n"
 		 "stack-copy-max %d\n",
-		 2 * BT_MAX_STACK, BT_PPROF_MAX_BYTES >> 20, BT_RINGBUF_AUTO_MIN >> 10, BT_RINGBUF_AUTO_MAX >> 20,
+		 BT_AGENT_MAX_HEADERS, BT_AGENT_MAX_LABELS, 2 * BT_MAX_STACK, BT_PPROF_MAX_BYTES >> 20, BT_RINGBUF_AUTO_MIN >> 10, BT_RINGBUF_AUTO_MAX >> 20,
 		 BT_RINGBUF_SIZE_MIN >> 10, BT_RINGBUF_SIZE_MAX >> 30, BT_USTACK_BYTES / 1024, BT_USTACK_MAX);
 	assert_string_equal(out, want);
 }
