@@ -213,7 +213,8 @@ static void roff_header(FILE *f, const char *page, int section, const char *date
 	roff_text(f, up);
 	fprintf(f, " %d %s \"buildtrace %s\" \"%s\"\n", section, date, BT_VERSION,
 		section == 5 ? "File Formats" : "User Commands");
-	fputs(".SH NAME\n", f);
+	/* no hyphenation nor justification: option names and paths are copied from the page */
+	fputs(".nh\n.ad l\n.SH NAME\n", f);
 	roff_text(f, page);
 	fputs(" \\-\n", f);
 }
@@ -307,7 +308,7 @@ static int man_agent_conf(const char *dir, const char *frags, const char *date)
 		roff_help(f, &s[i]);
 		const char *alias = bt_agent_conf_alias(s[i].name);
 		if (alias && !strchr(alias, '_')) {
-			fputs("Also written \\fB", f);
+			fputs(".br\nAlso written \\fB", f);
 			roff_text(f, alias);
 			fputs("\\fR.\n", f);
 		}
