@@ -2,7 +2,7 @@
  * and lintian finds no error or warning in it; it depends on the libraries dpkg-shlibdeps found in
  * the binary, holds the config as a conffile, its version is the binary's; installed with dpkg -i
  * (as root) buildtrace --version, man buildtrace-agent and the bash completion work (a Tab typed
- * into bash in tmux), the agent's unit is there but disabled; dpkg -r leaves only the conffile and
+ * into bash in tmux), the agent's unit is there (systemd-analyze verify accepts it) but disabled; dpkg -r leaves only the conffile and
  * dpkg --purge nothing. Runs of this test on one machine take turns (a lock), and a buildtrace
  * package installed by someone else is left alone. */
 #include "testutil.h"
@@ -141,6 +141,12 @@ static void deb__installed_with_dpkg__works_and_removes_cleanly(void **state)
 	tab_completes("buildtrace --call-graph dwarf-b", "buildtrace --call-graph dwarf-bpf");
 	/* the unit is installed, not enabled */
 	assert_int_equal(access("/lib/systemd/system/buildtrace-agent.service", R_OK), 0);
+	if (bt_test_run(NULL, 0, "command -v systemd-analyze >/dev/null") == 0) {
+		/* the unit as installed, its ExecStart the installed binary */
+		int v = bt_test_run(out, sizeof(out), "systemd-analyze verify /lib/systemd/system/buildtrace-agent.service 2>&1");
+		if (v || out[0])
+			fail_msg("systemd-analyze verify: %s", out);
+	}
 	if (bt_test_run(NULL, 0, "command -v systemctl >/dev/null") == 0) {
 		bt_test_run(out, sizeof(out), "systemctl is-enabled buildtrace-agent 2>&1");
 		assert_string_equal(out, "disabled\n");
