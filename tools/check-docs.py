@@ -49,7 +49,17 @@ class Doc:
         self.data = data
         self.commands = {c['name']: c for c in data['commands']}
         self.formats = [f.strip() for f in data['formats'].split(',')]
+        self.per_sample = set(data['per_sample_formats'])
         self.settings = data['settings']
+
+    def formats_of(self, values):
+        """The formats an option whose completion is values must name in its help: all of them for
+        @format, those of totals for @format-totals; none for other values."""
+        if values == '@format':
+            return self.formats
+        if values == '@format-totals':
+            return [f for f in self.formats if f not in self.per_sample]
+        return []
 
     def options(self, cmd):
         return [o for o in self.commands[cmd]['options'] if o['kind'] == 'option']
@@ -144,10 +154,9 @@ def check_help(doc, binary, out):
             h = helps.get(term_of(o), '')
             if o['default'] and '(default %s)' % o['default'] not in h:
                 out.append('%s: %s does not say (default %s)' % (where, show(term_of(o)), o['default']))
-            if o['values'] == '@format':
-                for f in doc.formats:
-                    if not re.search(r'\b%s\b' % re.escape(f), h):
-                        out.append('%s: %s does not name the format %s' % (where, show(term_of(o)), f))
+            for f in doc.formats_of(o['values']):
+                if not re.search(r'(?<![\w-])%s(?![\w-])' % re.escape(f), h):
+                    out.append('%s: %s does not name the format %s' % (where, show(term_of(o)), f))
     return '\n'.join(texts)
 
 
@@ -278,10 +287,9 @@ def check_readme_tables(doc, text, out):
             if o['default'] and not re.search(r'(?<![\w.~/-])%s(?![\w-])' % re.escape(o['default']), row):
                 out.append('%s: the row of %s does not say its default, %s' % (where, show(term_of(o)),
                                                                                o['default']))
-            if o['values'] == '@format':
-                for f in doc.formats:
-                    if not re.search(r'\b%s\b' % re.escape(f), row):
-                        out.append('%s: the row of %s does not name the format %s' % (where, show(term_of(o)), f))
+            for f in doc.formats_of(o['values']):
+                if not re.search(r'(?<![\w-])%s(?![\w-])' % re.escape(f), row):
+                    out.append('%s: the row of %s does not name the format %s' % (where, show(term_of(o)), f))
 
 
 def example_lines(text, source):

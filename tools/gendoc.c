@@ -9,6 +9,7 @@
  *   gendoc json FILE                every command's options and the agent's settings
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,8 +328,26 @@ static int gen_man(const char *dir, const char *date, const char *frags)
 
 /* ---- bash ---------------------------------------------------------------------------------- */
 
-/* What the shell completes a value with: @format becomes the output formats ("@format:" each
- * followed by ':'), other words are kept. */
+/* Each output format's name, in bt_format_names' order, and whether it shows samples one by one
+ * (not totals); how many. */
+#define MAX_FORMATS 32
+static size_t formats(char names[][32], bool *per_sample)
+{
+	size_t k = 0;
+	for (const char *s = bt_format_names(); *s && k < MAX_FORMATS; k++) {
+		size_t n = strcspn(s, ", ");
+		snprintf(names[k], 32, "%.*s", (int)n, s);
+		enum bt_format fmt;
+		per_sample[k] = !bt_format_parse(names[k], &fmt) && bt_format_per_sample(fmt);
+		s += n;
+		s += strspn(s, ", ");
+	}
+	return k;
+}
+
+/* What the shell completes a value with: @format becomes the output formats, @format-totals those
+ * that hold totals (what report and trace write), each followed by ':' in "@format:"; other words
+ * are kept. */
 static void bash_values(FILE *f, const char *values)
 {
 	if (!values)
@@ -338,14 +357,16 @@ static void bash_values(FILE *f, const char *values)
 			fputs(*values == '\'' ? "'\\''" : (char[]){ *values, 0 }, f);
 		return;
 	}
-	const char *suffix = values + 7;
-	const char *s = bt_format_names();
-	for (int first = 1; *s; first = 0) {
-		size_t n = strcspn(s, ", ");
-		fprintf(f, "%s%.*s%s", first ? "" : " ", (int)n, s, suffix);
-		s += n;
-		s += strspn(s, ", ");
-	}
+	bool totals = !strncmp(values, "@format-totals", 14);
+	const char *suffix = values + (totals ? 14 : 7);
+	char names[MAX_FORMATS][32];
+	bool per_sample[MAX_FORMATS];
+	size_t n = formats(names, per_sample);
+	for (size_t i = 0, first = 1; i < n; i++)
+		if (!totals || !per_sample[i]) {
+			fprintf(f, "%s%s%s", first ? "" : " ", names[i], suffix);
+			first = 0;
+		}
 }
 
 static void bash_spec(FILE *f, const struct bt_command *c)
@@ -550,6 +571,17 @@ static int gen_json(const char *path)
 	}
 	fprintf(f, "{\n  \"version\": \"%s\",\n  \"formats\": ", BT_VERSION);
 	json_str(f, bt_format_names());
+	char names[MAX_FORMATS][32];
+	bool per_sample[MAX_FORMATS];
+	size_t nf = formats(names, per_sample);
+	fputs(",\n  \"per_sample_formats\": [", f);
+	for (size_t i = 0, first = 1; i < nf; i++)
+		if (per_sample[i]) {
+			fputs(first ? "" : ", ", f);
+			json_str(f, names[i]);
+			first = 0;
+		}
+	fputc(']', f);
 	fputs(",\n  \"commands\": [", f);
 	for (size_t i = 0; i < bt_ncommands; i++) {
 		const struct bt_cmd_doc *d = bt_commands[i].doc();

@@ -28,7 +28,8 @@ struct bt_opt {
 	const char *help;    /* what it does: one paragraph, wrapped when printed ('\n' breaks a line) */
 	const char *def;     /* the default as users write the value, shown as "(default DEF)"; or NULL */
 	const char *values;  /* what the shell completes the value with: words ("fp dwarf"), or one of
-			      * @pid @tid @file @dir @format (the output formats) @command @user */
+			      * @pid @tid @file @dir @format (the output formats) @format-totals
+			      * (those that hold totals, not samples one by one) @command @user */
 	const char *expects; /* what a missing or bad value should have been, for error messages */
 	enum bt_opt_kind kind;
 };

@@ -31,7 +31,7 @@ enum { OPT_TITLE = BT_OPT_LONG };
 static const struct bt_opt report_opts[] = {
 	{ .kind = BT_OPT_OPERAND, .arg = "FILE", .help = "folded stacks, or a pprof profile (gzip-compressed, "
 	  "or FILE.pb / FILE.pprof uncompressed); - reads standard input" },
-	{ 'f', "format", "FORMAT", "folded, svg, pprof or json", .def = "folded", .values = "@format" },
+	{ 'f', "format", "FORMAT", "folded, svg, pprof or json", .def = "folded", .values = "@format-totals" },
 	{ 'o', "output", "OUT", "where to write (default: standard output)", .values = "@file" },
 	{ OPT_TITLE, "title", "TEXT", "the flame graph's title" },
 	{ 'h', "help", NULL, "this text" },

@@ -46,7 +46,7 @@ static const struct bt_opt trace_opts[] = {
 	{ 'd', "duration", "TIME", "stop after TIME (500ms, 10s, 2m; by default at Ctrl-C or when the "
 	  "processes have exited)" },
 	{ 'o', "output", "FILE", "write the counts here (default: standard output)", .values = "@file" },
-	{ 'f', "format", "FORMAT", "folded, svg, pprof or json", .def = "folded", .values = "@format" },
+	{ 'f', "format", "FORMAT", "folded, svg, pprof or json", .def = "folded", .values = "@format-totals" },
 	{ OPT_KEY, "key", "argN[:str]", "count SDT hits by their Nth argument (from 1), an integer, or a "
 	  "string with :str; lines are comm;PROVIDER:NAME;VALUE COUNT", .values = "arg1 arg2 arg3 arg1:str arg2:str" },
 	{ OPT_LATENCY, "latency", NULL, "time each call (a uretprobe) and print a latency histogram per probe" },

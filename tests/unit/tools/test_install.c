@@ -121,7 +121,9 @@ static void completion__subcommands_options_and_values(void **state)
 	complete(out, sizeof(out), "buildtrace agent --idle \"\"");
 	assert_string_equal(out, "no\nyes\n");
 	complete(out, sizeof(out), "buildtrace -a -f \"\"");
-	assert_string_equal(out, "folded\njson\npprof\nsvg\n");
+	assert_string_equal(out, "folded\nheatmap\njson\nperf-script\npprof\nsvg\n");
+	complete(out, sizeof(out), "buildtrace report x.folded -f \"\"");
+	assert_string_equal(out, "folded\njson\npprof\nsvg\n");  /* a saved profile holds totals only */
 	complete(out, sizeof(out), "buildtrace -a --call-graph dwarf-");
 	assert_string_equal(out, "dwarf-bpf\ndwarf-copy\n");
 	complete(out, sizeof(out), "buildtrace cache \"\"");
