@@ -1,8 +1,11 @@
 /* bt_python.h - the sampler's walk of CPython's own frame chain: for a process userspace found to
- * run an interpreter (py_procs), the sampled thread's thread state (found by its thread id in the
- * interpreters' thread lists, then remembered), and from its current frame outwards each frame's
- * code object and instruction, into a BT_REC_PYSTACK record. Bounded in threads and frames; a
- * read that fails (a page not resident) ends the walk, and the record says so.
+ * run an interpreter (py_procs), the sampled thread's thread state (found by its thread id, or by
+ * its thread pointer before 3.11, in the interpreters' thread lists, then remembered), and from its
+ * current frame outwards each frame's code object and instruction, into a BT_REC_PYSTACK record.
+ * The layouts of 3.8 to 3.13 differ in offsets and in three ways the loader's flags say: how a
+ * thread state names its thread, whether its frame is reached through a _PyCFrame, and how a C call
+ * of the eval loop is marked in the chain. Bounded in threads and frames; a read that fails (a page
+ * not resident) ends the walk, and the record says so.
  * Included by buildtrace.bpf.c after its ring buffer, counters and record helpers. */
 #ifndef BT_PYTHON_H
 #define BT_PYTHON_H
@@ -69,7 +72,7 @@ static __always_inline __u32 bt_py_ns_tid(struct task_struct *task)
 struct bt_py_tsearch {
 	const struct bt_py_proc *p;
 	__u64 interp, ts, found;
-	__u32 nstid;
+	__u64 want;     /* the thread's id as its thread state holds it */
 	int err;
 };
 
@@ -85,12 +88,12 @@ static long bt_py_thread_step(__u64 i, void *ctx)
 			return 1;
 		return 0;
 	}
-	__u64 ntid = 0;
-	if (bt_py_read(&ntid, t->ts + p->ts_native_tid)) {
+	__u64 id = 0;
+	if (bt_py_read(&id, t->ts + p->ts_tid)) {
 		t->err = BT_PY_WALK_FAULT;
 		return 1;
 	}
-	if (ntid == t->nstid) {
+	if (id == t->want) {
 		t->found = t->ts;
 		return 1;
 	}
@@ -101,14 +104,25 @@ static long bt_py_thread_step(__u64 i, void *ctx)
 	return 0;
 }
 
-/* The thread state of thread nstid: BT_PY_WALK_DONE with *out set, or why not. */
-static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, __u32 tid, __u32 nstid,
+/* What the current thread's thread state holds as its id: the thread id in its own pid namespace
+ * (native_thread_id), or before 3.11 pthread_self() (thread_id), the thread pointer, which is the
+ * fs base on x86_64. */
+static __always_inline __u64 bt_py_want(const struct bt_py_proc *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (p->flags & BT_PY_F_PTHREAD_TID)
+		return BPF_CORE_READ(task, thread.fsbase);
+	return bt_py_ns_tid(task);
+}
+
+/* The thread state of the thread whose id is want: BT_PY_WALK_DONE with *out set, or why not. */
+static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, __u32 tid, __u64 want,
 					__u64 now, __u64 *out)
 {
 	struct bt_py_thread *t = bpf_map_lookup_elem(&py_threads, &tid);
 	if (t && t->tgid == tgid) {
-		__u64 ntid = 0;
-		if (t->tstate && !bt_py_read(&ntid, t->tstate + p->ts_native_tid) && ntid == nstid) {
+		__u64 id = 0;
+		if (t->tstate && !bt_py_read(&id, t->tstate + p->ts_tid) && id == want) {
 			*out = t->tstate;
 			return BT_PY_WALK_DONE;
 		}
@@ -121,7 +135,7 @@ static __always_inline int bt_py_tstate(const struct bt_py_proc *p, __u32 tgid, 
 	if (interp && bt_py_read(&ts, interp + p->interp_threads_head))
 		return BT_PY_WALK_FAULT;
 	bool started = ts != 0;
-	struct bt_py_tsearch srch = { .p = p, .interp = interp, .ts = ts, .nstid = nstid };
+	struct bt_py_tsearch srch = { .p = p, .interp = interp, .ts = ts, .want = want };
 	bpf_loop(BT_PY_MAX_THREADS, bt_py_thread_step, &srch, 0);
 	if (srch.err)
 		return srch.err;
@@ -145,36 +159,55 @@ struct bt_py_fwalk {
 	int walk;
 };
 
+static __always_inline int bt_py_stop(struct bt_py_fwalk *w, int walk)
+{
+	w->walk = walk;
+	return 1;
+}
+
 static long bt_py_frame_step(__u64 i, void *ctx)
 {
 	struct bt_py_fwalk *w = ctx;
 	const struct bt_py_proc *p = w->p;
 	struct bt_py_scratch *s = w->s;
-	if (!w->frame) {
-		w->walk = BT_PY_WALK_DONE;
-		return 1;
-	}
+	if (!w->frame)
+		return bt_py_stop(w, BT_PY_WALK_DONE);
 	/* checked by the loader too; here for the verifier */
-	__u32 fc = p->frame_code, fp = p->frame_previous, fi = p->frame_prev_instr, fe = p->frame_is_entry;
-	if (i >= BT_PY_MAX_FRAMES || fc > BT_PY_FRAME_BYTES - 8 || fp > BT_PY_FRAME_BYTES - 8 ||
-	    fi > BT_PY_FRAME_BYTES - 8 || fe > BT_PY_FRAME_BYTES - 1) {
-		w->walk = BT_PY_WALK_FAULT;
-		return 1;
-	}
-	if (bpf_probe_read_user(s->frame, BT_PY_FRAME_BYTES, (const void *)w->frame)) {
-		w->walk = BT_PY_WALK_FAULT;
-		return 1;
-	}
-	struct bt_py_frame *f = &s->rec.frames[i];
-	__builtin_memcpy(&f->code, s->frame + fc, 8);
-	__builtin_memcpy(&f->instr, s->frame + fi, 8);
+	__u32 fc = p->frame_code, fp = p->frame_previous, fi = p->frame_instr, fe = p->frame_entry;
+	__u32 fb = p->frame_bytes, n = w->n;
+	if (fc > BT_PY_FRAME_BYTES - 8 || fp > BT_PY_FRAME_BYTES - 8 || fi > BT_PY_FRAME_BYTES - 8 ||
+	    fe > BT_PY_FRAME_BYTES - 1 || fb > BT_PY_FRAME_BYTES || n > BT_PY_MAX_FRAMES)
+		return bt_py_stop(w, BT_PY_WALK_FAULT);
+	if (bpf_probe_read_user(s->frame, fb, (const void *)w->frame))
+		return bt_py_stop(w, BT_PY_WALK_FAULT);
+	__u64 code, instr;
+	__u8 entry = s->frame[fe];
+	__builtin_memcpy(&code, s->frame + fc, 8);
+	__builtin_memcpy(&instr, s->frame + fi, 8);
 	__builtin_memcpy(&w->frame, s->frame + fp, 8);
-	f->is_entry = s->frame[fe];
-	if (bt_py_read(&f->tag, f->code + p->code_tag)) {
-		w->walk = BT_PY_WALK_FAULT;
-		return 1;
+	if (p->entry == BT_PY_ENTRY_OWNER && entry == p->entry_owner) {
+		/* a C call's own entry frame: the frame inner to it is the first that call ran */
+		if (n > 0 && n <= BT_PY_MAX_FRAMES)
+			s->rec.frames[n - 1].is_entry = 1;
+		return 0;
 	}
-	w->n = (__u32)i + 1;
+	if (n >= BT_PY_MAX_FRAMES) {
+		w->frame = 1;  /* a frame is left out */
+		return bt_py_stop(w, BT_PY_WALK_TRUNCATED);
+	}
+	struct bt_py_frame *f = &s->rec.frames[n];
+	f->code = code;
+	f->is_entry = p->entry == BT_PY_ENTRY_EVERY || (p->entry == BT_PY_ENTRY_FLAG && entry);
+	if (p->flags & BT_PY_F_INSTR_PTR) {
+		/* the byte offset into the instructions, which cannot be past 2 GiB */
+		__s64 off = (__s64)(instr - code - p->code_adaptive);
+		f->instr = off < -0x40000000LL || off > 0x40000000LL ? -1 : (__s32)off;
+	} else {
+		f->instr = (__s32)instr;
+	}
+	if (bt_py_read(&f->tag, code + p->code_tag))
+		return bt_py_stop(w, BT_PY_WALK_FAULT);
+	w->n = n + 1;
 	return 0;
 }
 
@@ -182,17 +215,16 @@ static long bt_py_frame_step(__u64 i, void *ctx)
 static __always_inline int bt_py_frames(const struct bt_py_proc *p, __u64 ts, struct bt_py_scratch *s,
 					__u32 *n)
 {
-	__u64 cframe = 0, frame = 0;
-	if (bt_py_read(&cframe, ts + p->ts_cframe))
+	__u64 frame = 0;
+	if (bt_py_read(&frame, ts + p->ts_frame))
 		return BT_PY_WALK_FAULT;
-	if (!cframe)
-		return BT_PY_WALK_IDLE;
-	if (bt_py_read(&frame, cframe + p->cframe_current))
+	if ((p->flags & BT_PY_F_CFRAME) && frame && bt_py_read(&frame, frame + p->cframe_current))
 		return BT_PY_WALK_FAULT;
 	if (!frame)
 		return BT_PY_WALK_IDLE;
 	struct bt_py_fwalk w = { .p = p, .s = s, .frame = frame, .walk = -1 };
-	bpf_loop(BT_PY_MAX_FRAMES, bt_py_frame_step, &w, 0);
+	/* room for an entry frame between every two frames (3.12+) */
+	bpf_loop(2 * BT_PY_MAX_FRAMES, bt_py_frame_step, &w, 0);
 	*n = w.n;
 	if (w.walk >= 0)
 		return w.walk;
@@ -226,7 +258,7 @@ static __always_inline void bt_py_sample(__u32 tgid, __u32 tid, __u64 now)
 		return;
 	__u64 ts = 0;
 	__u32 n = 0;
-	int walk = bt_py_tstate(p, tgid, tid, bt_py_ns_tid(bpf_get_current_task_btf()), now, &ts);
+	int walk = bt_py_tstate(p, tgid, tid, bt_py_want(p), now, &ts);
 	if (walk == BT_PY_WALK_DONE)
 		walk = bt_py_frames(p, ts, s, &n);
 	if (n > BT_PY_MAX_FRAMES)

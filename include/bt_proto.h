@@ -179,7 +179,7 @@ _Static_assert(sizeof(struct bt_rec_ksym) == 16 + 16 + BT_KSYM_NAME_LEN, "bt_rec
 /* CPython's frames of a sampled thread, read by the sampler from the interpreter's own frame chain
  * (bpf/bt_python.h) just before the BT_REC_SAMPLE record of the same tid and time, for a process
  * whose interpreter userspace found (the py_procs map). Only the n frames read are in the record. */
-#define BT_PY_MAX_FRAMES 64
+#define BT_PY_MAX_FRAMES 256
 
 enum bt_py_walk {
 	BT_PY_WALK_DONE = 0,       /* every frame, to the outermost */
@@ -191,11 +191,12 @@ enum bt_py_walk {
 };
 
 struct bt_py_frame {
-	__u64 code;       /* the frame's code object (f_code) */
-	__u64 instr;      /* prev_instr: the code unit before the next instruction */
+	__u64 code;       /* the frame's code object (f_code, f_executable) */
 	__u64 tag;        /* 8 bytes of the code object (at co_firstlineno): its address is reused */
+	__s32 instr;      /* f_lasti as the frame holds it (3.8-3.10); from 3.11 on, the byte offset of
+			   * the frame's instruction pointer into co_code_adaptive */
 	__u8 is_entry;    /* the first frame a C call of the eval loop runs */
-	__u8 pad[7];
+	__u8 pad[3];
 };
 
 struct bt_rec_pystack {
@@ -210,27 +211,45 @@ struct bt_rec_pystack {
 
 /* A CPython process whose frames the sampler walks (the value of the py_procs map, keyed by thread
  * group id, written by the loader): where its runtime keeps its list of interpreters, and the
- * offsets of the fields the walk reads (symsrc/pyoffsets.h), the frame's within BT_PY_FRAME_BYTES. */
-#define BT_PY_FRAME_BYTES 72   /* bytes of a _PyInterpreterFrame read at once */
+ * offsets of the fields the walk reads (symsrc/pyoffsets.h), the frame's within frame_bytes, at most
+ * BT_PY_FRAME_BYTES. */
+#define BT_PY_FRAME_BYTES 128  /* bytes of a frame read at once, at most */
+
+#define BT_PY_F_PTHREAD_TID 0x1  /* ts_tid is thread_id, pthread_self(): the thread pointer (fsbase) */
+#define BT_PY_F_CFRAME 0x2       /* ts_frame is a _PyCFrame: its current frame at cframe_current */
+#define BT_PY_F_INSTR_PTR 0x4    /* frame_instr is a pointer into the code at code_adaptive */
+
+enum bt_py_entry {
+	BT_PY_ENTRY_EVERY = 0,   /* every frame is run by a C call of its own (frame objects) */
+	BT_PY_ENTRY_FLAG = 1,    /* a byte at frame_entry is non-zero in the first frame of a C call */
+	BT_PY_ENTRY_OWNER = 2,   /* a frame whose byte at frame_entry is entry_owner is no Python
+				  * frame: each C call pushes one, outer to its first frame */
+};
+
 struct bt_py_proc {
 	__u64 interp_head;         /* the address of _PyRuntime.interpreters.head */
 	__u16 interp_next;
 	__u16 interp_threads_head;
 	__u16 ts_next;
-	__u16 ts_native_tid;
-	__u16 ts_cframe;
+	__u16 ts_tid;
+	__u16 ts_frame;
 	__u16 cframe_current;
 	__u16 frame_code;
 	__u16 frame_previous;
-	__u16 frame_prev_instr;
-	__u16 frame_is_entry;
+	__u16 frame_instr;
+	__u16 frame_entry;
+	__u16 frame_bytes;         /* read at once: every field above within it */
 	__u16 code_tag;            /* the 8 bytes of a code object sent with each frame */
-	__u16 pad[5];
+	__u16 code_adaptive;       /* with BT_PY_F_INSTR_PTR: where the instructions start */
+	__u8 flags;                /* BT_PY_F_* */
+	__u8 entry;                /* enum bt_py_entry */
+	__u8 entry_owner;
+	__u8 pad[3];
 };
 
 _Static_assert(sizeof(struct bt_py_proc) == 40, "bt_py_proc size");
-_Static_assert(sizeof(struct bt_py_frame) == 32, "bt_py_frame size");
-_Static_assert(sizeof(struct bt_rec_pystack) == 32 + 32 * BT_PY_MAX_FRAMES, "bt_rec_pystack size");
+_Static_assert(sizeof(struct bt_py_frame) == 24, "bt_py_frame size");
+_Static_assert(sizeof(struct bt_rec_pystack) == 32 + 24 * BT_PY_MAX_FRAMES, "bt_rec_pystack size");
 
 /* Configuration the loader writes into the BPF object's read-only data before load. */
 #define BT_CFG_ALL 0x1          /* sample every process, not only the watched ones */

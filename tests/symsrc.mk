@@ -55,4 +55,6 @@ $(BUILD)/tests/test_debuginfod: | buildtrace
 TEST_jitdump_OBJS     = $(BUILD)/symsrc/jitdump.o $(BUILD)/symsrc/perfmap.o $(BUILD)/base/htab.o
 # CPython's objects decoded: the location table and strings, on the offsets table.
 TEST_pycode_OBJS      = $(BUILD)/symsrc/pycode.o $(BUILD)/symsrc/pyoffsets.o
-TEST_pyruntime_OBJS   = $(BUILD)/symsrc/pyruntime.o $(ELF_CORE_OBJS)
+TEST_pyruntime_OBJS   = $(BUILD)/symsrc/pyruntime.o $(BUILD)/symsrc/pyoffsets.o $(ELF_CORE_OBJS)
+# The offsets tables against DWARF, and 3.13's own description read from its file.
+TEST_pyoffsets_OBJS   = $(BUILD)/symsrc/pyoffsets.o $(BUILD)/symsrc/pyruntime.o $(ELF_CORE_OBJS)

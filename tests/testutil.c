@@ -1,6 +1,7 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,4 +224,30 @@ double bt_test_proc_cpu(pid_t pid)
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+const char *bt_test_pyenv(unsigned minor, char *buf, size_t len)
+{
+	const char *root = getenv("PYENV_ROOT");
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/versions", root && *root ? root : "/root/.pyenv");
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	int best = -1;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		unsigned ma, mi, micro;
+		int n = 0;
+		if (sscanf(e->d_name, "%u.%u.%u%n", &ma, &mi, &micro, &n) == 3 && !e->d_name[n] && ma == 3 &&
+		    mi == minor && (int)micro > best)
+			best = (int)micro;
+	}
+	closedir(d);
+	if (best < 0)
+		return NULL;
+	snprintf(buf, len, "%s/3.%u.%d", dir, minor, best);
+	char py[1024];
+	snprintf(py, sizeof(py), "%s/bin/python3.%u", buf, minor);
+	return access(py, X_OK) == 0 ? buf : NULL;
 }

@@ -67,6 +67,11 @@ int bt_test_free_port(void);
 /* The status code of GET path on loopback port, or -1. */
 int bt_test_http_status(int port, const char *path);
 
+/* The prefix pyenv installed CPython 3.minor in (versions/3.minor.N of PYENV_ROOT, default
+ * /root/.pyenv; the highest N), its interpreter at bin/python3.minor and its shared libpython at
+ * lib/libpython3.minor.so.1.0; NULL when there is none. */
+const char *bt_test_pyenv(unsigned minor, char *buf, size_t len);
+
 /* The whole file, malloc'ed (NUL-terminated beyond *len); fails the test when unreadable. */
 void *bt_test_read_file(const char *path, size_t *len);
 

@@ -1214,7 +1214,8 @@ int bt_capture_python(struct bt_capture *c, int pid, const struct bt_py_proc *p)
 	if (!p)
 		return bpf_map__delete_elem(c->skel->maps.py_procs, &key, sizeof(key), 0) ? -errno : 0;
 	if (p->frame_code > BT_PY_FRAME_BYTES - 8 || p->frame_previous > BT_PY_FRAME_BYTES - 8 ||
-	    p->frame_prev_instr > BT_PY_FRAME_BYTES - 8 || p->frame_is_entry > BT_PY_FRAME_BYTES - 1)
+	    p->frame_instr > BT_PY_FRAME_BYTES - 8 || p->frame_entry > BT_PY_FRAME_BYTES - 1 ||
+	    p->frame_bytes > BT_PY_FRAME_BYTES || p->entry > BT_PY_ENTRY_OWNER)
 		return -EINVAL;
 	return bpf_map__update_elem(c->skel->maps.py_procs, &key, sizeof(key), p, sizeof(*p), BPF_ANY) ? -errno : 0;
 }

@@ -138,7 +138,7 @@ static void put_kernel_frame(FILE *out, const struct bt_session *s, const struct
 
 static const char *const kind_names[] = {
 	[BT_LOC_USER] = "user", [BT_LOC_KERNEL] = "kernel", [BT_LOC_UNMAPPED] = "unmapped",
-	[BT_LOC_JIT] = "jit", [BT_LOC_PYTHON] = "python",
+	[BT_LOC_JIT] = "jit", [BT_LOC_PYTHON] = "python", [BT_LOC_MARK] = "truncated",
 };
 
 /* One frame's members after "name": what the session knows of its location, or, for a location
@@ -169,6 +169,10 @@ static void put_frame(FILE *out, const struct bt_session *s, const struct bt_loc
 		break;
 	case BT_LOC_PYTHON:
 		put_python_frame(out, s, l, name);
+		break;
+	case BT_LOC_MARK:
+		put_str(out, name);
+		fputs(", \"kind\": \"truncated\", \"file\": null, \"build_id\": null", out);
 		break;
 	default:
 		put_str(out, name);

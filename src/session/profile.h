@@ -22,7 +22,14 @@ enum bt_loc_kind {
 	BT_LOC_PYTHON = 4,   /* a Python frame: file_id is a code object of the session's (pyproc.h),
 			      * addr its instruction's byte offset; its one source line (qualified
 			      * name, file, line) is given when it is made */
+	BT_LOC_MARK = 5,     /* no frame: a mark where frames are missing, addr says which */
 };
+
+/* The marks (a BT_LOC_MARK's addr) and their names. */
+enum bt_mark {
+	BT_MARK_TRUNCATED = 0,   /* "[truncated]": the stack was cut here, frames outer to it are missing */
+};
+#define BT_MARK_TRUNCATED_NAME "[truncated]"
 
 #define BT_NAME_UNSET UINT32_MAX
 

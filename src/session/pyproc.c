@@ -90,21 +90,61 @@ static int64_t add_proc(struct bt_pyprocs *py, const struct bt_pyproc *e)
 	return (int64_t)py->nprocs++;
 }
 
+/* What the sampler is told of an interpreter of layout o whose _PyRuntime is at runtime. */
 static struct bt_py_proc bpf_view(const struct bt_py_offsets *o, uint64_t runtime)
 {
-	return (struct bt_py_proc){
+	struct bt_py_proc b = {
 		.interp_head = runtime + o->runtime_interp_head,
 		.interp_next = o->interp_next, .interp_threads_head = o->interp_threads_head,
-		.ts_next = o->ts_next, .ts_native_tid = o->ts_native_tid, .ts_cframe = o->ts_cframe,
-		.cframe_current = o->cframe_current, .frame_code = o->frame_code,
-		.frame_previous = o->frame_previous, .frame_prev_instr = o->frame_prev_instr,
-		.frame_is_entry = o->frame_is_entry, .code_tag = o->code_firstlineno,
+		.ts_next = o->ts_next, .ts_tid = o->ts_tid, .ts_frame = o->ts_frame,
+		.cframe_current = o->cframe_current == BT_PY_NO_FIELD ? 0 : o->cframe_current,
+		.frame_code = o->frame_code, .frame_previous = o->frame_previous, .frame_instr = o->frame_instr,
+		.frame_entry = o->frame_entry == BT_PY_NO_FIELD ? 0 : o->frame_entry,
+		.code_tag = o->code_firstlineno,
+		.code_adaptive = o->code_adaptive == BT_PY_NO_FIELD ? 0 : o->code_adaptive,
+		.entry_owner = BT_PY_OWNED_BY_CSTACK,
 	};
+	if (o->tid == BT_PY_TID_PTHREAD)
+		b.flags |= BT_PY_F_PTHREAD_TID;
+	if (o->cframe_current != BT_PY_NO_FIELD)
+		b.flags |= BT_PY_F_CFRAME;
+	if (o->instr == BT_PY_INSTR_POINTER)
+		b.flags |= BT_PY_F_INSTR_PTR;
+	b.entry = o->chain == BT_PY_CHAIN_OBJECTS ? BT_PY_ENTRY_EVERY
+		  : o->chain == BT_PY_CHAIN_FLAG ? BT_PY_ENTRY_FLAG : BT_PY_ENTRY_OWNER;
+	/* the bytes of a frame holding every field read: 8 of each pointer, 1 of the entry's */
+	unsigned end = 0;
+	const unsigned ends[] = { o->frame_code + 8u, o->frame_previous + 8u, o->frame_instr + 8u,
+				  b.entry == BT_PY_ENTRY_EVERY ? 0 : o->frame_entry + 1u };
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		end = ends[i] > end ? ends[i] : end;
+	b.frame_bytes = (uint16_t)end;
+	return b;
+}
+
+/* The sampler reads frames BT_PY_FRAME_BYTES at most, and code objects by their tag. */
+static bool bpf_fits(const struct bt_py_proc *b)
+{
+	return b->frame_bytes <= BT_PY_FRAME_BYTES && b->frame_code <= BT_PY_FRAME_BYTES - 8 &&
+	       b->frame_previous <= BT_PY_FRAME_BYTES - 8 && b->frame_instr <= BT_PY_FRAME_BYTES - 8 &&
+	       b->frame_entry <= BT_PY_FRAME_BYTES - 1;
+}
+
+static void note_unsupported(struct bt_pyprocs *py, const struct bt_pyruntime *rt)
+{
+	struct bt_pyprocs_stats *st = &py->stats;
+	uint16_t v = (uint16_t)((rt->major & 0xff) << 8 | (rt->minor & 0xff));
+	st->unsupported++;
+	for (size_t i = 0; i < st->nunsupported_versions; i++)
+		if (st->unsupported_versions[i] == v)
+			return;
+	if (st->nunsupported_versions < BT_PY_UNSUPPORTED_KEPT)
+		st->unsupported_versions[st->nunsupported_versions++] = v;
 }
 
 /* What the file of dso_id is, looked at through pid's mapping m when not known yet. */
 static const struct bt_pyfile *file_info(struct bt_pyprocs *py, struct bt_dso_registry *dsos, uint32_t dso_id,
-					 int pid, const struct bt_mapping *m)
+					 int pid, const struct bt_mapping *m, const char *name)
 {
 	if (dso_id >= py->nfiles) {
 		size_t n = py->nfiles ? py->nfiles : 16;
@@ -131,44 +171,47 @@ static const struct bt_pyfile *file_info(struct bt_pyprocs *py, struct bt_dso_re
 		close(fd);
 		return pf;  /* not the version the kernel saw: ask again through a later mapping */
 	}
-	int err = bt_pyruntime_read(fd, &pf->rt);
+	int err = bt_pyruntime_read(fd, name, &pf->rt);
 	close(fd);
-	if (!err && !bt_pyoffsets_get(pf->rt.major, pf->rt.minor))
-		err = -ENOTSUP;
+	struct bt_py_proc view;
+	if (!err && (view = bpf_view(bt_pyruntime_offsets(&pf->rt), 0), !bpf_fits(&view)))
+		err = -ENOTSUP;  /* a layout the sampler's reads do not reach */
 	if (err == -ENOTSUP)
-		py->stats.unsupported++;
+		note_unsupported(py, &pf->rt);
 	pf->state = err ? err : 1;
 	return pf;
 }
 
 int64_t bt_pyprocs_adopt(struct bt_pyprocs *py, int pid, const struct bt_pyruntime *rt, const struct bt_mapping *m)
 {
-	const struct bt_py_offsets *o = bt_pyoffsets_get(rt->major, rt->minor);
+	const struct bt_py_offsets *o = bt_pyruntime_offsets(rt);
 	if (!o)
 		return -ENOTSUP;
 	struct bt_pyproc e = {
-		.pid = pid, .off = o, .file_id = m->file_id, .eval_lo = rt->eval_offset,
+		.pid = pid, .off = *o, .file_id = m->file_id, .eval_lo = rt->eval_offset,
 		.eval_hi = rt->eval_offset + rt->eval_size,
 		.bpf = bpf_view(o, bt_pyruntime_addr(rt, m->start, m->pgoff)),
 	};
+	if (!bpf_fits(&e.bpf))
+		return -ENOTSUP;
 	return add_proc(py, &e);
 }
 
-static bool python_name(const char *path)
+static const char *base_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
-	return strstr(base ? base + 1 : path, "python") != NULL;
+	return base ? base + 1 : path;
 }
 
 int bt_pyprocs_mapping(struct bt_pyprocs *py, struct bt_dso_registry *dsos, int pid,
 		       const struct bt_mapping *m, const char *path)
 {
-	if (!path || !python_name(path) || bt_pyprocs_find(py, pid) >= 0)
+	if (!path || !strstr(base_name(path), "python") || bt_pyprocs_find(py, pid) >= 0)
 		return 0;
 	struct bt_file *f = bt_dso_file_get(dsos, m->file_id);
 	if (!f || f->dso_id == BT_NO_ID)
 		return 0;  /* its build-id comes with a later record */
-	const struct bt_pyfile *pf = file_info(py, dsos, f->dso_id, pid, m);
+	const struct bt_pyfile *pf = file_info(py, dsos, f->dso_id, pid, m, base_name(path));
 	if (!pf)
 		return -ENOMEM;
 	if (pf->state != 1)
@@ -247,11 +290,12 @@ static int64_t read_str(struct bt_pyprocs *py, int pid, const struct bt_py_offse
 /* Fills c from its process: names, file, first line and location table. 0 or -errno. */
 static int read_code(struct bt_pyprocs *py, const struct bt_pyproc *p, struct bt_pycode *c)
 {
-	const struct bt_py_offsets *o = p->off;
+	const struct bt_py_offsets *o = &p->off;
 	uint8_t obj[256];
-	if (o->code_adaptive > sizeof(obj))
+	unsigned want = bt_pyoffsets_code_bytes(o);
+	if (want > sizeof(obj))
 		return -EINVAL;
-	int err = read_mem(p->pid, c->addr, obj, o->code_adaptive);
+	int err = read_mem(p->pid, c->addr, obj, want);
 	if (err)
 		return err;
 	/* the bytes the sampler saw are still there: the same code object */
@@ -261,7 +305,9 @@ static int read_code(struct bt_pyprocs *py, const struct bt_pyproc *p, struct bt
 	memcpy(&first, obj + o->code_firstlineno, sizeof(first));
 	c->firstlineno = first;
 	int64_t name = read_str(py, p->pid, o, u64_at(obj + o->code_name));
-	int64_t qual = read_str(py, p->pid, o, u64_at(obj + o->code_qualname));
+	/* before 3.11 a code object has no qualified name: its name stands in */
+	int64_t qual = o->code_qualname == BT_PY_NO_FIELD ? -ENOENT
+		       : read_str(py, p->pid, o, u64_at(obj + o->code_qualname));
 	int64_t file = read_str(py, p->pid, o, u64_at(obj + o->code_filename));
 	if (name == -ENOMEM || qual == -ENOMEM || file == -ENOMEM)
 		return -ENOMEM;
@@ -330,5 +376,13 @@ unsigned bt_pyprocs_line(const struct bt_pyprocs *py, uint32_t id, int64_t off)
 	if (id >= py->ncodes || !py->codes[id].ok)
 		return 0;
 	const struct bt_pycode *c = &py->codes[id];
-	return bt_pycode_line(c->linetable, c->linelen, c->firstlineno, off);
+	const struct bt_pyproc *p = &py->procs[c->proc];
+	return bt_pycode_line(p->off.lines, c->linetable, c->linelen, c->firstlineno, off);
+}
+
+int64_t bt_pyprocs_instr(const struct bt_pyprocs *py, uint32_t proc, const struct bt_py_frame *f)
+{
+	/* the sampler sends f_lasti as it is, and a pointer as its offset into the instructions */
+	return proc < py->nprocs && py->procs[proc].off.instr == BT_PY_INSTR_LASTI_UNITS ? 2 * (int64_t)f->instr
+											  : f->instr;
 }

@@ -31,14 +31,14 @@ struct bt_pycode {
 struct bt_pyproc {
 	int pid;
 	bool gone;
-	const struct bt_py_offsets *off;
+	struct bt_py_offsets off;     /* its version's, or as the interpreter describes itself */
 	uint32_t file_id;             /* the interpreter's file (in the dso registry) */
 	uint64_t eval_lo, eval_hi;    /* _PyEval_EvalFrameDefault in it, as file offsets */
 	struct bt_py_proc bpf;        /* what the sampler is given */
 };
 
 /* What the interpreter file of one build-id is: state 0 untried, 1 an interpreter with an offsets
- * table, -errno not (-ENOENT: no interpreter; -ENOTSUP: a version without a table). */
+ * table, -errno not (-ENOENT: no interpreter; -ENOTSUP: one this cannot read, rt says which). */
 struct bt_pyfile {
 	int state;
 	struct bt_pyruntime rt;
@@ -51,13 +51,20 @@ struct bt_py_update {
 	struct bt_py_proc bpf;
 };
 
+#define BT_PY_UNSUPPORTED_KEPT 8
+
 struct bt_pyprocs_stats {
 	uint64_t procs;               /* interpreters found */
-	uint64_t unsupported;         /* interpreters of a version without an offsets table */
+	uint64_t unsupported;         /* interpreter files of a version this cannot read */
+	/* their versions, the first few distinct ones (major << 8 | minor; 0: unknown) */
+	uint16_t unsupported_versions[BT_PY_UNSUPPORTED_KEPT];
+	size_t nunsupported_versions;
 	uint64_t stacks;              /* Python stacks received */
 	uint64_t walks[BT_PY_WALK_MAX];  /* by how each walk ended */
 	uint64_t frames;              /* Python frames placed in stacks */
-	uint64_t unplaced;            /* Python frames no eval-loop frame of the native stack took */
+	uint64_t rooted;              /* of those, placed outer to a native stack cut short */
+	uint64_t unplaced;            /* Python frames no eval-loop frame of a whole native stack took */
+	uint64_t truncated;           /* stacks given a [truncated] mark where they were cut */
 	uint64_t code_reads, code_failed;  /* code objects read, and those that could not be */
 };
 
@@ -86,7 +93,7 @@ void bt_pyprocs_free(struct bt_pyprocs *py);
 int bt_pyprocs_mapping(struct bt_pyprocs *py, struct bt_dso_registry *dsos, int pid,
 		       const struct bt_mapping *m, const char *path);
 /* Makes pid an interpreter of rt whose file's executable segment is mapped as m: its id, -ENOTSUP
- * (no offsets table for its version) or -ENOMEM. */
+ * (no offsets for its version) or -ENOMEM. */
 int64_t bt_pyprocs_adopt(struct bt_pyprocs *py, int pid, const struct bt_pyruntime *rt,
 			 const struct bt_mapping *m);
 /* pid forked child: a copy of an interpreter is one too. 0 or -ENOMEM. */
@@ -103,6 +110,9 @@ int64_t bt_pyprocs_find(const struct bt_pyprocs *py, int pid);
 int64_t bt_pyprocs_code(struct bt_pyprocs *py, uint32_t proc, uint64_t addr, uint64_t tag);
 /* The source line of the code unit at byte offset off of code id (0: unknown). */
 unsigned bt_pyprocs_line(const struct bt_pyprocs *py, uint32_t id, int64_t off);
+/* The byte offset into its code of the instruction frame f of process incarnation proc names,
+ * negative before the first. */
+int64_t bt_pyprocs_instr(const struct bt_pyprocs *py, uint32_t proc, const struct bt_py_frame *f);
 
 static inline const char *bt_pyprocs_str(const struct bt_pyprocs *py, uint32_t id)
 {

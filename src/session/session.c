@@ -1,6 +1,7 @@
 /* session.c - record handling: every frame is turned into a (file version, offset) location at the
  * moment its sample arrives, so later mapping changes never rename it. */
 #include "session/session.h"
+#include "session/pystack.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -129,20 +130,6 @@ static const char *cgroup_path(struct bt_session *s, uint64_t id)
 	return bt_strtab_get(&s->cgroups.paths, (uint32_t)pid);
 }
 
-/* Python location id of profile prof gets its one source line: its code object's qualified name and
- * file, and the line of its instruction. 0 or -ENOMEM. */
-static int py_lines(struct bt_session *s, struct bt_profile *prof, uint32_t id)
-{
-	const struct bt_loc *l = &prof->locs[id];
-	const struct bt_pycode *c = l->file_id < s->py.ncodes ? &s->py.codes[l->file_id] : NULL;
-	if (!c || !c->ok)
-		return bt_profile_set_lines(prof, id, NULL, 0);
-	struct bt_srcline_text t = { .function = bt_pyprocs_str(&s->py, c->qualname_id),
-				     .file = bt_pyprocs_str(&s->py, c->file_id),
-				     .line = bt_pyprocs_line(&s->py, l->file_id, (int64_t)l->addr) };
-	return bt_profile_set_lines(prof, id, &t, 1);
-}
-
 /* The sample in s->scratch[0..n) (locations of s->prof) into s->also, its strings and locations
  * interned there. 0 or -ENOMEM. */
 static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n)
@@ -153,7 +140,7 @@ static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t 
 		int64_t id = bt_profile_loc(a, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
 		if (id < 0)
 			return (int)id;
-		if (l->kind == BT_LOC_PYTHON && !a->locs[id].lines_tried && py_lines(s, a, (uint32_t)id))
+		if (l->kind == BT_LOC_PYTHON && !a->locs[id].lines_tried && bt_pystack_lines(s, a, (uint32_t)id))
 			return -ENOMEM;
 		s->also_scratch[i] = (uint32_t)id;
 	}
@@ -417,55 +404,8 @@ static void on_pystack(struct bt_session *s, const struct bt_rec_pystack *r)
 	s->pystack.tid = r->tid;
 	s->pystack.time_ns = r->hdr.time_ns;
 	s->pystack.n = r->n <= BT_PY_MAX_FRAMES ? r->n : 0;
+	s->pystack.walk = r->walk;
 	memcpy(s->pystack.frames, r->frames, s->pystack.n * sizeof(r->frames[0]));
-}
-
-/* Which of the user frames uips[0..un) (innermost first) are the interpreter's eval loop, and the
- * Python frames each ran: the innermost eval frame the Python frames from the current one to the
- * first marked is_entry (where that C call of the eval loop began), the next one those up to the
- * next is_entry, and so on. */
-static void py_plan(struct bt_session *s, const struct bt_process *p, const struct bt_pyproc *pp,
-		    const __u64 *uips, const uint8_t *exact, size_t un)
-{
-	size_t cur = 0, pn = s->pystack.n;
-	for (size_t i = 0; i < un; i++) {
-		s->pystack.first[i] = s->pystack.end[i] = 0;
-		bool caller = exact ? !exact[i] : i > 0;
-		const struct bt_mapping *m = bt_process_lookup(p, uips[i]);
-		if (!m || m->file_id != pp->file_id || cur >= pn)
-			continue;
-		uint64_t off = uips[i] - caller - m->start + m->pgoff;
-		if (off < pp->eval_lo || off >= pp->eval_hi)
-			continue;
-		s->pystack.first[i] = (uint8_t)cur;
-		while (cur < pn && !s->pystack.frames[cur++].is_entry)
-			;
-		s->pystack.end[i] = (uint8_t)cur;
-	}
-	s->pystack.placed = cur;
-}
-
-/* The Python frames [first, end) of the sample's stack into s->scratch at *n, outermost first. */
-static int py_locs(struct bt_session *s, uint32_t proc, size_t first, size_t end, size_t *n)
-{
-	for (size_t k = end; k-- > first;) {
-		const struct bt_py_frame *f = &s->pystack.frames[k];
-		int64_t code = bt_pyprocs_code(&s->py, proc, f->code, f->tag);
-		if (code == -ENOSPC)
-			code = BT_NAME_UNSET;  /* a frame no code object names: "[python]" */
-		else if (code < 0)
-			return (int)code;
-		/* the instruction as a byte offset into the code, negative before its first */
-		int64_t off = (int64_t)(f->instr - (f->code + s->py.procs[proc].off->code_adaptive));
-		size_t before = s->prof.nlocs;
-		int64_t id = bt_profile_loc(&s->prof, BT_LOC_PYTHON, (uint32_t)code, (uint64_t)off, false);
-		if (id < 0)
-			return (int)id;
-		if ((size_t)id == before && py_lines(s, &s->prof, (uint32_t)id))
-			return -ENOMEM;
-		s->scratch[(*n)++] = (uint32_t)id;
-	}
-	return 0;
 }
 
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
@@ -494,30 +434,17 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	}
 	s->ustack.n = 0;
 	/* The Python frames of this very sample replace the eval-loop frames that ran them. */
-	int64_t pyproc = -1;
-	bool py = s->pystack.n && s->pystack.tid == r->tid && s->pystack.time_ns == r->hdr.time_ns && p &&
-		  un <= BT_MAX_STACK && (pyproc = bt_pyprocs_find(&s->py, (int)r->pid)) >= 0;
-	if (py)
-		py_plan(s, p, &s->py.procs[pyproc], uips, exact, un);
-	/* Python frames beyond the eval-loop frames of a stack cut short are outer to all of it: they
-	 * come first (the native frames between them are what is missing). */
-	if (py && cut && s->pystack.placed < s->pystack.n) {
-		int err = py_locs(s, (uint32_t)pyproc, s->pystack.placed, s->pystack.n, &n);
-		if (err)
-			return err;
-		s->pystack.placed = s->pystack.n;
-	}
-	if (py) {
-		s->py.stats.frames += s->pystack.placed;
-		s->py.stats.unplaced += s->pystack.n - s->pystack.placed;
-	}
-	s->pystack.n = 0;
+	enum bt_native_walk native = exact ? (cut ? BT_NATIVE_CUT : BT_NATIVE_COMPLETE)
+				     : s->opts.bpf_walk ? (r->user_err >= 0 && (r->user_err & BT_UWALK_DONE)
+							   ? BT_NATIVE_COMPLETE : BT_NATIVE_CUT)
+				     : BT_NATIVE_UNKNOWN;
+	bool py = bt_pystack_plan(s, r, p, uips, exact, un, native);
+	int err = py ? bt_pystack_root(s, &n) : 0;
 	int64_t jit = -2;
-	for (size_t i = un; i-- > 0;) {
-		if (py && s->pystack.end[i] > s->pystack.first[i]) {
-			int err = py_locs(s, (uint32_t)pyproc, s->pystack.first[i], s->pystack.end[i], &n);
-			if (err)
-				return err;
+	for (size_t i = un; !err && i-- > 0;) {
+		int took = py ? bt_pystack_frame(s, i, &n) : 0;
+		if (took) {
+			err = took < 0 ? took : 0;
 			continue;
 		}
 		uint64_t ip = uips[i];
@@ -530,9 +457,13 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 			id = outside_loc(s, (int)r->pid, ip, caller, &jit);
 		}
 		if (id < 0)
-			return (int)id;
-		s->scratch[n++] = (uint32_t)id;
+			err = (int)id;
+		else
+			s->scratch[n++] = (uint32_t)id;
 	}
+	bt_pystack_done(s, py);
+	if (err)
+		return err;
 	for (size_t i = kn; i-- > 0;) {
 		/* The module version loaded there now: a later reload is another version. */
 		int64_t mod = bt_kmods_at(&s->kmods, r->ips[i]);
@@ -547,7 +478,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	if (comm < 0)
 		return (int)comm;
 	struct bt_sample_key key;
-	int err = sample_key(s, r, p, (uint32_t)comm, &key);
+	err = sample_key(s, r, p, (uint32_t)comm, &key);
 	if (!err && s->also)
 		err = add_also(s, &key, n);
 	if (!err)
@@ -713,6 +644,8 @@ static const char *resolve(void *ctx, const struct bt_loc *l, bool *final, bool 
 		*unresolved = true;
 		return "[python]";
 	}
+	case BT_LOC_MARK:
+		return BT_MARK_TRUNCATED_NAME;
 	case BT_LOC_JIT: {
 		/* a return address is looked up at its call, as in a file */
 		const char *name = bt_jitmaps_name(&s->jit, l->file_id, l->addr - l->is_caller, now_ns(), final, NULL);

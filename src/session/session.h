@@ -19,6 +19,8 @@
 
 struct bt_session_opts {
 	const char *proc_root;   /* "" for the real /proc */
+	bool bpf_walk;           /* the sampler walks user stacks (dwarf-bpf): a sample's user_err says
+				  * whether its walk reached the outermost frame */
 	bool kernel;             /* kernel stacks are wanted: load kallsyms */
 	bool kernel_later;       /* with kernel: kallsyms is read by bt_session_load_kallsyms, not by
 				  * bt_session_init (once the BPF programs are loaded: their frames are
@@ -34,6 +36,10 @@ struct bt_session_opts {
 	uint64_t cache_max_file; /* larger files are not stored; 0: BT_BIDCACHE_MAX_FILE */
 	uint64_t cache_max_size; /* stores stop when the cache holds this much; 0: BT_BIDCACHE_MAX_TOTAL */
 };
+
+/* Frames of one sample in the profile, at most: user and kernel frames, Python frames in place of
+ * eval-loop frames, and up to three [truncated] marks. */
+#define BT_SESSION_MAX_FRAMES (2 * BT_MAX_STACK + BT_PY_MAX_FRAMES + 3)
 
 struct bt_session_stats {
 	uint64_t samples;
@@ -69,7 +75,7 @@ struct bt_session {
 	uint64_t ksyms_misses;         /* kernel frames that found no symbol since the last load */
 	struct bt_session_stats stats;
 	uint64_t last_ns;              /* time of the newest record */
-	uint32_t scratch[2 * BT_MAX_STACK + BT_PY_MAX_FRAMES];
+	uint32_t scratch[BT_SESSION_MAX_FRAMES];
 	struct {                       /* the user stack unwound from the last BT_REC_USTACK */
 		uint32_t tid;
 		uint64_t time_ns;
@@ -84,10 +90,16 @@ struct bt_session {
 		uint32_t tid;
 		uint64_t time_ns;
 		size_t n;
+		int walk;                      /* enum bt_py_walk: how the walk ended */
 		struct bt_py_frame frames[BT_PY_MAX_FRAMES];
-		/* per user frame of the sample: the Python frames [first, end) its eval loop ran */
-		uint8_t first[BT_MAX_STACK], end[BT_MAX_STACK];
+		/* the sample's plan (pystack.c): per user frame, the Python frames [first, end) its
+		 * eval loop ran */
+		uint16_t first[2 * BT_MAX_STACK], end[2 * BT_MAX_STACK];
+		uint32_t proc;                 /* the interpreter's process incarnation */
 		size_t placed;                 /* frames [0, placed) have an eval-loop frame */
+		bool root;                     /* frames [placed, n) go first, outer to a cut native stack */
+		bool mark_root, mark_gap;      /* a [truncated] mark before them, after them */
+		size_t mark_at;                /* the user frame whose frames a mark precedes, or SIZE_MAX */
 	} pystack;
 	/* The vDSO is no file: its CFI comes from this process's own copy, the same image in every
 	 * 64-bit process of this kernel. vdso_state: 0 untried, 1 ready, -errno none. */
@@ -108,7 +120,7 @@ struct bt_session {
 	/* A second profile every sample also goes to while it is set (a profile of a few seconds asked
 	 * for over HTTP, beside the interval's), with the same keeping apart as prof. */
 	struct bt_profile *also;
-	uint32_t also_scratch[2 * BT_MAX_STACK + BT_PY_MAX_FRAMES];
+	uint32_t also_scratch[BT_SESSION_MAX_FRAMES];
 };
 
 int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);

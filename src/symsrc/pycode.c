@@ -1,5 +1,6 @@
-/* pycode.c - CPython 3.11's location table (Objects/locations.md in its source tree) and PEP 393
- * strings, decoded from copies of their bytes: nothing here reads a process. */
+/* pycode.c - CPython's line tables (Objects/lnotab_notes.txt of 3.8-3.10, Objects/locations.md of
+ * 3.11 on, in its source tree) and PEP 393 strings, decoded from copies of their bytes: nothing here
+ * reads a process. */
 #include "symsrc/pycode.h"
 
 #include <errno.h>
@@ -27,10 +28,44 @@ static int32_t svarint(const uint8_t *tab, size_t len, size_t *i)
 
 enum { LOC_ONE_LINE0 = 10, LOC_ONE_LINE2 = 12, LOC_NO_COLUMNS = 13, LOC_LONG = 14, LOC_NONE = 15 };
 
-unsigned bt_pycode_line(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq)
+static unsigned line_of(int64_t line)
 {
-	if (addrq < 0)
-		return firstlineno > 0 ? (unsigned)firstlineno : 0;
+	return line <= 0 || line > UINT32_MAX ? 0 : (unsigned)line;
+}
+
+/* 3.8-3.9: (bytes, signed line delta) pairs; an offset has the line of the last pair starting at
+ * or before it, those past the table the last line. */
+static unsigned lnotab_line(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq)
+{
+	int64_t line = firstlineno, addr = 0;
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		addr += tab[i];
+		if (addr > addrq)
+			break;
+		line += (int8_t)tab[i + 1];
+	}
+	return line_of(line);
+}
+
+/* 3.10: (bytes, signed line delta) pairs each ending a range of instructions; a delta of -128
+ * gives its range no line. */
+static unsigned linetable310_line(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq)
+{
+	int64_t line = firstlineno, addr = 0;
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		int8_t delta = (int8_t)tab[i + 1];
+		bool none = delta == -128;
+		if (!none)
+			line += delta;
+		addr += tab[i];
+		if (addrq < addr)
+			return none ? 0 : line_of(line);
+	}
+	return 0;
+}
+
+static unsigned locations_line(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq)
+{
 	int64_t line = firstlineno;
 	uint64_t addr = 0;
 	size_t i = 0;
@@ -51,9 +86,23 @@ unsigned bt_pycode_line(const uint8_t *tab, size_t len, int firstlineno, int64_t
 		line += delta;
 		addr += 2 * units;
 		if ((uint64_t)addrq < addr)
-			return kind == LOC_NONE || line <= 0 || line > UINT32_MAX ? 0 : (unsigned)line;
+			return kind == LOC_NONE ? 0 : line_of(line);
 	}
 	return 0;
+}
+
+unsigned bt_pycode_line(unsigned fmt, const uint8_t *tab, size_t len, int firstlineno, int64_t addrq)
+{
+	if (addrq < 0)
+		return firstlineno > 0 ? (unsigned)firstlineno : 0;
+	switch (fmt) {
+	case BT_PY_LINES_LNOTAB:
+		return lnotab_line(tab, len, firstlineno, addrq);
+	case BT_PY_LINES_310:
+		return linetable310_line(tab, len, firstlineno, addrq);
+	default:
+		return locations_line(tab, len, firstlineno, addrq);
+	}
 }
 
 static uint64_t get_u64(const uint8_t *p)

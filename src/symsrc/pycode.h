@@ -1,6 +1,6 @@
 /* pycode.h - the parts of CPython objects a profiler decodes, from bytes already read out of a
- * process: the line of an instruction from a code object's location table (3.11's format), and a
- * string object's characters as UTF-8. */
+ * process: the line of an instruction from a code object's line table (3.8-3.9's co_lnotab, 3.10's
+ * co_linetable, the location table of 3.11 on), and a string object's characters as UTF-8. */
 #ifndef BT_PYCODE_H
 #define BT_PYCODE_H
 
@@ -9,10 +9,10 @@
 #include "symsrc/pyoffsets.h"
 
 /* The source line of the code unit at byte offset addrq of a code object's instructions, from its
- * location table tab[0..len) (co_linetable) and co_firstlineno, as PyCode_Addr2Line gives it: the
- * first line for an offset before the first instruction, 0 when the table gives that instruction
- * no line, does not reach it, or is malformed. */
-unsigned bt_pycode_line(const uint8_t *tab, size_t len, int firstlineno, int64_t addrq);
+ * line table tab[0..len) of format fmt (enum bt_py_lines) and co_firstlineno, as that version's
+ * PyCode_Addr2Line gives it: the first line for an offset before the first instruction, 0 when the
+ * table gives that instruction no line, does not reach it, or is malformed. */
+unsigned bt_pycode_line(unsigned fmt, const uint8_t *tab, size_t len, int firstlineno, int64_t addrq);
 
 /* Where a string object's characters are, from its first bytes hdr[0..hlen) (at least o->compact_data
  * of them): *data_off from the object's start, *nchars characters of *kind bytes each (1, 2 or 4).

@@ -90,7 +90,8 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
 				      .per_tid = opts->per_tid, .sample_log = opts->sample_log, .scratch_dir = opts->scratch_dir,
 				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
-				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size };
+				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size,
+				      .bpf_walk = opts->bpf_unwind && opts->user && !opts->dwarf };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
 		return err;

@@ -146,16 +146,26 @@ static void print_python_summary(const struct bt_live *l)
 	const uint64_t *w = ps->walks;
 	fprintf(stderr, "buildtrace: python: %llu interpreters, %llu stacks walked: complete %llu, cut at %d "
 		"frames %llu, cut by a page not resident %llu, threads without Python %llu, idle %llu; %llu "
-		"frames placed, %llu not placed (no eval-loop frame of the native stack took them); %llu code "
-		"objects read, %llu unreadable",
+		"frames placed (%llu outer to a native stack cut short), %llu not placed (no eval-loop frame "
+		"of a whole native stack took them); %llu stacks marked [truncated]; %llu code objects read, "
+		"%llu unreadable",
 		(unsigned long long)ps->procs, (unsigned long long)ps->stacks, (unsigned long long)w[BT_PY_WALK_DONE],
 		BT_PY_MAX_FRAMES, (unsigned long long)w[BT_PY_WALK_TRUNCATED], (unsigned long long)w[BT_PY_WALK_FAULT],
 		(unsigned long long)w[BT_PY_WALK_NO_THREAD], (unsigned long long)w[BT_PY_WALK_IDLE],
-		(unsigned long long)ps->frames, (unsigned long long)ps->unplaced,
-		(unsigned long long)ps->code_reads, (unsigned long long)ps->code_failed);
-	if (ps->unsupported)
-		fprintf(stderr, "; %llu interpreters of a version without an offsets table (3.11 has one)",
-			(unsigned long long)ps->unsupported);
+		(unsigned long long)ps->frames, (unsigned long long)ps->rooted, (unsigned long long)ps->unplaced,
+		(unsigned long long)ps->truncated, (unsigned long long)ps->code_reads,
+		(unsigned long long)ps->code_failed);
+	if (ps->unsupported) {
+		fprintf(stderr, "; %llu interpreters of a version profiled natively (", (unsigned long long)ps->unsupported);
+		for (size_t i = 0; i < ps->nunsupported_versions; i++) {
+			unsigned v = ps->unsupported_versions[i];
+			if (v)
+				fprintf(stderr, "%s%u.%u", i ? ", " : "", v >> 8, v & 0xff);
+			else
+				fprintf(stderr, "%sunknown", i ? ", " : "");
+		}
+		fprintf(stderr, "; 3.8 to 3.13 are read)");
+	}
 	if (l->python_refused)
 		fprintf(stderr, "; %llu interpreters the sampler could not take", (unsigned long long)l->python_refused);
 	fprintf(stderr, "\n");

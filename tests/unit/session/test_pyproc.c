@@ -37,9 +37,14 @@ static void pyproc__adopt_fork_exec__sampler_told(void **state)
 	assert_true(u[0].add);
 	/* a non-PIE program: _PyRuntime at its link address */
 	assert_int_equal(u[0].bpf.interp_head, 0xa5b740 + o->runtime_interp_head);
-	assert_int_equal(u[0].bpf.ts_native_tid, o->ts_native_tid);
-	assert_int_equal(u[0].bpf.frame_is_entry, o->frame_is_entry);
+	assert_int_equal(u[0].bpf.ts_tid, o->ts_tid);
+	assert_int_equal(u[0].bpf.frame_entry, o->frame_entry);
 	assert_int_equal(u[0].bpf.code_tag, o->code_firstlineno);
+	assert_int_equal(u[0].bpf.code_adaptive, o->code_adaptive);
+	/* 3.11: the native thread id, the frame through the _PyCFrame, is_entry, a pointer */
+	assert_int_equal(u[0].bpf.flags, BT_PY_F_CFRAME | BT_PY_F_INSTR_PTR);
+	assert_int_equal(u[0].bpf.entry, BT_PY_ENTRY_FLAG);
+	assert_int_equal(u[0].bpf.frame_bytes, o->frame_entry + 1);
 	assert_int_equal(u[1].pid, 101);
 	assert_true(u[1].add);
 	assert_int_equal(u[1].bpf.interp_head, u[0].bpf.interp_head);
@@ -48,9 +53,53 @@ static void pyproc__adopt_fork_exec__sampler_told(void **state)
 	assert_int_equal(bt_pyprocs_take(&py, u, 8), 0);
 	/* a version without a table */
 	struct bt_pyruntime rt = rt311;
-	rt.minor = 9;
+	rt.minor = 7;
 	assert_int_equal(bt_pyprocs_adopt(&py, 102, &rt, &m), -ENOTSUP);
 	assert_int_equal(py.stats.procs, 2);
+	bt_pyprocs_free(&py);
+}
+
+/* The layouts of the other versions, as the sampler is told them. */
+static void pyproc__each_version__its_own_walk(void **state)
+{
+	struct bt_pyprocs py;
+	bt_pyprocs_init(&py, "");
+	struct bt_mapping m = { .start = 0x41f000, .end = 0x800000, .pgoff = 0x1f000, .file_id = 7 };
+	struct bt_pyruntime rt = rt311;
+	struct bt_py_update u;
+	/* 3.8: the thread pointer names the thread, frame objects each run by a C call, f_lasti */
+	rt.minor = 8;
+	assert_true(bt_pyprocs_adopt(&py, 200, &rt, &m) >= 0);
+	assert_int_equal(bt_pyprocs_take(&py, &u, 1), 1);
+	assert_int_equal(u.bpf.flags, BT_PY_F_PTHREAD_TID);
+	assert_int_equal(u.bpf.entry, BT_PY_ENTRY_EVERY);
+	assert_int_equal(u.bpf.ts_frame, 24);
+	assert_int_equal(u.bpf.frame_bytes, 104 + 8);   /* through f_lasti */
+	assert_int_equal(u.bpf.interp_head, 0xa5b740 + 32);
+	/* 3.12: the _PyCFrame still, entry frames of their own */
+	rt.minor = 12;
+	assert_true(bt_pyprocs_adopt(&py, 201, &rt, &m) >= 0);
+	assert_int_equal(bt_pyprocs_take(&py, &u, 1), 1);
+	assert_int_equal(u.bpf.flags, BT_PY_F_CFRAME | BT_PY_F_INSTR_PTR);
+	assert_int_equal(u.bpf.entry, BT_PY_ENTRY_OWNER);
+	assert_int_equal(u.bpf.entry_owner, BT_PY_OWNED_BY_CSTACK);
+	assert_int_equal(u.bpf.frame_entry, 70);
+	/* 3.13: the thread state's current frame */
+	rt.minor = 13;
+	assert_true(bt_pyprocs_adopt(&py, 202, &rt, &m) >= 0);
+	assert_int_equal(bt_pyprocs_take(&py, &u, 1), 1);
+	assert_int_equal(u.bpf.flags, BT_PY_F_INSTR_PTR);
+	assert_int_equal(u.bpf.ts_frame, 72);
+	assert_int_equal(u.bpf.interp_head, 0xa5b740 + 632);
+	/* the instruction: f_lasti in bytes (3.8), in code units (3.10), an offset already (3.11+) */
+	rt.minor = 10;
+	int64_t p310 = bt_pyprocs_adopt(&py, 203, &rt, &m);
+	struct bt_py_frame f = { .instr = 7 };
+	assert_int_equal(bt_pyprocs_instr(&py, (uint32_t)p310, &f), 14);
+	assert_int_equal(bt_pyprocs_instr(&py, (uint32_t)bt_pyprocs_find(&py, 200), &f), 7);
+	assert_int_equal(bt_pyprocs_instr(&py, (uint32_t)bt_pyprocs_find(&py, 202), &f), 7);
+	f.instr = -1;
+	assert_int_equal(bt_pyprocs_instr(&py, (uint32_t)p310, &f), -2);
 	bt_pyprocs_free(&py);
 }
 
@@ -152,11 +201,50 @@ static void pyproc__code_in_memory__names_file_and_lines(void **state)
 	bt_pyprocs_free(&py);
 }
 
+/* A 3.8 code object: no qualified name (its name stands in), lines from co_lnotab. */
+static void pyproc__python38_code__name_and_lnotab(void **state)
+{
+	struct bt_pyprocs py;
+	bt_pyprocs_init(&py, "");
+	struct bt_mapping m = { .start = 0x41f000, .end = 0x800000, .pgoff = 0x1f000 };
+	struct bt_pyruntime rt = rt311;
+	rt.minor = 8;
+	int64_t proc = bt_pyprocs_adopt(&py, getpid(), &rt, &m);
+	assert_true(proc >= 0);
+	const struct bt_py_offsets *o = bt_pyoffsets_get(3, 8);
+	static struct fake f;
+	memset(f.code, 0, sizeof(f.code));
+	int32_t first = 40;
+	memcpy(f.code + o->code_firstlineno, &first, 4);
+	put_str(f.name, o, "step");
+	put_str(f.file, o, "/srv/lib.py");
+	put_u64(f.code + o->code_name, (uint64_t)(uintptr_t)f.name);
+	put_u64(f.code + o->code_filename, (uint64_t)(uintptr_t)f.file);
+	/* 6 bytes on line 41, then line 43 */
+	const uint8_t tab[] = { 0, 1, 6, 2 };
+	memset(f.lines, 0, sizeof(f.lines));
+	put_u64(f.lines + o->var_size, sizeof(tab));
+	memcpy(f.lines + o->bytes_data, tab, sizeof(tab));
+	put_u64(f.code + o->code_linetable, (uint64_t)(uintptr_t)f.lines);
+	uint64_t tag;
+	memcpy(&tag, f.code + o->code_firstlineno, 8);
+	int64_t id = bt_pyprocs_code(&py, (uint32_t)proc, (uint64_t)(uintptr_t)f.code, tag);
+	assert_true(id >= 0 && py.codes[id].ok);
+	assert_string_equal(bt_pyprocs_str(&py, py.codes[id].qualname_id), "step");
+	assert_string_equal(bt_pyprocs_str(&py, py.codes[id].file_id), "/srv/lib.py");
+	assert_int_equal(bt_pyprocs_line(&py, (uint32_t)id, 4), 41);
+	assert_int_equal(bt_pyprocs_line(&py, (uint32_t)id, 6), 43);
+	assert_int_equal(bt_pyprocs_line(&py, (uint32_t)id, -1), 40);
+	bt_pyprocs_free(&py);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pyproc__adopt_fork_exec__sampler_told),
+		cmocka_unit_test(pyproc__each_version__its_own_walk),
 		cmocka_unit_test(pyproc__code_in_memory__names_file_and_lines),
+		cmocka_unit_test(pyproc__python38_code__name_and_lnotab),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

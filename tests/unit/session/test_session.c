@@ -376,60 +376,157 @@ static struct bt_py_frame fake_frame(struct fake_code *c, const char *q, int fir
 	memcpy(c->code + o->code_firstlineno, &first, 4);
 	struct bt_py_frame f = { .code = (uint64_t)(uintptr_t)c->code, .is_entry = entry };
 	/* a frame not started yet: its instruction before the first, on its first line */
-	f.instr = f.code + o->code_adaptive - 2;
+	f.instr = -2;
 	memcpy(&f.tag, c->code + o->code_firstlineno, 8);
 	return f;
 }
 
-/* A sample of this very process (its memory holds the code objects) with user frames at offs and
- * the Python frames fr (innermost first) before it. */
-static void py_sample(struct fx *x, uint32_t pid, const uint64_t *offs, size_t un, const struct bt_py_frame *fr,
-		      size_t n)
+static int cmp_line(const void *a, const void *b)
 {
-	struct bt_rec_pystack p = { .pid = pid, .tid = pid, .n = (uint16_t)n };
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The folded text's lines sorted, in place order-free: what the profile holds, not how it is kept. */
+static void assert_same_lines(char *got, const char *want)
+{
+	char *w = strdup(want), *lines[2][16];
+	size_t n[2] = { 0, 0 };
+	char *texts[2] = { got, w };
+	for (int k = 0; k < 2; k++) {
+		char *save = NULL;
+		for (char *l = strtok_r(texts[k], "\n", &save); l && n[k] < 16; l = strtok_r(NULL, "\n", &save))
+			lines[k][n[k]++] = l;
+		qsort(lines[k], n[k], sizeof(char *), cmp_line);
+	}
+	assert_int_equal(n[0], n[1]);
+	for (size_t i = 0; i < n[0]; i++)
+		assert_string_equal(lines[0][i], lines[1][i]);
+	free(w);
+}
+
+/* A sample of this very process (its memory holds the code objects) with user frames at offs and
+ * the Python frames fr (innermost first) before it, their walk ended as walk; user_err as the
+ * sampler's BPF walk gives it. */
+static void py_sample_walk(struct fx *x, uint32_t pid, const uint64_t *offs, size_t un, const struct bt_py_frame *fr,
+			   size_t n, int walk, int32_t user_err)
+{
+	struct bt_rec_pystack p = { .pid = pid, .tid = pid, .n = (uint16_t)n, .walk = (uint16_t)walk };
 	hdr(x, &p.hdr, BT_REC_PYSTACK, offsetof(struct bt_rec_pystack, frames) + n * sizeof(fr[0]));
 	memcpy(p.frames, fr, n * sizeof(fr[0]));
 	assert_int_equal(bt_session_record(&x->s, &p.hdr), 0);
 	x->t--;  /* the sample has the same time */
-	sample_rec(x, pid, NULL, 0, offs, un);
+	struct bt_rec_sample r = { .pid = pid, .tid = pid, .user_n = (uint16_t)un, .user_err = user_err };
+	hdr(x, &r.hdr, BT_REC_SAMPLE, sizeof(r));
+	snprintf(r.comm, sizeof(r.comm), "fx");
+	for (size_t i = 0; i < un; i++)
+		r.ips[i] = BASE + offs[i];
+	assert_int_equal(bt_session_record(&x->s, &r.hdr), 0);
 }
 
-/* Each eval-loop frame of the native stack takes the Python frames up to the next is_entry,
- * innermost first; frames no eval-loop frame takes are counted, not placed. */
-static void session__python_frames__replace_eval_loop_frames(void **state)
+static void py_sample(struct fx *x, uint32_t pid, const uint64_t *offs, size_t un, const struct bt_py_frame *fr,
+		      size_t n)
+{
+	py_sample_walk(x, pid, offs, un, fr, n, BT_PY_WALK_DONE, 0);
+}
+
+/* A session whose process pid runs an interpreter (main standing in for _PyEval_EvalFrameDefault),
+ * its Python frames in fr: Sieve.check and count run by one C call of the eval loop, <module> by
+ * another. */
+static struct fx *py_setup(bool bpf_walk, uint32_t *pid, struct bt_py_frame *fr)
 {
 	struct fx *x = setup(false);
-	uint32_t pid = (uint32_t)getpid();
-	exec_rec(x, pid);
-	mmap_rec(x, pid, x->prog, BT_BID_OK);
-	/* the program's main stands in for _PyEval_EvalFrameDefault */
-	const struct bt_process *p = bt_proctable_find(&x->s.procs, (int)pid);
+	x->s.opts.bpf_walk = bpf_walk;
+	*pid = (uint32_t)getpid();
+	exec_rec(x, *pid);
+	mmap_rec(x, *pid, x->prog, BT_BID_OK);
+	const struct bt_process *p = bt_proctable_find(&x->s.procs, (int)*pid);
 	assert_non_null(p);
 	struct bt_pyruntime rt = { .major = 3, .minor = 11, .eval_offset = x->off_main, .eval_size = 1 };
 	struct bt_mapping m = p->maps[0];
-	assert_true(bt_pyprocs_adopt(&x->s.py, (int)pid, &rt, &m) >= 0);
+	assert_true(bt_pyprocs_adopt(&x->s.py, (int)*pid, &rt, &m) >= 0);
 	static struct fake_code ca, cb, cc;
-	struct bt_py_frame fr[] = { fake_frame(&ca, "Sieve.check", 30, false), fake_frame(&cb, "count", 20, true),
-				    fake_frame(&cc, "<module>", 1, true) };
+	fr[0] = fake_frame(&ca, "Sieve.check", 30, false);
+	fr[1] = fake_frame(&cb, "count", 20, true);
+	fr[2] = fake_frame(&cc, "<module>", 1, true);
+	return x;
+}
+
+/* Each eval-loop frame of the native stack takes the Python frames up to the next is_entry,
+ * innermost first; with frame pointers, frames no eval-loop frame took show the native stack was
+ * cut: they go first, a [truncated] mark after them. */
+static void session__python_frames__replace_eval_loop_frames(void **state)
+{
+	uint32_t pid;
+	struct bt_py_frame fr[3];
+	struct fx *x = py_setup(false, &pid, fr);
 	/* the leaf, then two calls of the eval loop */
 	uint64_t offs[] = { x->off_helper + 2, x->off_main + 1, x->off_main + 1 };
 	py_sample(x, pid, offs, 3, fr, 3);
-	/* one eval-loop frame only: <module> has none to take it */
+	/* one eval-loop frame only: <module>'s was not reached */
 	py_sample(x, pid, offs, 2, fr, 3);
 	char *out = folded(x);
-	assert_string_equal(out, "fx;<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n"
-				 "fx;count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n");
+	assert_same_lines(out, "fx;<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n"
+				 "fx;<module> (app.py:1);[truncated];count (app.py:20);Sieve.check (app.py:30);"
+				 "fx_static_helper 1\n");
 	free(out);
 	assert_int_equal(x->s.py.stats.stacks, 2);
-	assert_int_equal(x->s.py.stats.frames, 5);
-	assert_int_equal(x->s.py.stats.unplaced, 1);
+	assert_int_equal(x->s.py.stats.frames, 6);
+	assert_int_equal(x->s.py.stats.rooted, 1);
+	assert_int_equal(x->s.py.stats.unplaced, 0);
+	assert_int_equal(x->s.py.stats.truncated, 1);
 	assert_int_equal(x->s.py.stats.code_reads, 3);
+	/* a mark is no unnamed frame */
 	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 0);
 	/* a sample without its Python frames keeps the eval loop's frame */
 	sample_rec(x, pid, NULL, 0, offs, 2);
 	out = folded(x);
 	assert_non_null(strstr(out, "fx;main;fx_static_helper 1\n"));
 	free(out);
+	teardown(x);
+}
+
+/* With the BPF walk's word on where the native walk ended: a whole stack without <module>'s
+ * eval-loop frame leaves it out (counted); a stack cut short is marked at its root. */
+static void session__python_frames__native_walk_said_whole_or_cut(void **state)
+{
+	uint32_t pid;
+	struct bt_py_frame fr[3];
+	struct fx *x = py_setup(true, &pid, fr);
+	uint64_t offs[] = { x->off_helper + 2, x->off_main + 1, x->off_main + 1 };
+	py_sample_walk(x, pid, offs, 2, fr, 3, BT_PY_WALK_DONE, BT_UWALK_DONE);
+	py_sample_walk(x, pid, offs, 3, fr, 3, BT_PY_WALK_DONE, BT_UWALK_READ);
+	py_sample_walk(x, pid, offs, 2, fr, 3, BT_PY_WALK_DONE, BT_UWALK_MAX);
+	char *out = folded(x);
+	assert_same_lines(out, "fx;count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n"
+				 "fx;[truncated];<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);"
+				 "fx_static_helper 1\n"
+				 "fx;<module> (app.py:1);[truncated];count (app.py:20);Sieve.check (app.py:30);"
+				 "fx_static_helper 1\n");
+	free(out);
+	assert_int_equal(x->s.py.stats.unplaced, 1);
+	assert_int_equal(x->s.py.stats.rooted, 1);
+	assert_int_equal(x->s.py.stats.truncated, 2);
+	teardown(x);
+}
+
+/* A Python walk cut short (frames past BT_PY_MAX_FRAMES, a page not resident) is marked where its
+ * outermost frame read ends. */
+static void session__python_walk_cut__marked(void **state)
+{
+	uint32_t pid;
+	struct bt_py_frame fr[3];
+	struct fx *x = py_setup(false, &pid, fr);
+	/* the walk ended in count's C call, before <module> */
+	uint64_t offs[] = { x->off_helper + 2, x->off_main + 1, x->off_main + 1 };
+	py_sample_walk(x, pid, offs, 3, fr, 2, BT_PY_WALK_TRUNCATED, 0);
+	/* and with <module> outer to a cut native stack */
+	py_sample_walk(x, pid, offs, 2, fr, 3, BT_PY_WALK_FAULT, 0);
+	char *out = folded(x);
+	assert_same_lines(out, "fx;main;[truncated];count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n"
+				 "fx;[truncated];<module> (app.py:1);[truncated];count (app.py:20);"
+				 "Sieve.check (app.py:30);fx_static_helper 1\n");
+	free(out);
+	assert_int_equal(x->s.py.stats.truncated, 2);
 	teardown(x);
 }
 
@@ -471,6 +568,8 @@ int main(void)
 		cmocka_unit_test(session__kernel_frames__plain_names_marked_when_folded),
 		cmocka_unit_test(session__labels__apart_by_thread_with_executable),
 		cmocka_unit_test(session__python_frames__replace_eval_loop_frames),
+		cmocka_unit_test(session__python_frames__native_walk_said_whole_or_cut),
+		cmocka_unit_test(session__python_walk_cut__marked),
 		cmocka_unit_test(session__malformed_records__counted_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

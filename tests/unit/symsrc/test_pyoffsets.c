@@ -1,9 +1,13 @@
-/* test_pyoffsets.c - every figure of the CPython offsets table against the DWARF of the interpreter
- * it describes: Debian's python3.11 and the debug file python3.11-dbg installs for its build-id. */
+/* test_pyoffsets.c - every figure of the CPython offsets tables against the DWARF of the
+ * interpreters they describe: Debian's python3.11 (the debug file python3.11-dbg installs for its
+ * build-id) and pyenv's libpython3.8 to 3.13 (built with debug information); and 3.13's own
+ * description of its layout (_Py_DebugOffsets), read from its file, against the same. */
 #include "testutil.h"
 #include "symsrc/pyoffsets.h"
+#include "symsrc/pyruntime.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,6 +121,27 @@ static long dwarf_figure(Dwarf *dw, const struct bt_py_field *f)
 	return total;
 }
 
+/* Every figure of table o against the DWARF of file path. */
+static void check_dwarf(const char *path, const struct bt_py_offsets *o)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	assert_non_null(dw);
+	size_t n;
+	const struct bt_py_field *f = bt_pyoffsets_fields(o, &n);
+	assert_true(n >= 20);
+	for (size_t i = 0; i < n; i++) {
+		long want = dwarf_figure(dw, &f[i]);
+		if (want != (long)bt_pyoffsets_value(o, &f[i]))
+			fail_msg("%s, %s %s: the table of 3.%u says %u, DWARF %ld", path, f[i].type, f[i].member,
+				 o->minor, bt_pyoffsets_value(o, &f[i]), want);
+	}
+	print_message("%s: %zu figures of 3.%u as DWARF gives them\n", path, n, o->minor);
+	dwarf_end(dw);
+	close(fd);
+}
+
 static void pyoffsets__python311__every_figure_matches_dwarf(void **state)
 {
 	char path[512];
@@ -127,34 +152,111 @@ static void pyoffsets__python311__every_figure_matches_dwarf(void **state)
 	}
 	const struct bt_py_offsets *o = bt_pyoffsets_get(3, 11);
 	assert_non_null(o);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	check_dwarf(path, o);
+}
+
+/* pyenv's libpython3.minor, or NULL (a failure under CI) */
+static const char *pyenv_lib(unsigned minor, char *buf, size_t len)
+{
+	char prefix[512];
+	if (!bt_test_pyenv(minor, prefix, sizeof(prefix))) {
+		if (bt_test_in_ci())
+			fail_msg("pyenv's CPython 3.%u is missing", minor);
+		print_message("pyenv's CPython 3.%u is missing: not checked\n", minor);
+		return NULL;
+	}
+	snprintf(buf, len, "%s/lib/libpython3.%u.so.1.0", prefix, minor);
+	return buf;
+}
+
+static void pyoffsets__pyenv_38_to_313__every_figure_matches_dwarf(void **state)
+{
+	for (unsigned minor = 8; minor <= 13; minor++) {
+		char lib[700];
+		if (!pyenv_lib(minor, lib, sizeof(lib)))
+			continue;
+		const struct bt_py_offsets *o = bt_pyoffsets_get(3, minor);
+		assert_non_null(o);
+		assert_int_equal(o->minor, minor);
+		check_dwarf(lib, o);
+	}
+}
+
+/* 3.13's own description: read where DWARF says each figure is, and giving the table's figures. */
+static void pyoffsets__python313_debug_offsets__match_dwarf_and_table(void **state)
+{
+	char lib[700];
+	if (!pyenv_lib(13, lib, sizeof(lib)))
+		skip();
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
 	assert_non_null(dw);
 	size_t n;
-	const struct bt_py_field *f = bt_pyoffsets_fields(&n);
+	const struct bt_py_debug_field *d = bt_pyoffsets_debug_fields(&n);
 	assert_true(n >= 20);
 	for (size_t i = 0; i < n; i++) {
-		long want = dwarf_figure(dw, &f[i]);
-		if (want != (long)bt_pyoffsets_value(o, &f[i]))
-			fail_msg("%s %s: the table says %u, DWARF %ld", f[i].type, f[i].member,
-				 bt_pyoffsets_value(o, &f[i]), want);
+		long want = dwarf_figure(dw, &d[i].f);
+		if (want != (long)d[i].at)
+			fail_msg("_Py_DebugOffsets %s: read at %u, DWARF says %ld", d[i].f.member, d[i].at, want);
 	}
+	struct bt_py_field size = { "_Py_DebugOffsets", "sizeof", 0 };
+	assert_int_equal(dwarf_figure(dw, &size), BT_PY_DEBUG_OFFSETS_BYTES);
 	dwarf_end(dw);
+	/* read from the file as a session reads it: every figure the same as the table's */
+	struct bt_pyruntime r;
+	assert_int_equal(bt_pyruntime_read(fd, "libpython3.13.so.1.0", &r), 0);
 	close(fd);
+	assert_true(r.have_debug);
+	const struct bt_py_offsets *o = bt_pyoffsets_get(3, 13);
+	assert_memory_equal(&r.debug, o, sizeof(*o));
+	assert_ptr_equal(bt_pyruntime_offsets(&r), &r.debug);
+}
+
+static void pyoffsets__debug_offsets__refused_unless_313(void **state)
+{
+	uint8_t d[BT_PY_DEBUG_OFFSETS_BYTES] = "xdebugpy";
+	uint64_t v = 0x030d00f0;   /* 3.13.0 */
+	memcpy(d + 8, &v, 8);
+	struct bt_py_offsets o;
+	/* figures of 0 are taken as they are; only the header matters here */
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), 0);
+	assert_int_equal(o.minor, 13);
+	assert_int_equal(o.runtime_interp_head, 0);
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d) - 1, &o), -ENOENT);
+	uint64_t ft = 1;   /* free-threaded: objects laid out otherwise */
+	memcpy(d + 16, &ft, 8);
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -ENOTSUP);
+	ft = 0;
+	memcpy(d + 16, &ft, 8);
+	v = 0x030e00f0;    /* 3.14: a description laid out otherwise */
+	memcpy(d + 8, &v, 8);
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -ENOTSUP);
+	v = 0x030d00f0;
+	memcpy(d + 8, &v, 8);
+	uint64_t big = 70000;
+	memcpy(d + 40, &big, 8);
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -EINVAL);
+	d[0] = 'y';
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -ENOENT);
 }
 
 static void pyoffsets__unknown_versions__no_table(void **state)
 {
-	assert_null(bt_pyoffsets_get(3, 9));
+	assert_null(bt_pyoffsets_get(3, 7));
+	assert_null(bt_pyoffsets_get(3, 14));
 	assert_null(bt_pyoffsets_get(2, 11));
-	assert_non_null(bt_pyoffsets_get(3, 11));
+	for (unsigned minor = 8; minor <= 13; minor++)
+		assert_non_null(bt_pyoffsets_get(3, minor));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pyoffsets__python311__every_figure_matches_dwarf),
+		cmocka_unit_test(pyoffsets__pyenv_38_to_313__every_figure_matches_dwarf),
+		cmocka_unit_test(pyoffsets__python313_debug_offsets__match_dwarf_and_table),
+		cmocka_unit_test(pyoffsets__debug_offsets__refused_unless_313),
 		cmocka_unit_test(pyoffsets__unknown_versions__no_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
