@@ -63,7 +63,6 @@ struct bt_pyprocs_stats {
 	uint64_t walks[BT_PY_WALK_MAX];  /* by how each walk ended */
 	uint64_t frames;              /* Python frames placed in stacks */
 	uint64_t rooted;              /* of those, placed outer to a native stack cut short */
-	uint64_t unplaced;            /* Python frames no eval-loop frame of a whole native stack took */
 	uint64_t truncated;           /* stacks given a [truncated] mark where they were cut */
 	uint64_t code_reads, code_failed;  /* code objects read, and those that could not be */
 };

@@ -1,8 +1,9 @@
 /* pystack.c - a sample's Python frames placed among its native frames. The interpreter's frame
  * chain says which of its frames each C call of the eval loop ran (is_entry marks the first of
- * each); the native stack says where those calls are. Nothing is guessed: frames whose eval-loop
- * frame the native walk did not reach go outer to all of it only when that walk is not known to
- * be whole, and a cut is marked where it is. */
+ * each); the native stack says where those calls are. Frames whose C call the native walk did not
+ * show prove it did not reach the outermost frame (a frame-pointer walk cut short, a copy of the
+ * stack too small, a walk that took a frame for the outermost): they go outer to all of it, and a
+ * [truncated] mark stands where the native frames are missing. Nothing is guessed or left out. */
 #include "session/pystack.h"
 
 #include <errno.h>
@@ -39,8 +40,8 @@ bool bt_pystack_plan(struct bt_session *s, const struct bt_rec_sample *r, const 
 	/* the Python walk ended before the outermost frame: its outer frames are missing */
 	bool py_cut = s->pystack.walk == BT_PY_WALK_TRUNCATED || s->pystack.walk == BT_PY_WALK_FAULT;
 	bool rest = cur < pn;
-	s->pystack.root = rest && native != BT_NATIVE_COMPLETE;
-	s->pystack.mark_gap = s->pystack.root || native == BT_NATIVE_CUT;
+	s->pystack.root = rest;
+	s->pystack.mark_gap = rest || native == BT_NATIVE_CUT;
 	s->pystack.mark_root = py_cut && s->pystack.root;
 	s->pystack.mark_at = py_cut && !rest ? last : SIZE_MAX;
 	return true;
@@ -118,9 +119,8 @@ void bt_pystack_done(struct bt_session *s, bool planned)
 	if (planned) {
 		struct bt_pyprocs_stats *st = &s->py.stats;
 		size_t rest = s->pystack.n - s->pystack.placed;
-		st->frames += s->pystack.placed + (s->pystack.root ? rest : 0);
-		st->rooted += s->pystack.root ? rest : 0;
-		st->unplaced += s->pystack.root ? 0 : rest;
+		st->frames += s->pystack.n;
+		st->rooted += rest;
 		st->truncated += s->pystack.mark_root || s->pystack.mark_gap || s->pystack.mark_at != SIZE_MAX;
 	}
 	s->pystack.n = 0;

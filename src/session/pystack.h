@@ -1,7 +1,8 @@
 /* pystack.h - the Python frames of a sample in its native stack: each eval-loop frame of the
  * native stack replaced by the Python frames it ran; those no walked eval-loop frame took placed
- * outer to a native stack that was cut short, behind a [truncated] mark; and a mark wherever the
- * stack is known to be cut (the Python walk's or the native walk's end). Part of the session. */
+ * outer to the native stack, which they show was cut short, behind a [truncated] mark; and a mark
+ * wherever the stack is known to be cut (the Python walk's or the native walk's end). Part of the
+ * session. */
 #ifndef BT_PYSTACK_H
 #define BT_PYSTACK_H
 
@@ -12,7 +13,7 @@
 /* What is known of how the native user stack's walk ended. */
 enum bt_native_walk {
 	BT_NATIVE_UNKNOWN = 0,   /* frame pointers: a walk says nothing of where it ended */
-	BT_NATIVE_COMPLETE,      /* it reached the outermost frame */
+	BT_NATIVE_COMPLETE,      /* it took a frame for the outermost */
 	BT_NATIVE_CUT,           /* it ended short of the outermost frame */
 };
 

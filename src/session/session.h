@@ -97,7 +97,7 @@ struct bt_session {
 		uint16_t first[2 * BT_MAX_STACK], end[2 * BT_MAX_STACK];
 		uint32_t proc;                 /* the interpreter's process incarnation */
 		size_t placed;                 /* frames [0, placed) have an eval-loop frame */
-		bool root;                     /* frames [placed, n) go first, outer to a cut native stack */
+		bool root;                     /* frames [placed, n) go first, outer to the native stack */
 		bool mark_root, mark_gap;      /* a [truncated] mark before them, after them */
 		size_t mark_at;                /* the user frame whose frames a mark precedes, or SIZE_MAX */
 	} pystack;

@@ -1,8 +1,11 @@
 /* test_python.c - Python frames from CPython's own frame chain, with Debian's python3: a chain of
  * three functions in two files (one a method) named with the right file:line in the right place of
  * the native stack, in folded, JSON and pprof output; two threads each with its own chain (attached
- * by pid); a python in a mount and pid namespace of its own; a forked child; a program that is not Python unaffected. The
- * oracle of every line number is the "bt:" marker in the scripts themselves. */
+ * by pid); a python in a mount and pid namespace of its own; a forked child; a program that is not
+ * Python unaffected. Then with each CPython 3.8 to 3.13 (pyenv's, a shared libpython) and Debian's
+ * 3.11 (static): the chain and two threads' chains in the default call graph and with frame
+ * pointers, and a recursion 200 deep. The oracle of every line number is the "bt:" marker in the
+ * scripts themselves (tests/python/check_folded.py counts what the profiles hold). */
 #include "testutil.h"
 
 #include <limits.h>
@@ -314,6 +317,136 @@ static void python__not_python__unaffected(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'python:' %s/spin.err", dir), 1);
 }
 
+/* ---- every version ------------------------------------------------------------------------ */
+
+struct interp {
+	const char *label;
+	unsigned minor;
+	bool pyenv;       /* pyenv's 3.minor, else Debian's /usr/bin/python3 */
+};
+
+static const struct interp interps[] = {
+	{ "Debian's python3", 11, false }, { "pyenv 3.8", 8, true },   { "pyenv 3.9", 9, true },
+	{ "pyenv 3.10", 10, true },        { "pyenv 3.11", 11, true }, { "pyenv 3.12", 12, true },
+	{ "pyenv 3.13", 13, true },
+};
+
+/* The interpreter's program into buf; false (a failure under CI) when it is not installed. */
+static bool interp_path(const struct interp *in, char *buf, size_t len)
+{
+	char prefix[PATH_MAX - 64];
+	if (!in->pyenv) {
+		snprintf(buf, len, "%s", PY);
+		if (access(PY, X_OK) == 0)
+			return true;
+	} else if (bt_test_pyenv(in->minor, prefix, sizeof(prefix))) {
+		snprintf(buf, len, "%s/bin/python3.%u", prefix, in->minor);
+		return true;
+	}
+	if (bt_test_in_ci())
+		fail_msg("%s is missing", in->label);
+	return false;
+}
+
+/* Starts python on the workload args, attaches buildtrace (with opts) by pid once it has used half
+ * a second of CPU (its interpreter found from its mappings), and stops it once the workload has
+ * used cpu seconds more: DIR/tag.folded, its stderr in DIR/tag.err. */
+static void attach_record(const char *python, const char *args, const char *tag, const char *opts, double cpu)
+{
+	char cmd[3 * PATH_MAX], err[PATH_MAX + 64];
+	snprintf(cmd, sizeof(cmd), "exec %s %s/pyhot_main.py %s", python, src, args);
+	pid_t py = bt_test_spawn(cmd);
+	started[0] = py;
+	while (bt_test_proc_cpu(py) < 0.5 && kill(py, 0) == 0)
+		usleep(50000);
+	snprintf(err, sizeof(err), "%s/%s.err", dir, tag);
+	unlink(err);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace -v -F 999 %s -p %d -o %s/%s.folded 2>%s", opts, (int)py, dir,
+		 tag, err);
+	pid_t bt = bt_test_spawn(cmd);
+	started[1] = bt;
+	assert_true(bt_test_wait_for_text(err, "sampling at", bt));
+	double end = bt_test_proc_cpu(py) + cpu;
+	while (bt_test_proc_cpu(py) < end && kill(py, 0) == 0)
+		usleep(50000);
+	kill(bt, SIGINT);
+	int st = 0;
+	waitpid(bt, &st, 0);
+	started[1] = 0;
+	kill_started(NULL);
+	bt_test_run(NULL, 0, "grep -E 'python:|lost' %s >&2", err);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+struct counts {
+	unsigned long long total, hits, placed, chain, spin_a, spin_b, both;
+	unsigned long long full, marked, short_unmarked;
+};
+
+/* What tests/python/check_folded.py counts in DIR/tag.folded. */
+static struct counts check_folded(const char *tag, const char *mode, bool qualified)
+{
+	char out[512];
+	struct counts c = { 0 };
+	int rc = bt_test_run(out, sizeof(out), PY " %s/check_folded.py %s/%s.folded %s %d 200 2>&1", src, dir, tag,
+			     mode, qualified);
+	print_message("%s: %s", tag, out);
+	assert_int_equal(rc, 0);
+	if (!strcmp(mode, "mixed"))
+		assert_int_equal(sscanf(out, "total %llu hits %llu placed %llu chain %llu spin_a %llu spin_b %llu both %llu",
+					&c.total, &c.hits, &c.placed, &c.chain, &c.spin_a, &c.spin_b, &c.both), 7);
+	else
+		assert_int_equal(sscanf(out, "total %llu full %llu marked %llu short_unmarked %llu", &c.total, &c.full,
+					&c.marked, &c.short_unmarked), 4);
+	return c;
+}
+
+/* The main thread's chain (three functions and a method, in two files) and two threads' chains:
+ * each in order with its lines, in its place, in the default call graph; with frame pointers, the
+ * Python frames of nearly every sample still there, outer to where the walk was cut when it was. */
+static void python__each_version__chains_in_place_any_call_graph(void **state)
+{
+	const struct interp *in = *state;
+	bt_test_require_priv();
+	char py[PATH_MAX], tag[64];
+	if (!interp_path(in, py, sizeof(py)))
+		skip();
+	bool qualified = in->minor >= 11;
+	print_message("%s: %s\n", in->label, py);
+	snprintf(tag, sizeof(tag), "mixed-%s3.%u", in->pyenv ? "" : "deb-", in->minor);
+	attach_record(py, "mixed 600", tag, "", 4.0);
+	struct counts c = check_folded(tag, "mixed", qualified);
+	assert_true(c.total >= 300);
+	assert_true(c.hits >= c.total * 95 / 100);
+	assert_true(c.placed >= c.total * 90 / 100);
+	/* each thread got its share, and no sample holds two threads' frames */
+	assert_true(c.chain >= c.total / 6 && c.spin_a >= c.total / 6 && c.spin_b >= c.total / 6);
+	assert_int_equal(c.both, 0);
+
+	snprintf(tag, sizeof(tag), "fp-%s3.%u", in->pyenv ? "" : "deb-", in->minor);
+	attach_record(py, "mixed 600", tag, "--call-graph fp", 4.0);
+	c = check_folded(tag, "mixed", qualified);
+	assert_true(c.total >= 300);
+	assert_true(c.hits >= c.total * 90 / 100);
+	assert_int_equal(c.both, 0);
+}
+
+/* A recursion 200 deep: every sample holds its 200 frames, or says where it was cut. */
+static void python__each_version__recursion_200_deep_whole_or_marked(void **state)
+{
+	const struct interp *in = *state;
+	bt_test_require_priv();
+	char py[PATH_MAX], tag[64];
+	if (!interp_path(in, py, sizeof(py)))
+		skip();
+	snprintf(tag, sizeof(tag), "rec-%s3.%u", in->pyenv ? "" : "deb-", in->minor);
+	attach_record(py, "rec 200 600", tag, "", 3.0);
+	struct counts c = check_folded(tag, "rec", in->minor >= 11);
+	assert_true(c.total >= 300);
+	assert_int_equal(c.short_unmarked, 0);
+	assert_true(c.full >= c.total * 95 / 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +455,14 @@ int main(void)
 		cmocka_unit_test_teardown(python__own_mount_and_pid_namespace__named, kill_started),
 		cmocka_unit_test_teardown(python__forked_child__named_too, kill_started),
 		cmocka_unit_test_teardown(python__not_python__unaffected, kill_started),
+#define EACH(i, v) \
+	{ "python__" v "__chains_in_place_any_call_graph", python__each_version__chains_in_place_any_call_graph, \
+	  NULL, kill_started, (void *)&interps[i] }, \
+	{ "python__" v "__recursion_200_deep_whole_or_marked", python__each_version__recursion_200_deep_whole_or_marked, \
+	  NULL, kill_started, (void *)&interps[i] }
+		EACH(0, "debian_311"), EACH(1, "pyenv_38"), EACH(2, "pyenv_39"), EACH(3, "pyenv_310"),
+		EACH(4, "pyenv_311"), EACH(5, "pyenv_312"), EACH(6, "pyenv_313"),
+#undef EACH
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

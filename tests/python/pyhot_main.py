@@ -3,13 +3,15 @@
 #                                  pyhot_lib.py)
 #   pyhot_main.py threads SECONDS  two threads, one in spin_a, the other in spin_b
 #   pyhot_main.py fork SECONDS     a forked child runs the chain while its parent waits
+#   pyhot_main.py mixed SECONDS    the chain in the main thread, and the two threads
+#   pyhot_main.py rec DEPTH SECONDS  a recursion DEPTH frames deep (rec, in pyhot_lib.py)
 # The lines the tests look for carry a "bt:" marker.
 import os
 import sys
 import threading
 import time
 
-from pyhot_lib import Worker, spin_a, spin_b
+from pyhot_lib import Worker, rec, spin_a, spin_b
 
 
 def outer(w, seconds):
@@ -32,6 +34,15 @@ if sys.argv[1] == "threads":
         t.start()
     for t in ts:
         t.join()
+elif sys.argv[1] == "mixed":
+    ts = [threading.Thread(target=run_thread, args=(fn, float(sys.argv[2]))) for fn in (spin_a, spin_b)]
+    for t in ts:
+        t.start()
+    outer(Worker(), float(sys.argv[2]))  # bt:mixed
+    for t in ts:
+        t.join()
+elif sys.argv[1] == "rec":
+    rec(int(sys.argv[2]) - 1, time.process_time() + float(sys.argv[3]))  # bt:rec_module
 elif sys.argv[1] == "fork":
     child = os.fork()
     if child == 0:

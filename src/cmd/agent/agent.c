@@ -196,11 +196,11 @@ static int write_status(void *ctx, FILE *f)
 	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
 	const struct bt_pyprocs_stats *py = &s->py.stats;
 	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
-		"\"cut_not_resident\": %llu, \"frames\": %llu, \"not_placed\": %llu, \"truncated\": %llu, "
+		"\"cut_not_resident\": %llu, \"frames\": %llu, \"outer_to_cut\": %llu, \"truncated\": %llu, "
 		"\"code_unreadable\": %llu}",
 		(unsigned long long)py->procs, (unsigned long long)py->unsupported, (unsigned long long)py->stacks,
 		(unsigned long long)py->walks[BT_PY_WALK_FAULT], (unsigned long long)py->frames,
-		(unsigned long long)py->unplaced, (unsigned long long)py->truncated, (unsigned long long)py->code_failed);
+		(unsigned long long)py->rooted, (unsigned long long)py->truncated, (unsigned long long)py->code_failed);
 	if (cs.unw.walks || cs.unw.loads) {
 		const struct bt_unwtables_stats *u = &cs.unw;
 		fprintf(f, ",\n  \"bpf_unwind\": {\"walks\": %llu, \"reached_outermost\": %llu, \"frame_pointer_used\": %llu, "

@@ -109,6 +109,18 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	return 0;
 }
 
+/* The interpreters the session found since the last turn, or lost, told to the sampler. A process
+ * the map has no room for is walked without its Python frames. */
+static void python_updates(struct bt_live *l)
+{
+	struct bt_py_update u[16];
+	size_t n;
+	while ((n = bt_pyprocs_take(&l->session.py, u, 16)) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (bt_capture_python(l->cap, u[i].pid, u[i].add ? &u[i].bpf : NULL) && u[i].add)
+				l->python_refused++;
+}
+
 int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 {
 	const struct bt_live_opts *o = &l->opts;
@@ -123,6 +135,9 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
 		return err;
+	/* The interpreters the initial snapshot found, walked from the first samples on, not from the
+	 * first turn of the loop. */
+	python_updates(l);
 	/* Kernel symbols are read now that the programs are loaded: their own frames are named, and
 	 * the memory the loader used (the kernel's BTF, several MB) is freed before kallsyms' table
 	 * is built, which keeps the peak RSS down. */
@@ -170,18 +185,6 @@ static void tick(struct bt_live *l)
 	/* Names for the frames that arrived this second (and debuginfod lookups started). */
 	bt_session_poll_debuginfod(s, 0);
 	bt_session_resolve(s);
-}
-
-/* The interpreters the session found since the last turn, or lost, told to the sampler. A process
- * the map has no room for is walked without its Python frames. */
-static void python_updates(struct bt_live *l)
-{
-	struct bt_py_update u[16];
-	size_t n;
-	while ((n = bt_pyprocs_take(&l->session.py, u, 16)) > 0)
-		for (size_t i = 0; i < n; i++)
-			if (bt_capture_python(l->cap, u[i].pid, u[i].add ? &u[i].bpf : NULL) && u[i].add)
-				l->python_refused++;
 }
 
 /* A poll wakes at least every 100 ms, and not later than the end of the duration. */

@@ -146,14 +146,12 @@ static void print_python_summary(const struct bt_live *l)
 	const uint64_t *w = ps->walks;
 	fprintf(stderr, "buildtrace: python: %llu interpreters, %llu stacks walked: complete %llu, cut at %d "
 		"frames %llu, cut by a page not resident %llu, threads without Python %llu, idle %llu; %llu "
-		"frames placed (%llu outer to a native stack cut short), %llu not placed (no eval-loop frame "
-		"of a whole native stack took them); %llu stacks marked [truncated]; %llu code objects read, "
-		"%llu unreadable",
+		"frames placed, %llu of them outer to a native stack cut short; %llu stacks marked [truncated]; "
+		"%llu code objects read, %llu unreadable",
 		(unsigned long long)ps->procs, (unsigned long long)ps->stacks, (unsigned long long)w[BT_PY_WALK_DONE],
 		BT_PY_MAX_FRAMES, (unsigned long long)w[BT_PY_WALK_TRUNCATED], (unsigned long long)w[BT_PY_WALK_FAULT],
 		(unsigned long long)w[BT_PY_WALK_NO_THREAD], (unsigned long long)w[BT_PY_WALK_IDLE],
-		(unsigned long long)ps->frames, (unsigned long long)ps->rooted, (unsigned long long)ps->unplaced,
-		(unsigned long long)ps->truncated, (unsigned long long)ps->code_reads,
+		(unsigned long long)ps->frames, (unsigned long long)ps->rooted, (unsigned long long)ps->truncated, (unsigned long long)ps->code_reads,
 		(unsigned long long)ps->code_failed);
 	if (ps->unsupported) {
 		fprintf(stderr, "; %llu interpreters of a version profiled natively (", (unsigned long long)ps->unsupported);

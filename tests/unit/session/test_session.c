@@ -472,7 +472,6 @@ static void session__python_frames__replace_eval_loop_frames(void **state)
 	assert_int_equal(x->s.py.stats.stacks, 2);
 	assert_int_equal(x->s.py.stats.frames, 6);
 	assert_int_equal(x->s.py.stats.rooted, 1);
-	assert_int_equal(x->s.py.stats.unplaced, 0);
 	assert_int_equal(x->s.py.stats.truncated, 1);
 	assert_int_equal(x->s.py.stats.code_reads, 3);
 	/* a mark is no unnamed frame */
@@ -485,8 +484,9 @@ static void session__python_frames__replace_eval_loop_frames(void **state)
 	teardown(x);
 }
 
-/* With the BPF walk's word on where the native walk ended: a whole stack without <module>'s
- * eval-loop frame leaves it out (counted); a stack cut short is marked at its root. */
+/* With the BPF walk's word on where the native walk ended: a stack cut short is marked at its
+ * root; a walk that took a frame for the outermost without reaching <module>'s C call of the eval
+ * loop was cut all the same. */
 static void session__python_frames__native_walk_said_whole_or_cut(void **state)
 {
 	uint32_t pid;
@@ -497,15 +497,20 @@ static void session__python_frames__native_walk_said_whole_or_cut(void **state)
 	py_sample_walk(x, pid, offs, 3, fr, 3, BT_PY_WALK_DONE, BT_UWALK_READ);
 	py_sample_walk(x, pid, offs, 2, fr, 3, BT_PY_WALK_DONE, BT_UWALK_MAX);
 	char *out = folded(x);
-	assert_same_lines(out, "fx;count (app.py:20);Sieve.check (app.py:30);fx_static_helper 1\n"
-				 "fx;[truncated];<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);"
+	assert_same_lines(out, "fx;[truncated];<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);"
 				 "fx_static_helper 1\n"
 				 "fx;<module> (app.py:1);[truncated];count (app.py:20);Sieve.check (app.py:30);"
-				 "fx_static_helper 1\n");
+				 "fx_static_helper 2\n");
 	free(out);
-	assert_int_equal(x->s.py.stats.unplaced, 1);
-	assert_int_equal(x->s.py.stats.rooted, 1);
-	assert_int_equal(x->s.py.stats.truncated, 2);
+	assert_int_equal(x->s.py.stats.rooted, 2);
+	assert_int_equal(x->s.py.stats.truncated, 3);
+	/* a whole stack that holds every C call: no mark */
+	py_sample_walk(x, pid, offs, 3, fr, 3, BT_PY_WALK_DONE, BT_UWALK_DONE);
+	out = folded(x);
+	assert_non_null(strstr(out, "fx;<module> (app.py:1);count (app.py:20);Sieve.check (app.py:30);"
+				    "fx_static_helper 1\n"));
+	free(out);
+	assert_int_equal(x->s.py.stats.truncated, 3);
 	teardown(x);
 }
 
