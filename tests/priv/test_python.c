@@ -383,13 +383,13 @@ struct counts {
 	unsigned long long full, marked, short_unmarked;
 };
 
-/* What tests/python/check_folded.py counts in DIR/tag.folded. */
-static struct counts check_folded(const char *tag, const char *mode, bool qualified)
+/* What tests/python/check_folded.py counts in DIR/tag.folded (a recursion depth frames deep). */
+static struct counts check_folded_depth(const char *tag, const char *mode, bool qualified, unsigned depth)
 {
 	char out[512];
 	struct counts c = { 0 };
-	int rc = bt_test_run(out, sizeof(out), PY " %s/check_folded.py %s/%s.folded %s %d 200 2>&1", src, dir, tag,
-			     mode, qualified);
+	int rc = bt_test_run(out, sizeof(out), PY " %s/check_folded.py %s/%s.folded %s %d %u 2>&1", src, dir, tag,
+			     mode, qualified, depth);
 	print_message("%s: %s", tag, out);
 	assert_int_equal(rc, 0);
 	if (!strcmp(mode, "mixed"))
@@ -399,6 +399,11 @@ static struct counts check_folded(const char *tag, const char *mode, bool qualif
 		assert_int_equal(sscanf(out, "total %llu full %llu marked %llu short_unmarked %llu", &c.total, &c.full,
 					&c.marked, &c.short_unmarked), 4);
 	return c;
+}
+
+static struct counts check_folded(const char *tag, const char *mode, bool qualified)
+{
+	return check_folded_depth(tag, mode, qualified, 200);
 }
 
 /* The main thread's chain (three functions and a method, in two files) and two threads' chains:
@@ -447,6 +452,44 @@ static void python__each_version__recursion_200_deep_whole_or_marked(void **stat
 	assert_true(c.full >= c.total * 95 / 100);
 }
 
+/* A chain deeper than the sampler reads (256 frames): its innermost frames, under a [truncated]
+ * mark, never shown as if whole. */
+static void python__deeper_than_the_walk__marked(void **state)
+{
+	bt_test_require_priv();
+	need_python();
+	attach_record(PY, "rec 300 600", "rec300", "", 2.0);
+	struct counts c = check_folded_depth("rec300", "rec", true, 300);
+	assert_true(c.total >= 200);
+	assert_int_equal(c.full, 0);
+	assert_int_equal(c.short_unmarked, 0);
+	assert_true(c.marked >= c.total * 95 / 100);
+	char out[256];
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'stacks walked: complete [0-9]*, cut at 256 "
+				     "frames [1-9]' %s/rec300.err", dir), 0);
+}
+
+/* An interpreter of a version buildtrace does not read (pyenv's 3.7): named in the summary,
+ * profiled natively. */
+static void python__version_not_read__named_and_native(void **state)
+{
+	bt_test_require_priv();
+	char prefix[PATH_MAX - 64], opts[2 * PATH_MAX + 128];
+	if (!bt_test_pyenv(7, prefix, sizeof(prefix))) {
+		if (bt_test_in_ci())
+			fail_msg("pyenv's CPython 3.7 is missing");
+		skip();
+	}
+	snprintf(opts, sizeof(opts), "-- %s/bin/python3.7 %s/pyhot_main.py chain 2", prefix, src);
+	record("py37", opts);
+	char out[256];
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'python: 0 interpreters.*1 interpreters of a "
+				     "version profiled natively (3.7;' %s/py37.err", dir), 0);
+	/* its eval loop's frames, no Python frame */
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '_PyEval_EvalFrameDefault' %s/py37.folded", dir), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '\\.py:' %s/py37.folded", dir), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +498,8 @@ int main(void)
 		cmocka_unit_test_teardown(python__own_mount_and_pid_namespace__named, kill_started),
 		cmocka_unit_test_teardown(python__forked_child__named_too, kill_started),
 		cmocka_unit_test_teardown(python__not_python__unaffected, kill_started),
+		cmocka_unit_test_teardown(python__deeper_than_the_walk__marked, kill_started),
+		cmocka_unit_test_teardown(python__version_not_read__named_and_native, kill_started),
 #define EACH(i, v) \
 	{ "python__" v "__chains_in_place_any_call_graph", python__each_version__chains_in_place_any_call_graph, \
 	  NULL, kill_started, (void *)&interps[i] }, \
