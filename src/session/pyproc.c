@@ -318,7 +318,8 @@ static int read_code(struct bt_pyprocs *py, const struct bt_pyproc *p, struct bt
 	c->file_id = (uint32_t)file;
 	uint64_t lt = u64_at(obj + o->code_linetable);
 	uint8_t bh[64];
-	if (!lt || o->bytes_data > sizeof(bh) || read_mem(p->pid, lt, bh, o->bytes_data))
+	if (!lt || o->bytes_data > sizeof(bh) || o->var_size + 8u > o->bytes_data ||
+	    read_mem(p->pid, lt, bh, o->bytes_data))
 		return 0;  /* names without lines */
 	uint64_t size = u64_at(bh + o->var_size);
 	if (!size || size > LINETABLE_MAX)

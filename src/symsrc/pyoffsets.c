@@ -277,6 +277,13 @@ int bt_pyoffsets_from_debug(const uint8_t *d, size_t len, struct bt_py_offsets *
 	}
 	/* PyCompactUnicodeObject is PyASCIIObject and two more words (utf8_length, utf8) */
 	o.compact_data = (uint16_t)(o.ascii_data + (base->compact_data - base->ascii_data));
+	/* the figures come from a file the profiled process maps: the objects they lay out must be
+	 * of the sizes the readers read them in */
+	unsigned code_end = bt_pyoffsets_code_bytes(&o);
+	if (code_end > 256 || o.code_adaptive > 1024 || o.str_length + 8u > o.ascii_data ||
+	    o.str_state + 4u > o.ascii_data || o.compact_data > 128 || o.var_size + 8u > o.bytes_data ||
+	    o.bytes_data > 64)
+		return -EINVAL;
 	*out = o;
 	return 0;
 }

@@ -92,7 +92,7 @@ unsigned bt_pyoffsets_code_bytes(const struct bt_py_offsets *o);
  * PY_VERSION_HEX, then the offsets): *out is the built-in table of its version with every figure the
  * interpreter gives replaced by its own. 0; -ENOENT when d holds no such description; -ENOTSUP for
  * a version whose description this does not read (other than 3.13, or free-threaded); -EINVAL when
- * a figure is out of range. */
+ * a figure is out of range, or lays out an object larger than it is read in. */
 int bt_pyoffsets_from_debug(const uint8_t *d, size_t len, struct bt_py_offsets *out);
 
 /* One figure of the table named as CPython's DWARF names it, for checking the table against it. */

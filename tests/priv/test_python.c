@@ -419,7 +419,7 @@ static void python__each_version__chains_in_place_any_call_graph(void **state)
 	bool qualified = in->minor >= 11;
 	print_message("%s: %s\n", in->label, py);
 	snprintf(tag, sizeof(tag), "mixed-%s3.%u", in->pyenv ? "" : "deb-", in->minor);
-	attach_record(py, "mixed 600", tag, "", 4.0);
+	attach_record(py, "mixed 600", tag, "", 2.5);
 	struct counts c = check_folded(tag, "mixed", qualified);
 	assert_true(c.total >= 300);
 	assert_true(c.hits >= c.total * 95 / 100);
@@ -429,7 +429,7 @@ static void python__each_version__chains_in_place_any_call_graph(void **state)
 	assert_int_equal(c.both, 0);
 
 	snprintf(tag, sizeof(tag), "fp-%s3.%u", in->pyenv ? "" : "deb-", in->minor);
-	attach_record(py, "mixed 600", tag, "--call-graph fp", 4.0);
+	attach_record(py, "mixed 600", tag, "--call-graph fp", 2.5);
 	c = check_folded(tag, "mixed", qualified);
 	assert_true(c.total >= 300);
 	assert_true(c.hits >= c.total * 90 / 100);
@@ -445,7 +445,7 @@ static void python__each_version__recursion_200_deep_whole_or_marked(void **stat
 	if (!interp_path(in, py, sizeof(py)))
 		skip();
 	snprintf(tag, sizeof(tag), "rec-%s3.%u", in->pyenv ? "" : "deb-", in->minor);
-	attach_record(py, "rec 200 600", tag, "", 3.0);
+	attach_record(py, "rec 200 600", tag, "", 2.0);
 	struct counts c = check_folded(tag, "rec", in->minor >= 11);
 	assert_true(c.total >= 300);
 	assert_int_equal(c.short_unmarked, 0);

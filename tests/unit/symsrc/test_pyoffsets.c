@@ -213,30 +213,58 @@ static void pyoffsets__python313_debug_offsets__match_dwarf_and_table(void **sta
 	assert_ptr_equal(bt_pyruntime_offsets(&r), &r.debug);
 }
 
-static void pyoffsets__debug_offsets__refused_unless_313(void **state)
+/* A description laid out as 3.13's: the table's figures where the reader finds them. */
+static void describe(uint8_t *d, const struct bt_py_offsets *o)
 {
-	uint8_t d[BT_PY_DEBUG_OFFSETS_BYTES] = "xdebugpy";
+	memset(d, 0, BT_PY_DEBUG_OFFSETS_BYTES);
+	memcpy(d, "xdebugpy", 8);
 	uint64_t v = 0x030d00f0;   /* 3.13.0 */
 	memcpy(d + 8, &v, 8);
+	size_t n;
+	const struct bt_py_debug_field *f = bt_pyoffsets_debug_fields(&n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t fig = bt_pyoffsets_value(o, &f[i].f);
+		memcpy(d + f[i].at, &fig, 8);
+	}
+}
+
+static void pyoffsets__debug_offsets__taken_or_refused(void **state)
+{
+	const struct bt_py_offsets *t = bt_pyoffsets_get(3, 13);
+	uint8_t d[BT_PY_DEBUG_OFFSETS_BYTES];
 	struct bt_py_offsets o;
-	/* figures of 0 are taken as they are; only the header matters here */
+	describe(d, t);
 	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), 0);
-	assert_int_equal(o.minor, 13);
-	assert_int_equal(o.runtime_interp_head, 0);
+	assert_memory_equal(&o, t, sizeof(o));
+	/* a figure that moved is taken as the interpreter says */
+	uint64_t moved = 7360;
+	memcpy(d + 72, &moved, 8);   /* interpreter_state.threads_head */
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), 0);
+	assert_int_equal(o.interp_threads_head, 7360);
 	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d) - 1, &o), -ENOENT);
-	uint64_t ft = 1;   /* free-threaded: objects laid out otherwise */
-	memcpy(d + 16, &ft, 8);
+	/* free-threaded: objects laid out otherwise */
+	describe(d, t);
+	d[16] = 1;
 	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -ENOTSUP);
-	ft = 0;
-	memcpy(d + 16, &ft, 8);
-	v = 0x030e00f0;    /* 3.14: a description laid out otherwise */
+	/* 3.14: a description laid out otherwise */
+	describe(d, t);
+	uint64_t v = 0x030e00f0;
 	memcpy(d + 8, &v, 8);
 	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -ENOTSUP);
-	v = 0x030d00f0;
-	memcpy(d + 8, &v, 8);
+	/* out of range, or an object larger than it is read in */
+	describe(d, t);
 	uint64_t big = 70000;
 	memcpy(d + 40, &big, 8);
 	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -EINVAL);
+	describe(d, t);
+	uint64_t far = 400;
+	memcpy(d + 288, &far, 8);    /* code_object.name */
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -EINVAL);
+	describe(d, t);
+	uint64_t zero = 0;
+	memcpy(d + 528, &zero, 8);   /* bytes_object.ob_sval before ob_size ends */
+	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -EINVAL);
+	describe(d, t);
 	d[0] = 'y';
 	assert_int_equal(bt_pyoffsets_from_debug(d, sizeof(d), &o), -ENOENT);
 }
@@ -256,7 +284,7 @@ int main(void)
 		cmocka_unit_test(pyoffsets__python311__every_figure_matches_dwarf),
 		cmocka_unit_test(pyoffsets__pyenv_38_to_313__every_figure_matches_dwarf),
 		cmocka_unit_test(pyoffsets__python313_debug_offsets__match_dwarf_and_table),
-		cmocka_unit_test(pyoffsets__debug_offsets__refused_unless_313),
+		cmocka_unit_test(pyoffsets__debug_offsets__taken_or_refused),
 		cmocka_unit_test(pyoffsets__unknown_versions__no_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
