@@ -51,8 +51,11 @@ def main():
         w = "frame %d" % i
         need(fr, "name", (str,), w)
         kind = need(fr, "kind", (str,), w)
-        if kind not in ("user", "kernel", "jit", "unmapped", "python"):
+        if kind not in ("user", "kernel", "jit", "unmapped", "python", "truncated"):
             fail(w + ": bad kind")
+        if kind == "truncated" and (fr["name"] != "[truncated]" or fr.get("file") is not None or
+                                    fr.get("resolved") is not True):
+            fail(w + ": a [truncated] mark is named so, has no file and is resolved")
         if kind == "jit":
             need(fr, "pid", (int,), w)
             if fr.get("name_from") not in ("perf-map", "jitdump", None) or "name_from" not in fr:
@@ -80,8 +83,13 @@ def main():
                 v = need(fr, "symbol_version", (str, type(None)), w)
                 if v is not None and ("@" in v or not v):
                     fail(w + ": a bad symbol_version")
-            if kind != "user" and "address" not in fr:
+            if kind in ("kernel", "jit", "unmapped") and "address" not in fr:
                 fail(w + ": needs its address")
+            if kind == "python":
+                need(fr, "pid", (int,), w)
+                need(fr, "instruction", (int,), w)
+                if not HEX.match(need(fr, "code", (str,), w)):
+                    fail(w + ": bad code")
             need(fr, "return_address", (bool,), w)
     counted = 0
     lines = {}
@@ -97,7 +105,11 @@ def main():
             if not isinstance(fid, int) or isinstance(fid, bool) or not 0 <= fid < len(frames):
                 fail(w + ": frame index out of range")
             fr = frames[fid]
-            names.append(fr["name"] + ("_[k]" if fr["kind"] == "kernel" else ""))
+            name = fr["name"] + ("_[k]" if fr["kind"] == "kernel" else "")
+            if fr["kind"] == "python" and fr["resolved"] and fr.get("lines"):
+                # as folded stacks spell a Python frame: its file's base name and its line
+                name += " (%s:%d)" % (fr["file"].rsplit("/", 1)[-1], fr["lines"][0]["line"])
+            names.append(name)
         text = ";".join(re.sub(r"[;\r\n]", ":", n) for n in names)
         lines[text] = lines.get(text, 0) + count
         counted += count
