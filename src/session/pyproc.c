@@ -34,6 +34,7 @@ void bt_pyprocs_free(struct bt_pyprocs *py)
 		free(py->codes[i].linetable);
 	free(py->codes);
 	free(py->procs);
+	free(py->layouts);
 	free(py->files);
 	free(py->updates);
 	bt_htab_free(&py->proc_index);
@@ -182,13 +183,28 @@ static const struct bt_pyfile *file_info(struct bt_pyprocs *py, struct bt_dso_re
 	return pf;
 }
 
+/* The index of layout o in the table, added when new: a process keeps an index, not a copy. */
+static int64_t layout_id(struct bt_pyprocs *py, const struct bt_py_offsets *o)
+{
+	for (size_t i = 0; i < py->nlayouts; i++)
+		if (!memcmp(&py->layouts[i], o, sizeof(*o)))
+			return (int64_t)i;
+	if (bt_grow((void **)&py->layouts, &py->layouts_cap, py->nlayouts + 1, sizeof(*py->layouts), 4))
+		return -ENOMEM;
+	py->layouts[py->nlayouts] = *o;
+	return (int64_t)py->nlayouts++;
+}
+
 int64_t bt_pyprocs_adopt(struct bt_pyprocs *py, int pid, const struct bt_pyruntime *rt, const struct bt_mapping *m)
 {
 	const struct bt_py_offsets *o = bt_pyruntime_offsets(rt);
 	if (!o)
 		return -ENOTSUP;
+	int64_t layout = layout_id(py, o);
+	if (layout < 0)
+		return layout;
 	struct bt_pyproc e = {
-		.pid = pid, .off = *o, .file_id = m->file_id, .eval_lo = rt->eval_offset,
+		.pid = pid, .layout = (uint32_t)layout, .file_id = m->file_id, .eval_lo = rt->eval_offset,
 		.eval_hi = rt->eval_offset + rt->eval_size,
 		.bpf = bpf_view(o, bt_pyruntime_addr(rt, m->start, m->pgoff)),
 	};
@@ -290,7 +306,7 @@ static int64_t read_str(struct bt_pyprocs *py, int pid, const struct bt_py_offse
 /* Fills c from its process: names, file, first line and location table. 0 or -errno. */
 static int read_code(struct bt_pyprocs *py, const struct bt_pyproc *p, struct bt_pycode *c)
 {
-	const struct bt_py_offsets *o = &p->off;
+	const struct bt_py_offsets *o = &py->layouts[p->layout];
 	uint8_t obj[256];
 	unsigned want = bt_pyoffsets_code_bytes(o);
 	if (want > sizeof(obj))
@@ -377,13 +393,12 @@ unsigned bt_pyprocs_line(const struct bt_pyprocs *py, uint32_t id, int64_t off)
 	if (id >= py->ncodes || !py->codes[id].ok)
 		return 0;
 	const struct bt_pycode *c = &py->codes[id];
-	const struct bt_pyproc *p = &py->procs[c->proc];
-	return bt_pycode_line(p->off.lines, c->linetable, c->linelen, c->firstlineno, off);
+	return bt_pycode_line(bt_pyprocs_offsets(py, c->proc)->lines, c->linetable, c->linelen, c->firstlineno, off);
 }
 
 int64_t bt_pyprocs_instr(const struct bt_pyprocs *py, uint32_t proc, const struct bt_py_frame *f)
 {
 	/* the sampler sends f_lasti as it is, and a pointer as its offset into the instructions */
-	return proc < py->nprocs && py->procs[proc].off.instr == BT_PY_INSTR_LASTI_UNITS ? 2 * (int64_t)f->instr
-											  : f->instr;
+	return proc < py->nprocs && bt_pyprocs_offsets(py, proc)->instr == BT_PY_INSTR_LASTI_UNITS
+		       ? 2 * (int64_t)f->instr : f->instr;
 }

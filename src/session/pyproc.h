@@ -31,7 +31,8 @@ struct bt_pycode {
 struct bt_pyproc {
 	int pid;
 	bool gone;
-	struct bt_py_offsets off;     /* its version's, or as the interpreter describes itself */
+	uint32_t layout;              /* its offsets: the table's layouts[layout] (its version's, or as
+				       * the interpreter describes itself) */
 	uint32_t file_id;             /* the interpreter's file (in the dso registry) */
 	uint64_t eval_lo, eval_hi;    /* _PyEval_EvalFrameDefault in it, as file offsets */
 	struct bt_py_proc bpf;        /* what the sampler is given */
@@ -71,6 +72,8 @@ struct bt_pyprocs {
 	const char *proc_root;
 	struct bt_pyfile *files;      /* by dso id */
 	size_t nfiles;
+	struct bt_py_offsets *layouts; /* the distinct offsets of the interpreters found, a few */
+	size_t nlayouts, layouts_cap;
 	struct bt_pyproc *procs;      /* ids never reused: code objects name them */
 	size_t nprocs, procs_cap;
 	struct bt_htab proc_index;    /* pid -> its live incarnation */
@@ -99,6 +102,12 @@ int64_t bt_pyprocs_adopt(struct bt_pyprocs *py, int pid, const struct bt_pyrunti
 int bt_pyprocs_fork(struct bt_pyprocs *py, int parent, int child);
 /* pid exec'ed or exited: its interpreter is gone. */
 void bt_pyprocs_gone(struct bt_pyprocs *py, int pid);
+
+/* The offsets interpreter proc (an id) is read with. */
+static inline const struct bt_py_offsets *bt_pyprocs_offsets(const struct bt_pyprocs *py, uint32_t proc)
+{
+	return &py->layouts[py->procs[proc].layout];
+}
 
 /* The live interpreter of pid: its id, or -ENOENT. */
 int64_t bt_pyprocs_find(const struct bt_pyprocs *py, int pid);

@@ -97,19 +97,25 @@ static int version(struct bt_elf *e, int fd, const struct bt_elf_layout *l, cons
 	return major > 3 || (major == 3 && minor >= 11) ? -ENOTSUP : 0;
 }
 
-/* The interpreter's own description of its layout at the start of _PyRuntime (3.13+). */
-static void debug_offsets(int fd, const struct bt_elf_layout *l, struct bt_pyruntime *r)
+/* The interpreter's own description of its layout at the start of _PyRuntime (3.13+): 0 (taken,
+ * or none there), or -ENOTSUP when it describes a layout this does not read (a free-threaded
+ * build, another version's description, figures out of range): no table fits it either. */
+static int debug_offsets(int fd, const struct bt_elf_layout *l, struct bt_pyruntime *r)
 {
 	uint8_t d[BT_PY_DEBUG_OFFSETS_BYTES];
 	uint64_t off;
 	if (r->major != 3 || r->minor < 13 || vaddr_offset(l, r->runtime_vaddr, sizeof(d), &off) ||
 	    pread(fd, d, sizeof(d), (off_t)off) != (ssize_t)sizeof(d))
-		return;
+		return 0;
 	struct bt_py_offsets o;
-	if (bt_pyoffsets_from_debug(d, sizeof(d), &o) == 0 && o.major == r->major && o.minor == r->minor) {
-		r->debug = o;
-		r->have_debug = true;
-	}
+	int err = bt_pyoffsets_from_debug(d, sizeof(d), &o);
+	if (err == -ENOENT)
+		return 0;
+	if (err || o.major != r->major || o.minor != r->minor)
+		return -ENOTSUP;
+	r->debug = o;
+	r->have_debug = true;
+	return 0;
 }
 
 static int inspect(struct bt_elf *e, int fd, const char *name, struct bt_pyruntime *r)
@@ -130,8 +136,7 @@ static int inspect(struct bt_elf *e, int fd, const char *name, struct bt_pyrunti
 	if (vaddr_offset(&l, ev, 1, &r->eval_offset))
 		return -ENOEXEC;
 	r->eval_size = ev_size;
-	debug_offsets(fd, &l, r);
-	if (!bt_pyruntime_offsets(r))
+	if (debug_offsets(fd, &l, r) || !bt_pyruntime_offsets(r))
 		return -ENOTSUP;
 	for (size_t i = 0; i < l.nload && i < BT_ELF_MAX_LOADS; i++) {
 		const struct bt_elf_load *s = &l.load[i];

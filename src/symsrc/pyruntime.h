@@ -22,8 +22,9 @@ struct bt_pyruntime {
 /* Reads the ELF file fd, whose base name is name (the version of an interpreter before 3.11 is
  * taken from it, and confirmed by the file's own PY_VERSION). 0 for an interpreter this can read;
  * -ENOENT when it is no CPython interpreter (it exports no Py_GetVersion); -ENOTSUP for one it
- * cannot (a version without an offsets table, without _PyRuntime or the eval loop, or whose
- * version is unknown: major and minor say which when known); -ENOEXEC, -errno. */
+ * cannot (a version without an offsets table, without _PyRuntime or the eval loop, whose version
+ * is unknown, or whose own description of its layout is one this does not read: major and minor
+ * say which when known); -ENOEXEC, -errno. */
 int bt_pyruntime_read(int fd, const char *name, struct bt_pyruntime *out);
 
 /* The offsets to read the interpreter with: its own description, else the table of its version

@@ -159,6 +159,39 @@ static void pyruntime__python37__not_read_version_named(void **state)
 	assert_int_equal(r.minor, 7);
 }
 
+/* A 3.13 whose own description of its layout says free-threaded: no table fits it, not read. */
+static void pyruntime__python313_free_threaded_description__not_read(void **state)
+{
+	char prefix[512], lib[700], out[64];
+	if (!bt_test_pyenv(13, prefix, sizeof(prefix))) {
+		if (bt_test_in_ci())
+			fail_msg("pyenv's CPython 3.13 is missing");
+		skip();
+	}
+	snprintf(lib, sizeof(lib), "%s/lib/libpython3.13.so.1.0", prefix);
+	char tmp[] = "/tmp/bt-libpython3.13-XXXXXX";
+	int fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	close(fd);
+	/* _Py_DebugOffsets.free_threaded, 16 bytes into _PyRuntime, the start of its section */
+	assert_int_equal(bt_test_run(out, sizeof(out), "off=$(readelf -SW %s | awk '$2 == \".PyRuntime\" "
+				     "{ print $5 }') && [ -n \"$off\" ] && cp %s %s && printf '\\001' | dd of=%s "
+				     "bs=1 seek=$((0x$off + 16)) conv=notrunc 2>/dev/null", lib, lib, tmp, tmp), 0);
+	fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct bt_pyruntime r;
+	assert_int_equal(bt_pyruntime_read(fd, "libpython3.13.so.1.0", &r), -ENOTSUP);
+	assert_int_equal(r.minor, 13);
+	close(fd);
+	unlink(tmp);
+	/* the file as it is: its description taken */
+	fd = open(lib, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(bt_pyruntime_read(fd, "libpython3.13.so.1.0", &r), 0);
+	assert_true(r.have_debug);
+	close(fd);
+}
+
 static void pyruntime__not_python__enoent(void **state)
 {
 	int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
@@ -176,6 +209,7 @@ int main(void)
 		cmocka_unit_test(pyruntime__pyenv_libpythons__match_nm_readelf_and_themselves),
 		cmocka_unit_test(pyruntime__name_without_its_version__not_read),
 		cmocka_unit_test(pyruntime__python37__not_read_version_named),
+		cmocka_unit_test(pyruntime__python313_free_threaded_description__not_read),
 		cmocka_unit_test(pyruntime__not_python__enoent),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
