@@ -186,12 +186,17 @@ bool bt_test_wait_for_text(const char *path, const char *needle, pid_t pid)
 	}
 }
 
-pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data)
+pid_t bt_test_perf_record_at(int pid, const char *callgraph, int hz, int seconds, const char *data)
 {
 	char cmd[1024];
-	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F 99 --call-graph %s -o '%s' -p %d "
-		 "-- sleep %d >'%s.log' 2>&1", callgraph, data, pid, seconds, data);
+	snprintf(cmd, sizeof(cmd), "exec perf record -q -e cpu-clock -F %d --call-graph %s -o '%s' -p %d "
+		 "-- sleep %d >'%s.log' 2>&1", hz, callgraph, data, pid, seconds, data);
 	return spawn_sh(cmd, false);
+}
+
+pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data)
+{
+	return bt_test_perf_record_at(pid, callgraph, 99, seconds, data);
 }
 
 int bt_test_perf_fold(const char *data, const char *extra, const char *folded)

@@ -28,6 +28,8 @@ pid_t bt_test_spawn_group(const char *cmd);
  * data.log) and returns its pid to wait for; bt_test_perf_fold runs `perf script` (plus the extra
  * options) on data and folds its stacks into folded with tests/tools/foldtool.py: the shell's status. */
 pid_t bt_test_perf_record(int pid, const char *callgraph, int seconds, const char *data);
+/* The same at hz samples per second. */
+pid_t bt_test_perf_record_at(int pid, const char *callgraph, int hz, int seconds, const char *data);
 int bt_test_perf_fold(const char *data, const char *extra, const char *folded);
 
 /* Waits until the file at path holds needle while process pid runs (polled every 50 ms, no time
