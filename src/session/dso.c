@@ -210,6 +210,35 @@ int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id,
 	return dso_id;
 }
 
+int64_t bt_dso_vdso(struct bt_dso_registry *r, int fd, bool *kept)
+{
+	*kept = false;
+	struct bt_build_id id;
+	int err = bt_buildid_from_fd(fd, &id);
+	if (err)
+		return err;
+	/* device 0 holds no file; the build-id's first 16 bytes stand for the inode and time */
+	uint64_t key[2] = { 0, 0 };
+	memcpy(key, id.data, id.len < sizeof(key) ? id.len : sizeof(key));
+	int64_t fid = bt_dso_file(r, 0, key[0], key[1], "[vdso]");
+	if (fid < 0)
+		return fid;
+	struct bt_file *f = &r->files[fid];
+	if (f->dso_id != BT_NO_ID)
+		return bt_buildid_eq(&r->dsos[f->dso_id].build_id, &id) ? fid : -EEXIST;
+	struct bt_dso_mapping nowhere = { .pid = 0 };
+	int64_t dso_id = bt_dso_set_build_id(r, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE, &nowhere);
+	if (dso_id < 0)
+		return dso_id;
+	struct bt_dso *d = &r->dsos[dso_id];
+	if (d->fd < 0 && d->sym_state == BT_SYMS_UNTRIED) {
+		d->fd = fd;
+		d->image = true;
+		*kept = true;
+	}
+	return fid;
+}
+
 static int load_own(int fd, struct bt_symtab **out)
 {
 	struct bt_elf *e;
@@ -235,8 +264,10 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
 					     .path = path && *path == '/' ? path : NULL };
 		err = bt_symsrc_load(&r->symsrc, &req, &d->symtab, d->sym_origin, sizeof(d->sym_origin));
-		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. */
-		if (r->cache_store && d->fd >= 0) {
+		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. Not
+		 * the vDSO: perf keeps it in a layout of its own ([vdso]/BUILDID/vdso), which an entry
+		 * of ours under the same build-id would hide from it. */
+		if (r->cache_store && d->fd >= 0 && !d->image) {
 			char dir[4096];
 			if (bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir)) == 0 &&
 			    bt_bidcache_store(dir, &r->cache_budget, BT_BIDCACHE_ELF, &d->build_id, path,
@@ -260,8 +291,9 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		d->debuginfod_pending = true;
 		return d->symtab;
 	}
-	/* The table holds what it needs; the descriptor is no longer useful. */
-	if (d->fd >= 0) {
+	/* The table holds what it needs; the descriptor is no longer useful, unless it is the only
+	 * copy there is. */
+	if (d->fd >= 0 && !d->image) {
 		close(d->fd);
 		d->fd = -1;
 	}
@@ -304,7 +336,7 @@ static void on_debuginfod(void *ctx, const struct bt_build_id *id, int fd, const
 		if (a->fn)
 			a->fn(a->ctx, (uint32_t)*v);
 	}
-	if (d->fd >= 0) {
+	if (d->fd >= 0 && !d->image) {
 		close(d->fd);
 		d->fd = -1;
 	}

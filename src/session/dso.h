@@ -37,6 +37,7 @@ struct bt_dso {
 	enum bt_bid_origin origin;
 	uint32_t path_id;              /* the first path it was seen under */
 	int fd;                        /* the exact file version, or -1 */
+	bool image;                    /* fd is a copy made in memory (the vDSO's), kept open */
 	enum bt_sym_state sym_state;
 	int sym_err;                   /* -errno when sym_state is FAILED */
 	struct bt_symtab *symtab;
@@ -102,6 +103,13 @@ struct bt_dso_mapping {
  * process's root while it lives) is used only if its build-id matches. Returns the dso id or -errno. */
 int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const struct bt_build_id *id,
 			    enum bt_bid_origin origin, const struct bt_dso_mapping *where);
+
+/* The vDSO is no file: a copy of a process's image (bt_procmaps_open_vdso), open as fd, is a file
+ * version of its own, "[vdso]" on device 0 keyed by the image's build-id, whose dso reads its
+ * symbols and call frame information from the copy, kept open. The same image in many processes is
+ * one file. fd is the registry's when it is kept (*kept), else the caller still closes it. Returns
+ * the file id, -ENODATA (the image has no build-id), -ENOEXEC (not ELF), or -errno. */
+int64_t bt_dso_vdso(struct bt_dso_registry *r, int fd, bool *kept);
 
 /* For a file with no build-id: a dso keyed by the file itself. */
 int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id,

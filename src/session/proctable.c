@@ -88,11 +88,8 @@ int bt_proctable_fork(struct bt_proctable *t, int parent, int child, uint32_t co
 		return -ENOMEM;
 	c->comm_id = comm_id;
 	struct bt_process *p = bt_proctable_find(t, parent);
-	if (p) {
-		c->vdso_start = p->vdso_start;
-		c->vdso_end = p->vdso_end;
-		c->vdso_known = p->vdso_known;
-	}
+	if (p)
+		c->vdso_known = p->vdso_known;  /* the same address space, its [vdso] included */
 	if (p && p->nmaps) {
 		c->maps = malloc(p->nmaps * sizeof(*c->maps));
 		if (!c->maps)

@@ -21,8 +21,7 @@ struct bt_process {
 	uint64_t dead_ns;        /* when the exit record arrived */
 	struct bt_mapping *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
-	uint64_t vdso_start, vdso_end;  /* the [vdso] mapping, once looked up (vdso_known) */
-	bool vdso_known;
+	bool vdso_known;         /* its [vdso] was looked for (and added to maps when found) */
 };
 
 struct bt_proctable {

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/sysmacros.h>
@@ -78,8 +77,6 @@ void bt_session_free(struct bt_session *s)
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
 	bt_kdyn_free(&s->kdyn);
-	bt_cfi_close(s->vdso_cfi);
-	free(s->vdso_image);
 	bt_htab_free(&s->cgroups.index);
 	bt_strtab_free(&s->cgroups.paths);
 	free(s->cgroups.v);
@@ -264,76 +261,43 @@ static int on_module(struct bt_session *s, const struct bt_rec_module *r)
 	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
 }
 
-struct vdso_range {
+/* A user address outside every file mapping of p may be in its vDSO: the process's [vdso] is read
+ * once per address space while the process lives, and added to its mappings as a file of its own
+ * (bt_dso_vdso), so that its frames are named, unwound and written as any file's. The mapping at
+ * ip, or NULL. */
+static const struct bt_mapping *vdso_mapping(struct bt_session *s, struct bt_process *p, uint64_t ip)
+{
+	if (!p || p->vdso_known || p->dead)
+		return NULL;
+	p->vdso_known = true;
 	uint64_t start, end;
-};
-
-static int find_vdso(void *ctx, const struct bt_procmap *m)
-{
-	struct vdso_range *r = ctx;
-	if (strcmp(m->path, "[vdso]") != 0)
-		return 0;
-	r->start = m->start;
-	r->end = m->end;
-	return 1;
-}
-
-/* This process's vDSO image and its CFI, made once. */
-static struct bt_cfi *own_vdso(struct bt_session *s)
-{
-	if (s->vdso_state)
-		return s->vdso_cfi;
-	s->vdso_state = -ENOENT;
-	struct vdso_range r = { 0 };
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	if (!base || bt_procmaps_foreach("", getpid(), find_vdso, &r) != 1 || r.start != base)
+	int fd = bt_procmaps_open_vdso(s->opts.proc_root, p->pid, &start, &end);
+	if (fd < 0)
 		return NULL;
-	s->vdso_len = r.end - r.start;
-	s->vdso_image = malloc(s->vdso_len);
-	if (!s->vdso_image)
+	bool kept;
+	int64_t fid = bt_dso_vdso(&s->dsos, fd, &kept);
+	if (!kept)
+		close(fd);
+	if (fid < 0)
 		return NULL;
-	memcpy(s->vdso_image, (const void *)base, s->vdso_len);
-	if (bt_cfi_open_mem(s->vdso_image, s->vdso_len, &s->vdso_cfi) != 0) {
-		s->vdso_cfi = NULL;
+	struct bt_mapping m = { .start = start, .end = end, .pgoff = 0, .file_id = (uint32_t)fid };
+	if (bt_proctable_map(&s->procs, p->pid, &m) != 0)
 		return NULL;
-	}
-	s->vdso_state = 1;
-	return s->vdso_cfi;
-}
-
-/* A pc in the process's [vDSO]: its CFI (when its vDSO is the size of ours) and bias. */
-static int find_vdso_cfi(struct bt_session *s, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
-{
-	/* find, not get: get would take a process that exited (its samples still arriving) for a new
-	 * one under a reused pid. Nor is an exited process's /proc entry its own any more. */
-	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
-	if (!p)
-		return -ENOENT;
-	if (!p->vdso_known && !p->dead) {
-		struct vdso_range r = { 0 };
-		bt_procmaps_foreach(s->opts.proc_root, p->pid, find_vdso, &r);
-		p->vdso_start = r.start;
-		p->vdso_end = r.end;
-		p->vdso_known = true;
-	}
-	if (pc < p->vdso_start || pc >= p->vdso_end || !own_vdso(s) ||
-	    p->vdso_end - p->vdso_start != s->vdso_len)
-		return -ENOENT;
-	*cfi = s->vdso_cfi;
-	*bias = p->vdso_start;
-	return 0;
+	return bt_process_lookup(p, ip);
 }
 
 /* The CFI of the file mapped at pc in the process being unwound, and its load bias. */
 static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 {
 	struct bt_session *s = ctx;
-	const struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
+	/* find, not get: get would take a process that exited (its samples still arriving) for a new
+	 * one under a reused pid. */
+	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
 	if (!p)
 		return -ENOENT;
 	const struct bt_mapping *m = bt_process_lookup(p, pc);
-	if (!m)
-		return find_vdso_cfi(s, pc, cfi, bias);
+	if (!m && !(m = vdso_mapping(s, p, pc)))
+		return -ENOENT;
 	struct bt_file *f = bt_dso_file_get(&s->dsos, m->file_id);
 	if (!f || f->dso_id == BT_NO_ID)
 		return -EAGAIN;  /* its build-id is still to come */
@@ -417,7 +381,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		return 0;
 	}
 	s->stats.samples++;
-	const struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
 	size_t n = 0;
 	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
 	/* The unwound stack of this very sample replaces the frame-pointer walk. */
@@ -450,6 +414,8 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		uint64_t ip = uips[i];
 		bool caller = exact ? !exact[i] : i > 0;
 		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
+		if (!m)
+			m = vdso_mapping(s, p, ip);
 		int64_t id;
 		if (m) {
 			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, caller);

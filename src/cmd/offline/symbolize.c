@@ -268,6 +268,26 @@ static int collect_map(void *ctx, const struct bt_procmap *m)
 	return 0;
 }
 
+/* The process's vDSO, named from a copy of its image as any mapped file is (no [vdso]: nothing). */
+static int collect_vdso(struct symbolizer *s)
+{
+	uint64_t start, end;
+	int fd = bt_procmaps_open_vdso("", s->pid, &start, &end);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	struct pid_map *n = realloc(s->maps, (s->nmaps + 1) * sizeof(*n));
+	if (!n) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->maps = n;
+	n += s->nmaps++;
+	*n = (struct pid_map){ .start = start, .end = end, .offset = 0 };
+	target_init(&n->t);
+	n->t.fd = fd;
+	return 0;
+}
+
 static void print_name(struct symbolizer *s, FILE *out, const char *name)
 {
 	char *dm = s->demangle && name ? bt_demangle(name) : NULL;
@@ -606,7 +626,7 @@ static int open_source(struct symbolizer *s, const struct symbolize_args *a)
 					    "build-id cache%s", a->bid, s->so.debuginfod ? " or debuginfod" : "");
 	} else {
 		s->pid = (int)a->pid;
-		if ((err = bt_procmaps_foreach("", s->pid, collect_map, s)) != 0)
+		if ((err = bt_procmaps_foreach("", s->pid, collect_map, s)) != 0 || (err = collect_vdso(s)) != 0)
 			return bt_cli_error(1, "cannot read the mappings of pid %u: %s", a->pid, strerror(-err));
 	}
 	return -1;
