@@ -3,6 +3,7 @@
 #include "session/dso.h"
 #include "base/safeopen.h"
 #include "elf/dwarfinfo.h"
+#include "elf/goelf.h"
 #include "elf/unwind.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ void bt_dso_registry_free(struct bt_dso_registry *r)
 		bt_symtab_free(r->dsos[i].symtab);
 		bt_cfi_close(r->dsos[i].cfi);
 		bt_dwarf_close(r->dsos[i].dwarf);
+		bt_golines_close(r->dsos[i].golines);
 	}
 	free(r->files);
 	free(r->dsos);
@@ -239,12 +241,14 @@ int64_t bt_dso_vdso(struct bt_dso_registry *r, int fd, bool *kept)
 	return fid;
 }
 
-static int load_own(int fd, struct bt_symtab **out)
+/* The symbols of a file without a build-id, from its own bytes; whether it is a Go program. */
+static int load_own(int fd, struct bt_symtab **out, char *origin, size_t originlen, bool *go)
 {
 	struct bt_elf *e;
 	int err = bt_elf_open_fd(fd, &e);
 	if (!err) {
-		err = bt_symtab_load(e, out);
+		err = bt_symsrc_load_elf(e, out, origin, originlen);
+		*go = bt_goelf_is_go(e);
 		bt_elf_close(e);
 	}
 	return err;
@@ -277,8 +281,9 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 				r->cache_errors++;
 		}
 	} else {
-		err = d->fd >= 0 ? load_own(d->fd, &d->symtab) : -ENOENT;
 		snprintf(d->sym_origin, sizeof(d->sym_origin), "file");
+		err = d->fd >= 0 ? load_own(d->fd, &d->symtab, d->sym_origin, sizeof(d->sym_origin), &d->go)
+				 : -ENOENT;
 	}
 	d->sym_state = err ? BT_SYMS_FAILED : BT_SYMS_LOADED;
 	d->sym_err = err;
@@ -292,8 +297,8 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		return d->symtab;
 	}
 	/* The table holds what it needs; the descriptor is no longer useful, unless it is the only
-	 * copy there is. */
-	if (d->fd >= 0 && !d->image) {
+	 * copy there is, or the one file a Go program's lines can come from. */
+	if (d->fd >= 0 && !d->image && !d->go) {
 		close(d->fd);
 		d->fd = -1;
 	}
@@ -383,6 +388,9 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
 		d->dwarf = NULL;
 		if (d->dwarf_err != -EBADMSG)  /* a file refused as corrupt stays refused, counted once */
 			d->dwarf_err = 0;
+		bt_golines_close(d->golines);
+		d->golines = NULL;
+		d->golines_err = 0;
 		n++;
 	}
 	r->symtabs_evicted += n;
@@ -423,11 +431,28 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 	return d->dwarf;
 }
 
+struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d || d->golines_err)
+		return NULL;
+	if (!d->golines) {
+		const char *path = bt_strtab_get(&r->paths, d->path_id);
+		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
+					     .path = path && *path == '/' ? path : NULL };
+		d->golines_err = d->build_id.len ? bt_symsrc_open_golines(&r->symsrc, &req, &d->golines)
+			       : d->go && d->fd >= 0 ? bt_golines_open(d->fd, &d->golines) : -ENODATA;
+		if (d->golines_err)
+			d->golines = NULL;
+	}
+	return d->golines;
+}
+
 size_t bt_dso_tables_bytes(const struct bt_dso_registry *r)
 {
 	size_t b = 0;
 	for (size_t i = 0; i < r->ndsos; i++)
 		b += bt_symtab_bytes(r->dsos[i].symtab) + bt_cfi_bytes(r->dsos[i].cfi) +
-		     bt_dwarf_bytes(r->dsos[i].dwarf);
+		     bt_dwarf_bytes(r->dsos[i].dwarf) + bt_golines_bytes(r->dsos[i].golines);
 	return b;
 }

@@ -48,6 +48,9 @@ struct bt_dso {
 	int cfi_err;                   /* why there is none (-errno) once tried; 0 untried or open */
 	struct bt_dwarf *dwarf;        /* DWARF for source lines, opened on first use */
 	int dwarf_err;                 /* as cfi_err */
+	bool go;                       /* a Go program without a build-id: fd is kept for its lines */
+	struct bt_golines *golines;    /* a Go program's lines from its .gopclntab, opened on first use */
+	int golines_err;               /* as cfi_err */
 };
 
 struct bt_dso_registry {
@@ -139,6 +142,10 @@ struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id);
  * first use and kept; NULL when there is none or the dso has no build-id (lines are only given for
  * an exactly known version). */
 struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* A Go program's lines from its .gopclntab (goelf.h), for one without DWARF, opened on first use and
+ * kept; NULL when it is not a Go program or its bytes cannot be had any more. */
+struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -700,12 +700,14 @@ static size_t loc_lines(struct bt_session *s, const struct bt_loc *l, struct bt_
 	if (!f || f->dso_id == BT_NO_ID)
 		return 0;
 	const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
-	struct bt_dwarf *dw = st ? bt_dso_dwarf(&s->dsos, f->dso_id) : NULL;
 	uint64_t vaddr;
-	if (!dw || l->addr < l->is_caller ||
+	if (!st || l->addr < l->is_caller ||
 	    bt_elf_offset_to_vaddr(bt_symtab_layout(st), l->addr - l->is_caller, &vaddr) != 0)
 		return 0;
-	int n = bt_dwarf_lookup(dw, vaddr, fr, max);
+	/* DWARF, else a Go program's own table */
+	struct bt_dwarf *dw = bt_dso_dwarf(&s->dsos, f->dso_id);
+	struct bt_golines *gl = dw ? NULL : bt_dso_golines(&s->dsos, f->dso_id);
+	int n = dw ? bt_dwarf_lookup(dw, vaddr, fr, max) : gl ? bt_golines_lookup(gl, vaddr, fr, max) : 0;
 	return n > 0 ? (size_t)n : 0;
 }
 
