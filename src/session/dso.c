@@ -448,6 +448,61 @@ struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id)
 	return d->golines;
 }
 
+/* Whether name is one of the Go runtime's outermost functions, as .gopclntab or .symtab (with its
+ * ABI suffix) names it: 1 for a stack's beginning, 2 for a stack switch, 0 for neither. */
+static int go_top_name(const char *name)
+{
+	static const char *const tops[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+					    "runtime.systemstack", "runtime.mcall", "runtime.morestack" };
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		size_t n = strlen(tops[i]);
+		if (!strncmp(name, tops[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return i < 3 ? 1 : 2;
+	}
+	return 0;
+}
+
+/* The dso's outermost functions, once it is known whether it is a Go program: from its file while
+ * that is open, else from symbols loaded already. */
+static void find_tops(struct bt_dso_registry *r, uint32_t dso_id, struct bt_dso *d)
+{
+	bool go = d->go;
+	struct bt_elf *e = NULL;
+	if (!go && d->fd >= 0 && bt_elf_open_fd(d->fd, &e) == 0) {
+		go = bt_goelf_is_go(e);
+		bt_elf_close(e);
+	} else if (!go && d->sym_state == BT_SYMS_UNTRIED) {
+		return;  /* nothing to tell by yet */
+	}
+	d->tops_done = true;
+	const struct bt_symtab *st = go || d->sym_state == BT_SYMS_LOADED ? bt_dso_symtab(r, dso_id) : NULL;
+	size_t n = bt_symtab_count(st);
+	for (size_t i = 0; i < n && d->ntops < sizeof(d->tops) / sizeof(d->tops[0]); i++) {
+		const struct bt_sym *sym = bt_symtab_at(st, i);
+		uint64_t lo, hi;
+		int kind = sym->size ? go_top_name(sym->name) : 0;
+		if (!kind || bt_elf_vaddr_to_offset(bt_symtab_layout(st), sym->addr, &lo) != 0 ||
+		    bt_elf_vaddr_to_offset(bt_symtab_layout(st), sym->addr + sym->size - 1, &hi) != 0)
+			continue;
+		d->tops[d->ntops].lo = lo;
+		d->tops[d->ntops].hi = hi + 1;
+		d->tops[d->ntops++].switch_only = kind == 2;
+	}
+}
+
+bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d)
+		return false;
+	if (!d->tops_done)
+		find_tops(r, dso_id, d);
+	for (size_t i = 0; i < d->ntops; i++)
+		if (off >= d->tops[i].lo && off < d->tops[i].hi && (caller || !d->tops[i].switch_only))
+			return true;
+	return false;
+}
+
 size_t bt_dso_tables_bytes(const struct bt_dso_registry *r)
 {
 	size_t b = 0;

@@ -51,6 +51,12 @@ struct bt_dso {
 	bool go;                       /* a Go program without a build-id: fd is kept for its lines */
 	struct bt_golines *golines;    /* a Go program's lines from its .gopclntab, opened on first use */
 	int golines_err;               /* as cfi_err */
+	bool tops_done;                /* tops was filled (see bt_dso_outermost) */
+	uint8_t ntops;
+	struct {                       /* file offsets of the functions that begin its stacks */
+		uint64_t lo, hi;
+		bool switch_only;      /* a stack switch: the outermost frame only as a caller */
+	} tops[8];
 };
 
 struct bt_dso_registry {
@@ -146,6 +152,14 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
 /* A Go program's lines from its .gopclntab (goelf.h), for one without DWARF, opened on first use and
  * kept; NULL when it is not a Go program or its bytes cannot be had any more. */
 struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* Whether file offset off of a dso is in a function that begins a stack of a Go program
+ * (runtime.goexit under each goroutine, runtime.mstart under each thread's system stack,
+ * runtime.rt0_go under the first), or, for a caller (a return address), one that called on
+ * another stack (runtime.systemstack, runtime.mcall, runtime.morestack: the frames beyond are
+ * left over from earlier calls): a frame there is the outermost, whatever a walk found beyond it.
+ * Known from the dso's symbols, loaded for a Go program only, and found once. */
+bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);
