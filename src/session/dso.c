@@ -448,16 +448,23 @@ struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id)
 	return d->golines;
 }
 
-/* Whether name is one of the Go runtime's outermost functions, as .gopclntab or .symtab (with its
- * ABI suffix) names it: 1 for a stack's beginning, 2 for a stack switch, 0 for neither. */
+/* Which of the Go runtime's outermost functions name is (BT_OUTERMOST_*), as .gopclntab or .symtab
+ * (with its ABI suffix) names it; 0 for none. */
 static int go_top_name(const char *name)
 {
-	static const char *const tops[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-					    "runtime.systemstack", "runtime.mcall", "runtime.morestack" };
+	static const struct { const char *name; int kind; } tops[] = {
+		{ "runtime.goexit", BT_OUTERMOST_ALWAYS }, { "runtime.mstart", BT_OUTERMOST_ALWAYS },
+		{ "runtime.rt0_go", BT_OUTERMOST_ALWAYS }, { "runtime.systemstack", BT_OUTERMOST_SWITCH },
+		{ "runtime.mcall", BT_OUTERMOST_SWITCH }, { "runtime.morestack", BT_OUTERMOST_SWITCH },
+		{ "runtime.nanotime1", BT_OUTERMOST_CFI_CALLER }, { "runtime.walltime", BT_OUTERMOST_CFI_CALLER },
+		{ "runtime.walltime1", BT_OUTERMOST_CFI_CALLER }, { "time.now", BT_OUTERMOST_CFI_CALLER },
+		{ "runtime.vgetrandom1", BT_OUTERMOST_CFI_CALLER }, { "runtime.asmcgocall", BT_OUTERMOST_CFI_CALLER },
+		{ "runtime.sigreturn", BT_OUTERMOST_CFI }, { "runtime.sigreturn__sigaction", BT_OUTERMOST_CFI },
+	};
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
-		size_t n = strlen(tops[i]);
-		if (!strncmp(name, tops[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
-			return i < 3 ? 1 : 2;
+		size_t n = strlen(tops[i].name);
+		if (!strncmp(name, tops[i].name, n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return tops[i].kind;
 	}
 	return 0;
 }
@@ -486,20 +493,25 @@ static void find_tops(struct bt_dso_registry *r, uint32_t dso_id, struct bt_dso 
 			continue;
 		d->tops[d->ntops].lo = lo;
 		d->tops[d->ntops].hi = hi + 1;
-		d->tops[d->ntops++].switch_only = kind == 2;
+		d->tops[d->ntops++].kind = (uint8_t)kind;
 	}
 }
 
-bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller)
+bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller, bool cfi)
 {
 	struct bt_dso *d = bt_dso_get(r, dso_id);
 	if (!d)
 		return false;
 	if (!d->tops_done)
 		find_tops(r, dso_id, d);
-	for (size_t i = 0; i < d->ntops; i++)
-		if (off >= d->tops[i].lo && off < d->tops[i].hi && (caller || !d->tops[i].switch_only))
+	for (size_t i = 0; i < d->ntops; i++) {
+		unsigned k = d->tops[i].kind;
+		if (off < d->tops[i].lo || off >= d->tops[i].hi)
+			continue;
+		if (k == BT_OUTERMOST_ALWAYS || (k == BT_OUTERMOST_SWITCH && (caller || cfi)) ||
+		    (k == BT_OUTERMOST_CFI_CALLER && caller && cfi) || (k == BT_OUTERMOST_CFI && cfi))
 			return true;
+	}
 	return false;
 }
 

@@ -55,8 +55,8 @@ struct bt_dso {
 	uint8_t ntops;
 	struct {                       /* file offsets of the functions that begin its stacks */
 		uint64_t lo, hi;
-		bool switch_only;      /* a stack switch: the outermost frame only as a caller */
-	} tops[8];
+		uint8_t kind;          /* BT_OUTERMOST_*: when a frame there is the outermost */
+	} tops[16];
 };
 
 struct bt_dso_registry {
@@ -153,13 +153,23 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
  * kept; NULL when it is not a Go program or its bytes cannot be had any more. */
 struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id);
 
-/* Whether file offset off of a dso is in a function that begins a stack of a Go program
- * (runtime.goexit under each goroutine, runtime.mstart under each thread's system stack,
- * runtime.rt0_go under the first), or, for a caller (a return address), one that called on
- * another stack (runtime.systemstack, runtime.mcall, runtime.morestack: the frames beyond are
- * left over from earlier calls): a frame there is the outermost, whatever a walk found beyond it.
- * Known from the dso's symbols, loaded for a Go program only, and found once. */
-bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller);
+/* The Go runtime's outermost functions: runtime.goexit under each goroutine, runtime.mstart under
+ * each thread's system stack, runtime.rt0_go under the first (BT_OUTERMOST_ALWAYS); the functions
+ * that call on another stack (runtime.systemstack, mcall, morestack: BT_OUTERMOST_SWITCH), whose
+ * frames beyond are words left there by earlier calls, for a caller (a return address), and in a
+ * stack unwound with call frame information, which does not follow their switch, for the
+ * innermost frame too; for a caller in such a stack, the functions that switch stacks around a
+ * call of the vDSO or of C (runtime.nanotime1, time.now, runtime.walltime, asmcgocall...:
+ * BT_OUTERMOST_CFI_CALLER; their frame pointers follow the switch, so a frame-pointer walk goes on
+ * through them); and in such a stack, the signal handler's return (runtime.sigreturn: no call frame
+ * information describes the signal frame it returns through: BT_OUTERMOST_CFI). */
+enum { BT_OUTERMOST_ALWAYS = 1, BT_OUTERMOST_SWITCH, BT_OUTERMOST_CFI_CALLER, BT_OUTERMOST_CFI };
+
+/* Whether a frame at file offset off of a dso is the outermost of its stack (see the kinds above),
+ * whatever a walk found beyond it: caller, it is a return address; cfi, its stack was unwound with
+ * call frame information. Known from the dso's symbols, loaded for a Go program only, and found
+ * once. */
+bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller, bool cfi);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -372,30 +372,27 @@ static void on_pystack(struct bt_session *s, const struct bt_rec_pystack *r)
 	memcpy(s->pystack.frames, r->frames, s->pystack.n * sizeof(r->frames[0]));
 }
 
-/* How far from the outer end of a user stack (innermost first) its outermost frame is looked for. */
-#define OUTERMOST_WINDOW 8
-
 /* A Go program's stacks begin in one of its runtime's outermost functions, or where it switched
  * stacks; what a walk found beyond (the thread's start, or words left on a stack taken for return
- * addresses) is no frame of its (bt_dso_outermost). Among the outer frames of uips[0..*un), the innermost such one ends the stack:
- * *un is cut there. Returns whether it was. */
+ * addresses, as many as a frame-pointer chain through them gives) is no frame of its
+ * (bt_dso_outermost). exact is given for a stack unwound with call frame information in userspace
+ * (dwarf-copy). The innermost such frame of uips[0..*un) ends the stack: *un is cut there. Returns
+ * whether one was found. */
 static bool outermost_at(struct bt_session *s, const struct bt_process *p, const __u64 *uips,
 			 const uint8_t *exact, size_t *un)
 {
-	size_t stop = *un > OUTERMOST_WINDOW ? *un - OUTERMOST_WINDOW : 0, found = 0;
-	for (size_t i = *un; i-- > stop;) {
+	for (size_t i = 0; i < *un; i++) {
 		const struct bt_mapping *m = bt_process_lookup(p, uips[i]);
 		const struct bt_file *f = m ? bt_dso_file_get(&s->dsos, m->file_id) : NULL;
 		bool caller = exact ? !exact[i] : i > 0;
 		uint64_t off = m ? uips[i] - m->start + m->pgoff : 0;
 		if (f && f->dso_id != BT_NO_ID && off >= caller &&
-		    bt_dso_outermost(&s->dsos, f->dso_id, off - caller, caller))
-			found = i + 1;
+		    bt_dso_outermost(&s->dsos, f->dso_id, off - caller, caller, exact != NULL)) {
+			*un = i + 1;
+			return true;
+		}
 	}
-	if (!found || found == *un)
-		return found != 0;
-	*un = found;
-	return true;
+	return false;
 }
 
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
