@@ -261,29 +261,34 @@ static int on_module(struct bt_session *s, const struct bt_rec_module *r)
 	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
 }
 
-/* A user address outside every file mapping of p may be in its vDSO: the process's [vdso] is read
- * once per address space while the process lives, and added to its mappings as a file of its own
- * (bt_dso_vdso), so that its frames are named, unwound and written as any file's. The mapping at
- * ip, or NULL. */
-static const struct bt_mapping *vdso_mapping(struct bt_session *s, struct bt_process *p, uint64_t ip)
+/* The mapping of p at ip, its vDSO included: the process's [vdso] is read once per address space
+ * while the process lives (bt_dso_vdso: a file of its own), and stands as a mapping of that file
+ * (written into *tmp), so that its frames are named, unwound and written as any file's. NULL when
+ * nothing known is mapped there. */
+static const struct bt_mapping *mapping_at(struct bt_session *s, struct bt_process *p, uint64_t ip,
+					   struct bt_mapping *tmp)
 {
-	if (!p || p->vdso_known || p->dead)
+	const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
+	if (m || !p)
+		return m;
+	if (!p->vdso_known && !p->dead) {
+		p->vdso_known = true;
+		uint64_t start, end;
+		int fd = bt_procmaps_open_vdso(s->opts.proc_root, p->pid, &start, &end);
+		bool kept = false;
+		int64_t fid = fd >= 0 ? bt_dso_vdso(&s->dsos, fd, &kept) : fd;
+		if (fd >= 0 && !kept)
+			close(fd);
+		if (fid >= 0) {
+			p->vdso_start = start;
+			p->vdso_end = end;
+			p->vdso_file = (uint32_t)fid;
+		}
+	}
+	if (ip < p->vdso_start || ip >= p->vdso_end)
 		return NULL;
-	p->vdso_known = true;
-	uint64_t start, end;
-	int fd = bt_procmaps_open_vdso(s->opts.proc_root, p->pid, &start, &end);
-	if (fd < 0)
-		return NULL;
-	bool kept;
-	int64_t fid = bt_dso_vdso(&s->dsos, fd, &kept);
-	if (!kept)
-		close(fd);
-	if (fid < 0)
-		return NULL;
-	struct bt_mapping m = { .start = start, .end = end, .pgoff = 0, .file_id = (uint32_t)fid };
-	if (bt_proctable_map(&s->procs, p->pid, &m) != 0)
-		return NULL;
-	return bt_process_lookup(p, ip);
+	*tmp = (struct bt_mapping){ .start = p->vdso_start, .end = p->vdso_end, .file_id = p->vdso_file };
+	return tmp;
 }
 
 /* The CFI of the file mapped at pc in the process being unwound, and its load bias. */
@@ -295,8 +300,9 @@ static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
 	if (!p)
 		return -ENOENT;
-	const struct bt_mapping *m = bt_process_lookup(p, pc);
-	if (!m && !(m = vdso_mapping(s, p, pc)))
+	struct bt_mapping vdso;
+	const struct bt_mapping *m = mapping_at(s, p, pc, &vdso);
+	if (!m)
 		return -ENOENT;
 	struct bt_file *f = bt_dso_file_get(&s->dsos, m->file_id);
 	if (!f || f->dso_id == BT_NO_ID)
@@ -438,9 +444,8 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		}
 		uint64_t ip = uips[i];
 		bool caller = exact ? !exact[i] : i > 0;
-		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
-		if (!m)
-			m = vdso_mapping(s, p, ip);
+		struct bt_mapping vdso;
+		const struct bt_mapping *m = mapping_at(s, p, ip, &vdso);
 		int64_t id;
 		if (m) {
 			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, caller);
