@@ -8,6 +8,8 @@
 #include "base/demangle.h"
 #include "elf/ehtable.h"
 #include "elf/elffile.h"
+#include "elf/goelf.h"
+#include "elf/gopclntab.h"
 #include "kernel/kallsyms.h"
 #include "elf/minidebuginfo.h"
 #include "capture/procmaps.h"
@@ -285,6 +287,16 @@ int bt_check_symtab(const uint8_t *data, size_t len)
 		st = NULL;
 	}
 
+	/* A Go program's function table, found in the file and merged with its symbols */
+	r = bt_goelf_symtab(e, &st);
+	CHECK(r == 0 || r == -ENODATA || r == -EINVAL || r == -ENOEXEC || r == -ENOMEM || r == -E2BIG);
+	CHECK((r == 0) == (st != NULL));
+	if (st) {
+		CHECK_OK(check_symtab_result(st));
+		bt_symtab_free(st);
+		st = NULL;
+	}
+
 	r = bt_minidebuginfo_load(e, &st);
 	CHECK(r <= 0);
 	CHECK((r == 0) == (st != NULL));
@@ -296,6 +308,86 @@ int bt_check_symtab(const uint8_t *data, size_t len)
 out:
 	bt_symtab_free(st);
 	bt_elf_close(e);
+	return err;
+}
+
+/* ---- Go's function table ------------------------------------------------------------------ */
+
+#define GO_ADDR 0x1000000ULL
+#define GO_TEXT 0x400000ULL
+#define GO_FRAMES 8
+
+struct go_mem {
+	const uint8_t *data;
+	size_t len;
+};
+
+/* The input stands for the program's memory too, from GO_ADDR: the inline trees are read there. */
+static int go_read(void *ctx, uint64_t vaddr, void *buf, size_t len)
+{
+	const struct go_mem *m = ctx;
+	if (vaddr < GO_ADDR || vaddr - GO_ADDR > m->len || m->len - (vaddr - GO_ADDR) < len)
+		return -ERANGE;
+	memcpy(buf, m->data + (vaddr - GO_ADDR), len);
+	return 0;
+}
+
+static bool in_input(const char *p, const uint8_t *data, size_t len)
+{
+	return !p || ((const uint8_t *)p >= data && (const uint8_t *)p < data + len &&
+		      memchr(p, '\0', (size_t)(data + len - (const uint8_t *)p)));
+}
+
+/* Lookups at pc: a bounded number of frames, each string a NUL-terminated piece of the input. */
+static int check_go_lookup(const struct bt_gopcln *g, uint64_t pc, const uint8_t *data, size_t len)
+{
+	int err = 0;
+	struct bt_dwarf_frame fr[GO_FRAMES];
+	int n = bt_gopcln_lookup(g, pc, fr, GO_FRAMES);
+	CHECK(n >= 0 && n <= GO_FRAMES);
+	for (int i = 0; i < n; i++)
+		CHECK(in_input(fr[i].function, data, len) && in_input(fr[i].file, data, len));
+out:
+	return err;
+}
+
+int bt_check_gopclntab(const uint8_t *data, size_t len)
+{
+	int err = 0;
+	struct go_mem mem = { data, len };
+	/* funcdata offsets count from the table itself, so that the input's own bytes are trees */
+	struct bt_gopcln_src src = { .tab = data, .len = len, .addr = GO_ADDR, .text = GO_TEXT,
+				     .read = go_read, .ctx = &mem, .gofunc = GO_ADDR };
+	struct bt_gopcln *g = NULL;
+	int r = bt_gopcln_open(&src, &g);
+	CHECK(r == 0 || r == -ENODATA || r == -EINVAL || r == -ENOMEM);
+	CHECK((r == 0) == (g != NULL));
+	if (r)
+		goto out;
+	size_t n = bt_gopcln_count(g);
+	CHECK(n <= len / 8);
+	for (size_t i = 0; i < n && i < 256; i++) {
+		uint64_t entry, end;
+		const char *name = NULL;
+		r = bt_gopcln_func(g, i, &entry, &end, &name);
+		CHECK(r == 0 || r == -EINVAL);
+		if (r)
+			continue;
+		CHECK(entry < end && name && *name && in_input(name, data, len));
+		CHECK_OK(check_go_lookup(g, entry, data, len));
+		CHECK_OK(check_go_lookup(g, end - 1, data, len));
+	}
+	/* addresses the input names, wherever they fall */
+	for (size_t i = 0; i + 8 <= len && i < 64 * 8; i += 8) {
+		uint64_t pc;
+		memcpy(&pc, data + i, 8);
+		CHECK_OK(check_go_lookup(g, pc, data, len));
+		CHECK_OK(check_go_lookup(g, GO_TEXT + (pc & 0xffff), data, len));
+	}
+	/* the input as a data section holding moduledata */
+	(void)bt_gopcln_find_gofunc(g, data, len, GO_ADDR, NULL, NULL);
+out:
+	bt_gopcln_free(g);
 	return err;
 }
 

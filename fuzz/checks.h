@@ -17,8 +17,12 @@ int bt_check_buildid(const uint8_t *data, size_t len);
 /* A hex build-id string: bt_buildid_parse_hex against the input's own digits. */
 int bt_check_buildid_hex(const uint8_t *data, size_t len);
 /* An ELF image: bt_elf_open_mem, layout, debuglink, sections, build-id, bt_symtab_load and its
- * lookups, and MiniDebugInfo. */
+ * lookups, a Go program's function table merged with its symbols, and MiniDebugInfo. */
 int bt_check_symtab(const uint8_t *data, size_t len);
+/* Go's function table (.gopclntab): bt_gopcln_open, every function read, and lookups at their ends
+ * and at addresses the input names, with the input also standing for the memory its inline trees
+ * point into; every string handed out lies inside the input. */
+int bt_check_gopclntab(const uint8_t *data, size_t len);
 /* An ELF image's call frame information: bt_ehtable_compile_mem, rows sorted by address, every
  * rule one the walker knows, the last row without CFI, each row found again by its address. */
 int bt_check_ehtable(const uint8_t *data, size_t len);

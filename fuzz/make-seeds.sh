@@ -8,7 +8,7 @@ fx=$1
 out=$2
 here=$(dirname "$0")
 rm -rf "$out"
-for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump probes ehtable; do
+for t in buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq cgroup perfmap jitdump probes ehtable gopclntab; do
 	mkdir -p "$out/$t"
 done
 
@@ -37,6 +37,19 @@ xz -dc "$out/minidebuginfo/mini.xz" >"$out/minidebuginfo/mini" && rm "$out/minid
 for f in fx-sha1 fx-mod.ko fx-mips64 fx-i386 libfx.so; do
 	cp "$out/symtab/$f" "$out/minidebuginfo/$f"
 done
+
+# Go programs: stripped ones whole (their function table is all the names they have), and their
+# tables alone, as Go 1.19 writes them.
+for f in go/goprog-stripped go/goprog-pie-stripped; do
+	[ -f "$fx/$f" ] || { echo "make-seeds: missing fixture $fx/$f (run make fixtures)" >&2; exit 1; }
+	name=$(echo "$f" | tr / _)
+	cp "$fx/$f" "$out/symtab/$name"
+	objcopy -O binary --only-section=.gopclntab "$fx/$f" "$out/gopclntab/$name" 2>/dev/null ||
+		objcopy -O binary --only-section=.data.rel.ro.gopclntab "$fx/$f" "$out/gopclntab/$name"
+done
+
+# and small tables of each layout read (Go 1.16, 1.18, 1.20), with an inline tree
+python3 "$here/gopclntab-seed.py" "$out/gopclntab"
 
 # Compressed streams: a module in each format, and small edge cases.
 for f in fx-mod.ko.xz fx-mod.ko.zst fx-mod.ko.gz; do

@@ -102,3 +102,27 @@ fixtures:: $(ELF_FIXTURES)
 # The tests read these at run time; building a test builds what it reads.
 $(BUILD)/tests/test_buildid $(BUILD)/tests/test_elffile $(BUILD)/tests/test_symtab \
 $(BUILD)/tests/test_demangle $(BUILD)/tests/test_ehtable: | $(ELF_FIXTURES)
+
+# Go's function table (.gopclntab): the table, its ELF glue, the symbol table it merges into, and
+# the DWARF reader its lines are compared with.
+TEST_gopclntab_OBJS := $(BUILD)/elf/gopclntab.o $(BUILD)/elf/goelf.o $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o \
+                       $(BUILD)/elf/dwarfinfo.o $(ELF_CORE_OBJS)
+# One Go program (Debian's golang-go) built four ways: as go build makes it (.symtab and DWARF, the
+# oracles), stripped of both (-s -w, how Go services ship), and both again position-independent.
+GO_FX_SRCS := $(FX_SRC)/goprog/main.go $(FX_SRC)/goprog/go.mod
+GO_BUILD    = cd $(FX_SRC)/goprog && GOFLAGS=-mod=mod GO111MODULE=on go build
+$(FX)/go/goprog: $(GO_FX_SRCS)
+	@mkdir -p $(@D)
+	$(GO_BUILD) -o $(abspath $@) .
+$(FX)/go/goprog-stripped: $(GO_FX_SRCS)
+	@mkdir -p $(@D)
+	$(GO_BUILD) -ldflags='-s -w' -o $(abspath $@) .
+$(FX)/go/goprog-pie: $(GO_FX_SRCS)
+	@mkdir -p $(@D)
+	$(GO_BUILD) -buildmode=pie -o $(abspath $@) .
+$(FX)/go/goprog-pie-stripped: $(GO_FX_SRCS)
+	@mkdir -p $(@D)
+	$(GO_BUILD) -buildmode=pie -ldflags='-s -w' -o $(abspath $@) .
+GO_FIXTURES := $(addprefix $(FX)/go/,goprog goprog-stripped goprog-pie goprog-pie-stripped)
+fixtures:: $(GO_FIXTURES)
+$(BUILD)/tests/test_gopclntab: | $(GO_FIXTURES)

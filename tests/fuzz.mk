@@ -1,6 +1,6 @@
 # Fuzzing and sanitizer builds for the parsers of untrusted input (ELF files and notes, symbol
-# tables, decompression, /proc/PID/maps, kallsyms, folded profiles, build-id cache entries, HTTP
-# request heads, cgroup paths).
+# tables, Go's function tables, decompression, /proc/PID/maps, kallsyms, folded profiles, build-id
+# cache entries, HTTP request heads, cgroup paths).
 #
 #   make fuzz         build the libFuzzer targets in build-fuzz/ and run each for FUZZ_SECONDS
 #                     (FUZZ_TARGETS picks some); crashes land in build-fuzz/artifacts/TARGET/
@@ -14,7 +14,7 @@
 FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= buildid symtab minidebuginfo procmaps kallsyms folded decompress bidcache demangle httpreq \
-                cgroup perfmap jitdump probes ehtable
+                cgroup perfmap jitdump probes ehtable gopclntab
 FUZZ_CC      ?= $(CLANG)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The modules instrumented for coverage; libFuzzer's main comes in only when a target is linked.
@@ -22,6 +22,7 @@ FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -W
                 -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Iinclude \
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
 FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
+                elf/gopclntab elf/goelf \
                 kernel/kallsyms base/htab session/profile output/folded base/demangle base/strtab symsrc/bidcache \
                 base/ustar base/pathfmt base/wfile base/beneath cmd/net/httpreq kernel/cgroup elf/sdt \
                 symsrc/probecache
@@ -83,7 +84,7 @@ TEST_fuzz_regress_OBJS := $(BUILD)/fuzz/checks.o $(FUZZ_MODS:%=$(BUILD)/%.o)
 $(BUILD)/tests/test_fuzz_regress: | build/fixtures/fx-sha1 build/fixtures/fx-mips64 \
 	build/fixtures/fx-mod.ko build/fixtures/fx-mod.ko.xz build/fixtures/fx-mod.ko.zst \
 	build/fixtures/fx-mod.ko.gz build/fixtures/fx-cxx build/fixtures/symsrc/libmini-mdi.so \
-	build/fixtures/fx-dbgframe
+	build/fixtures/fx-dbgframe build/fixtures/go/goprog-stripped build/fixtures/go/goprog-pie-stripped
 
 -include $(wildcard $(BUILD)/fuzz/*.d)
 

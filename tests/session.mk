@@ -54,3 +54,10 @@ TEST_jitmap_OBJS    = $(BUILD)/session/jitmap.o $(BUILD)/symsrc/perfmap.o $(BUIL
 # Interpreters and code objects: reads this process's own memory as a Python process's.
 TEST_pyproc_OBJS    = $(BUILD)/session/pyproc.o $(BUILD)/session/dso.o $(BUILD)/capture/procmaps.o $(OBJS_symsrc) \
                       $(OBJS_elf) $(OBJS_base)
+
+# A loop whose time goes to the vDSO (clock_gettime), for the tests of its names.
+$(SESSION_DIR)/clockloop: tests/progs/clockloop.c
+	@mkdir -p $(@D)
+	$(CLANG) $(SESSION_CFLAGS) -o $@ $<
+
+fixtures:: $(SESSION_DIR)/clockloop

@@ -2,7 +2,7 @@
 # SYMSRC_OBJS: the symbol sources and all they stand on.
 SYMSRC_OBJS           = $(BUILD)/symsrc/symsrc.o $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o \
                         $(BUILD)/base/ustar.o $(BUILD)/elf/minidebuginfo.o $(BUILD)/elf/dwarfinfo.o \
-                        $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o $(ELF_CORE_OBJS)
+                        $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o $(BUILD)/elf/goelf.o $(BUILD)/elf/gopclntab.o $(ELF_CORE_OBJS)
 TEST_bidcache_OBJS    = $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
 TEST_symsrc_OBJS      = $(SYMSRC_OBJS)
 TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(BUILD)/base/trustdir.o $(SYMSRC_OBJS)

@@ -1,6 +1,6 @@
 /* procmaps.c - a strict parser for /proc/PID/maps lines, iteration over a process's maps, opening a
- * mapped file through /proc/PID/map_files to read its build-id, and opening a path a process names
- * inside that process's root. */
+ * mapped file through /proc/PID/map_files to read its build-id, opening a path a process names
+ * inside that process's root, and copying its vDSO. */
 #include "capture/procmaps.h"
 #include "base/safeopen.h"
 
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define DELETED_SUFFIX " (deleted)"
@@ -210,4 +211,70 @@ int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
 	int fd = bt_open_regular(rootfd, path, BT_OPEN_IN_ROOT, NULL);
 	close(rootfd);
 	return fd;
+}
+
+struct vdso_range {
+	uint64_t start, end;
+};
+
+static int find_vdso(void *ctx, const struct bt_procmap *m)
+{
+	struct vdso_range *r = ctx;
+	if (strcmp(m->path, "[vdso]") != 0)
+		return 0;
+	r->start = m->start;
+	r->end = m->end;
+	return 1;
+}
+
+/* A memory file holding len bytes of data, sealed against writes. fd or -errno. */
+static int memory_file(const char *name, const void *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, (const char *)data + done, len - done);
+		if (w <= 0) {
+			int err = w < 0 ? -errno : -EIO;
+			close(fd);
+			return err;
+		}
+		done += (size_t)w;
+	}
+	fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+	return fd;
+}
+
+int bt_procmaps_open_vdso(const char *root, int pid, uint64_t *start, uint64_t *end)
+{
+	if (!start || !end)
+		return -EINVAL;
+	struct vdso_range r = { 0 };
+	int err = bt_procmaps_foreach(root, pid, find_vdso, &r);
+	if (err < 0)
+		return err;
+	if (err != 1 || r.end <= r.start)
+		return -ENOENT;
+	if (r.end - r.start > BT_VDSO_MAX)
+		return -E2BIG;
+	char path[4096];
+	if ((err = proc_path(path, sizeof(path), root, pid, "mem")) != 0)
+		return err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	size_t n = (size_t)(r.end - r.start);
+	void *buf = malloc(n);
+	ssize_t got = buf ? pread(fd, buf, n, (off_t)r.start) : -1;
+	err = !buf ? -ENOMEM : got < 0 ? (errno == ENOENT ? -ESRCH : -errno) : (size_t)got != n ? -EIO : 0;
+	close(fd);
+	int mfd = err ? err : memory_file("bt-vdso", buf, n);
+	free(buf);
+	if (mfd >= 0) {
+		*start = r.start;
+		*end = r.end;
+	}
+	return mfd;
 }

@@ -44,4 +44,14 @@ int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
  * -EXDEV. Returns an fd or -errno (-ESRCH when the process is gone). */
 int bt_procmaps_open_in_root(const char *root, int pid, const char *path);
 
+/* The largest vDSO image read (the kernel's is two or three pages). */
+#define BT_VDSO_MAX ((size_t)1 << 20)
+
+/* The vDSO pid maps: the bounds of its [vdso] line, and a copy of its image read from
+ * ROOT/proc/PID/mem into a new memory file (close-on-exec, sealed against writes), whose descriptor
+ * is returned. The copy is what the process maps, which it may have changed: hostile bytes, to be
+ * parsed as any file is. fd, -ENOENT (no [vdso]), -ESRCH (the process is gone), -E2BIG (larger than
+ * BT_VDSO_MAX), or -errno. */
+int bt_procmaps_open_vdso(const char *root, int pid, uint64_t *start, uint64_t *end);
+
 #endif

@@ -269,6 +269,11 @@ static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *sh)
 
 int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t *len)
 {
+	return bt_elf_section_at(e, name, data, len, NULL);
+}
+
+int bt_elf_section_at(struct bt_elf *e, const char *name, const void **data, size_t *len, uint64_t *addr)
+{
 	if (!e || !name || !data || !len)
 		return -EINVAL;
 	GElf_Shdr sh;
@@ -282,6 +287,8 @@ int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t
 		return -ENOEXEC;
 	*data = d->d_buf;
 	*len = d->d_size;
+	if (addr)
+		*addr = sh.sh_addr;
 	return 0;
 }
 

@@ -33,6 +33,8 @@ int bt_elf_file_crc32(int fd, uint32_t *crc);
 /* A section's bytes by name (e.g. ".gnu_debugdata"); -ENODATA when absent, empty or SHT_NOBITS.
  * The data belongs to the handle. */
 int bt_elf_section(struct bt_elf *e, const char *name, const void **data, size_t *len);
+/* The same, and the address the section is loaded at (may be NULL). */
+int bt_elf_section_at(struct bt_elf *e, const char *name, const void **data, size_t *len, uint64_t *addr);
 
 /* The value of the first .symtab symbol called name, whatever its type (a linker-script label such
  * as vmlinux's _text included). 0, -ENODATA when there is none, or -ENOEXEC. */

@@ -510,7 +510,28 @@ static int collect(Elf *elf, bool thumb, struct cands *c)
 	return err;
 }
 
-int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out)
+/* Adds the n functions of more to c, and sorts it again. Names point into more. */
+static int add_more(const struct bt_sym *more, size_t n, struct cands *c)
+{
+	int err = 0;
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct bt_sym *m = &more[i];
+		size_t len = m->name ? strlen(m->name) : 0;
+		if (!m->addr || !m->size || m->addr > UINT64_MAX - m->size || !len || len > UINT32_MAX / 2)
+			continue;
+		struct cand k = { .addr = m->addr, .size = m->size, .sec_end = m->addr + m->size,
+				  .name = m->name, .namelen = (uint32_t)len, .fulllen = (uint32_t)len,
+				  .bind = STB_GLOBAL, .order = ((uint64_t)3 << 32) | (i & 0xffffffffu) };
+		err = cands_push(c, &k);
+	}
+	if (!err && c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	return err;
+}
+
+/* The table of e's symbols (with code's PLT entries when code is given) and n more functions. */
+static int load_all(struct bt_elf *e, struct bt_elf *code, const struct bt_sym *more, size_t n,
+		    struct bt_symtab **out)
 {
 	if (!e || !out)
 		return -EINVAL;
@@ -531,6 +552,8 @@ int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_sym
 	err = collect(elf, eh.e_machine == EM_ARM, &c);
 	if (!err && code)
 		err = add_plt(code, &c);
+	if (!err && n)
+		err = add_more(more, n, &c);
 	if (!err && c.n == 0)
 		err = -ENODATA;
 	if (!err) {
@@ -544,6 +567,16 @@ int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_sym
 	}
 	*out = st;
 	return 0;
+}
+
+int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out)
+{
+	return load_all(e, code, NULL, 0, out);
+}
+
+int bt_symtab_load_more(struct bt_elf *e, const struct bt_sym *more, size_t n, struct bt_symtab **out)
+{
+	return load_all(e, e, more, n, out);
 }
 
 int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out)

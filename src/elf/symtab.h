@@ -31,6 +31,11 @@ int bt_symtab_load(struct bt_elf *e, struct bt_symtab **out);
  * mapped, when e is its separate debug file (whose PLT holds no bytes), or not at all when code
  * is NULL. */
 int bt_symtab_load_with_plt(struct bt_elf *e, struct bt_elf *code, struct bt_symtab **out);
+/* As bt_symtab_load, with n more functions found elsewhere (Go's .gopclntab: goelf.h) beside the
+ * file's own symbols: each a sized global function, named as given (copied), which the name rule
+ * puts after the file's own symbols of the same rank at one address. Entries with a zero address or
+ * size, or no name, are left out. */
+int bt_symtab_load_more(struct bt_elf *e, const struct bt_sym *more, size_t n, struct bt_symtab **out);
 int bt_symtab_load_path(const char *path, struct bt_symtab **out);
 void bt_symtab_free(struct bt_symtab *st);
 

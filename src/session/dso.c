@@ -3,6 +3,7 @@
 #include "session/dso.h"
 #include "base/safeopen.h"
 #include "elf/dwarfinfo.h"
+#include "elf/goelf.h"
 #include "elf/unwind.h"
 
 #include <errno.h>
@@ -37,6 +38,7 @@ void bt_dso_registry_free(struct bt_dso_registry *r)
 		bt_symtab_free(r->dsos[i].symtab);
 		bt_cfi_close(r->dsos[i].cfi);
 		bt_dwarf_close(r->dsos[i].dwarf);
+		bt_golines_close(r->dsos[i].golines);
 	}
 	free(r->files);
 	free(r->dsos);
@@ -210,12 +212,43 @@ int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id,
 	return dso_id;
 }
 
-static int load_own(int fd, struct bt_symtab **out)
+int64_t bt_dso_vdso(struct bt_dso_registry *r, int fd, bool *kept)
+{
+	*kept = false;
+	struct bt_build_id id;
+	int err = bt_buildid_from_fd(fd, &id);
+	if (err)
+		return err;
+	/* device 0 holds no file; the build-id's first 16 bytes stand for the inode and time */
+	uint64_t key[2] = { 0, 0 };
+	memcpy(key, id.data, id.len < sizeof(key) ? id.len : sizeof(key));
+	int64_t fid = bt_dso_file(r, 0, key[0], key[1], "[vdso]");
+	if (fid < 0)
+		return fid;
+	struct bt_file *f = &r->files[fid];
+	if (f->dso_id != BT_NO_ID)
+		return bt_buildid_eq(&r->dsos[f->dso_id].build_id, &id) ? fid : -EEXIST;
+	struct bt_dso_mapping nowhere = { .pid = 0 };
+	int64_t dso_id = bt_dso_set_build_id(r, (uint32_t)fid, &id, BT_ORIGIN_USERSPACE, &nowhere);
+	if (dso_id < 0)
+		return dso_id;
+	struct bt_dso *d = &r->dsos[dso_id];
+	if (d->fd < 0 && d->sym_state == BT_SYMS_UNTRIED) {
+		d->fd = fd;
+		d->image = true;
+		*kept = true;
+	}
+	return fid;
+}
+
+/* The symbols of a file without a build-id, from its own bytes; whether it is a Go program. */
+static int load_own(int fd, struct bt_symtab **out, char *origin, size_t originlen, bool *go)
 {
 	struct bt_elf *e;
 	int err = bt_elf_open_fd(fd, &e);
 	if (!err) {
-		err = bt_symtab_load(e, out);
+		err = bt_symsrc_load_elf(e, out, origin, originlen);
+		*go = bt_goelf_is_go(e);
 		bt_elf_close(e);
 	}
 	return err;
@@ -235,8 +268,10 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
 					     .path = path && *path == '/' ? path : NULL };
 		err = bt_symsrc_load(&r->symsrc, &req, &d->symtab, d->sym_origin, sizeof(d->sym_origin));
-		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. */
-		if (r->cache_store && d->fd >= 0) {
+		/* The exact bytes, kept for later sessions: a build-id with samples is worth caching. Not
+		 * the vDSO: perf keeps it in a layout of its own ([vdso]/BUILDID/vdso), which an entry
+		 * of ours under the same build-id would hide from it. */
+		if (r->cache_store && d->fd >= 0 && !d->image) {
 			char dir[4096];
 			if (bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir)) == 0 &&
 			    bt_bidcache_store(dir, &r->cache_budget, BT_BIDCACHE_ELF, &d->build_id, path,
@@ -246,8 +281,9 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 				r->cache_errors++;
 		}
 	} else {
-		err = d->fd >= 0 ? load_own(d->fd, &d->symtab) : -ENOENT;
 		snprintf(d->sym_origin, sizeof(d->sym_origin), "file");
+		err = d->fd >= 0 ? load_own(d->fd, &d->symtab, d->sym_origin, sizeof(d->sym_origin), &d->go)
+				 : -ENOENT;
 	}
 	d->sym_state = err ? BT_SYMS_FAILED : BT_SYMS_LOADED;
 	d->sym_err = err;
@@ -260,8 +296,9 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		d->debuginfod_pending = true;
 		return d->symtab;
 	}
-	/* The table holds what it needs; the descriptor is no longer useful. */
-	if (d->fd >= 0) {
+	/* The table holds what it needs; the descriptor is no longer useful, unless it is the only
+	 * copy there is, or the one file a Go program's lines can come from. */
+	if (d->fd >= 0 && !d->image && !d->go) {
 		close(d->fd);
 		d->fd = -1;
 	}
@@ -304,7 +341,7 @@ static void on_debuginfod(void *ctx, const struct bt_build_id *id, int fd, const
 		if (a->fn)
 			a->fn(a->ctx, (uint32_t)*v);
 	}
-	if (d->fd >= 0) {
+	if (d->fd >= 0 && !d->image) {
 		close(d->fd);
 		d->fd = -1;
 	}
@@ -351,6 +388,9 @@ size_t bt_dso_evict(struct bt_dso_registry *r, uint64_t before)
 		d->dwarf = NULL;
 		if (d->dwarf_err != -EBADMSG)  /* a file refused as corrupt stays refused, counted once */
 			d->dwarf_err = 0;
+		bt_golines_close(d->golines);
+		d->golines = NULL;
+		d->golines_err = 0;
 		n++;
 	}
 	r->symtabs_evicted += n;
@@ -391,11 +431,95 @@ struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id)
 	return d->dwarf;
 }
 
+struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d || d->golines_err)
+		return NULL;
+	if (!d->golines) {
+		const char *path = bt_strtab_get(&r->paths, d->path_id);
+		struct bt_symsrc_req req = { .id = &d->build_id, .mapped_fd = d->fd,
+					     .path = path && *path == '/' ? path : NULL };
+		d->golines_err = d->build_id.len ? bt_symsrc_open_golines(&r->symsrc, &req, &d->golines)
+			       : d->go && d->fd >= 0 ? bt_golines_open(d->fd, &d->golines) : -ENODATA;
+		if (d->golines_err)
+			d->golines = NULL;
+	}
+	return d->golines;
+}
+
+/* Which of the Go runtime's outermost functions name is (BT_OUTERMOST_*), as .gopclntab or .symtab
+ * (with its ABI suffix) names it; 0 for none. */
+static int go_top_name(const char *name)
+{
+	static const struct { const char *name; int kind; } tops[] = {
+		{ "runtime.goexit", BT_OUTERMOST_ALWAYS }, { "runtime.mstart", BT_OUTERMOST_ALWAYS },
+		{ "runtime.rt0_go", BT_OUTERMOST_ALWAYS }, { "runtime.systemstack", BT_OUTERMOST_SWITCH },
+		{ "runtime.mcall", BT_OUTERMOST_SWITCH }, { "runtime.morestack", BT_OUTERMOST_SWITCH },
+		{ "runtime.nanotime1", BT_OUTERMOST_CFI_CALLER }, { "runtime.walltime", BT_OUTERMOST_CFI_CALLER },
+		{ "runtime.walltime1", BT_OUTERMOST_CFI_CALLER }, { "time.now", BT_OUTERMOST_CFI_CALLER },
+		{ "runtime.vgetrandom1", BT_OUTERMOST_CFI_CALLER }, { "runtime.asmcgocall", BT_OUTERMOST_CFI_CALLER },
+		{ "runtime.sigreturn", BT_OUTERMOST_CFI }, { "runtime.sigreturn__sigaction", BT_OUTERMOST_CFI },
+	};
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		size_t n = strlen(tops[i].name);
+		if (!strncmp(name, tops[i].name, n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return tops[i].kind;
+	}
+	return 0;
+}
+
+/* The dso's outermost functions, once it is known whether it is a Go program: from its file while
+ * that is open, else from symbols loaded already. */
+static void find_tops(struct bt_dso_registry *r, uint32_t dso_id, struct bt_dso *d)
+{
+	bool go = d->go;
+	struct bt_elf *e = NULL;
+	if (!go && d->fd >= 0 && bt_elf_open_fd(d->fd, &e) == 0) {
+		go = bt_goelf_is_go(e);
+		bt_elf_close(e);
+	} else if (!go && d->sym_state == BT_SYMS_UNTRIED) {
+		return;  /* nothing to tell by yet */
+	}
+	d->tops_done = true;
+	const struct bt_symtab *st = go || d->sym_state == BT_SYMS_LOADED ? bt_dso_symtab(r, dso_id) : NULL;
+	size_t n = bt_symtab_count(st);
+	for (size_t i = 0; i < n && d->ntops < sizeof(d->tops) / sizeof(d->tops[0]); i++) {
+		const struct bt_sym *sym = bt_symtab_at(st, i);
+		uint64_t lo, hi;
+		int kind = sym->size ? go_top_name(sym->name) : 0;
+		if (!kind || bt_elf_vaddr_to_offset(bt_symtab_layout(st), sym->addr, &lo) != 0 ||
+		    bt_elf_vaddr_to_offset(bt_symtab_layout(st), sym->addr + sym->size - 1, &hi) != 0)
+			continue;
+		d->tops[d->ntops].lo = lo;
+		d->tops[d->ntops].hi = hi + 1;
+		d->tops[d->ntops++].kind = (uint8_t)kind;
+	}
+}
+
+bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller, bool cfi)
+{
+	struct bt_dso *d = bt_dso_get(r, dso_id);
+	if (!d)
+		return false;
+	if (!d->tops_done)
+		find_tops(r, dso_id, d);
+	for (size_t i = 0; i < d->ntops; i++) {
+		unsigned k = d->tops[i].kind;
+		if (off < d->tops[i].lo || off >= d->tops[i].hi)
+			continue;
+		if (k == BT_OUTERMOST_ALWAYS || (k == BT_OUTERMOST_SWITCH && (caller || cfi)) ||
+		    (k == BT_OUTERMOST_CFI_CALLER && caller && cfi) || (k == BT_OUTERMOST_CFI && cfi))
+			return true;
+	}
+	return false;
+}
+
 size_t bt_dso_tables_bytes(const struct bt_dso_registry *r)
 {
 	size_t b = 0;
 	for (size_t i = 0; i < r->ndsos; i++)
 		b += bt_symtab_bytes(r->dsos[i].symtab) + bt_cfi_bytes(r->dsos[i].cfi) +
-		     bt_dwarf_bytes(r->dsos[i].dwarf);
+		     bt_dwarf_bytes(r->dsos[i].dwarf) + bt_golines_bytes(r->dsos[i].golines);
 	return b;
 }

@@ -37,6 +37,7 @@ struct bt_dso {
 	enum bt_bid_origin origin;
 	uint32_t path_id;              /* the first path it was seen under */
 	int fd;                        /* the exact file version, or -1 */
+	bool image;                    /* fd is a copy made in memory (the vDSO's), kept open */
 	enum bt_sym_state sym_state;
 	int sym_err;                   /* -errno when sym_state is FAILED */
 	struct bt_symtab *symtab;
@@ -47,6 +48,15 @@ struct bt_dso {
 	int cfi_err;                   /* why there is none (-errno) once tried; 0 untried or open */
 	struct bt_dwarf *dwarf;        /* DWARF for source lines, opened on first use */
 	int dwarf_err;                 /* as cfi_err */
+	bool go;                       /* a Go program without a build-id: fd is kept for its lines */
+	struct bt_golines *golines;    /* a Go program's lines from its .gopclntab, opened on first use */
+	int golines_err;               /* as cfi_err */
+	bool tops_done;                /* tops was filled (see bt_dso_outermost) */
+	uint8_t ntops;
+	struct {                       /* file offsets of the functions that begin its stacks */
+		uint64_t lo, hi;
+		uint8_t kind;          /* BT_OUTERMOST_*: when a frame there is the outermost */
+	} tops[16];
 };
 
 struct bt_dso_registry {
@@ -103,6 +113,13 @@ struct bt_dso_mapping {
 int64_t bt_dso_set_build_id(struct bt_dso_registry *r, uint32_t file_id, const struct bt_build_id *id,
 			    enum bt_bid_origin origin, const struct bt_dso_mapping *where);
 
+/* The vDSO is no file: a copy of a process's image (bt_procmaps_open_vdso), open as fd, is a file
+ * version of its own, "[vdso]" on device 0 keyed by the image's build-id, whose dso reads its
+ * symbols and call frame information from the copy, kept open. The same image in many processes is
+ * one file. fd is the registry's when it is kept (*kept), else the caller still closes it. Returns
+ * the file id, -ENODATA (the image has no build-id), -ENOEXEC (not ELF), or -errno. */
+int64_t bt_dso_vdso(struct bt_dso_registry *r, int fd, bool *kept);
+
 /* For a file with no build-id: a dso keyed by the file itself. */
 int64_t bt_dso_set_no_build_id(struct bt_dso_registry *r, uint32_t file_id,
 			       const struct bt_dso_mapping *where);
@@ -131,6 +148,28 @@ struct bt_cfi *bt_dso_cfi(struct bt_dso_registry *r, uint32_t dso_id);
  * first use and kept; NULL when there is none or the dso has no build-id (lines are only given for
  * an exactly known version). */
 struct bt_dwarf *bt_dso_dwarf(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* A Go program's lines from its .gopclntab (goelf.h), for one without DWARF, opened on first use and
+ * kept; NULL when it is not a Go program or its bytes cannot be had any more. */
+struct bt_golines *bt_dso_golines(struct bt_dso_registry *r, uint32_t dso_id);
+
+/* The Go runtime's outermost functions: runtime.goexit under each goroutine, runtime.mstart under
+ * each thread's system stack, runtime.rt0_go under the first (BT_OUTERMOST_ALWAYS); the functions
+ * that call on another stack (runtime.systemstack, mcall, morestack: BT_OUTERMOST_SWITCH), whose
+ * frames beyond are words left there by earlier calls, for a caller (a return address), and in a
+ * stack unwound with call frame information, which does not follow their switch, for the
+ * innermost frame too; for a caller in such a stack, the functions that switch stacks around a
+ * call of the vDSO or of C (runtime.nanotime1, time.now, runtime.walltime, asmcgocall...:
+ * BT_OUTERMOST_CFI_CALLER; their frame pointers follow the switch, so a frame-pointer walk goes on
+ * through them); and in such a stack, the signal handler's return (runtime.sigreturn: no call frame
+ * information describes the signal frame it returns through: BT_OUTERMOST_CFI). */
+enum { BT_OUTERMOST_ALWAYS = 1, BT_OUTERMOST_SWITCH, BT_OUTERMOST_CFI_CALLER, BT_OUTERMOST_CFI };
+
+/* Whether a frame at file offset off of a dso is the outermost of its stack (see the kinds above),
+ * whatever a walk found beyond it: caller, it is a return address; cfi, its stack was unwound with
+ * call frame information. Known from the dso's symbols, loaded for a Go program only, and found
+ * once. */
+bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, bool caller, bool cfi);
 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);

@@ -133,8 +133,7 @@ static int load_symbols(const struct bt_probe_file *f, struct bt_elf *e, const s
 		struct bt_symsrc_req req = { .id = &f->id, .mapped_fd = f->fd, .path = f->path };
 		return bt_symsrc_load(so, &req, st, origin, olen);
 	}
-	snprintf(origin, olen, "file");
-	return bt_symtab_load(e, st);
+	return bt_symsrc_load_elf(e, st, origin, olen);
 }
 
 static int find_function(const struct bt_probe_spec *spec, const struct bt_probe_file *f, struct bt_elf *e,

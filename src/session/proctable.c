@@ -75,6 +75,7 @@ int bt_proctable_exec(struct bt_proctable *t, int pid, uint32_t comm_id)
 	p->nmaps = 0;
 	p->comm_id = comm_id;
 	p->vdso_known = false;  /* a new address space */
+	p->vdso_start = p->vdso_end = 0;
 	return 0;
 }
 
@@ -88,10 +89,11 @@ int bt_proctable_fork(struct bt_proctable *t, int parent, int child, uint32_t co
 		return -ENOMEM;
 	c->comm_id = comm_id;
 	struct bt_process *p = bt_proctable_find(t, parent);
-	if (p) {
+	if (p) {  /* the same address space, its [vdso] included */
+		c->vdso_known = p->vdso_known;
 		c->vdso_start = p->vdso_start;
 		c->vdso_end = p->vdso_end;
-		c->vdso_known = p->vdso_known;
+		c->vdso_file = p->vdso_file;
 	}
 	if (p && p->nmaps) {
 		c->maps = malloc(p->nmaps * sizeof(*c->maps));

@@ -21,8 +21,9 @@ struct bt_process {
 	uint64_t dead_ns;        /* when the exit record arrived */
 	struct bt_mapping *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
-	uint64_t vdso_start, vdso_end;  /* the [vdso] mapping, once looked up (vdso_known) */
-	bool vdso_known;
+	bool vdso_known;         /* its [vdso] was looked for */
+	uint64_t vdso_start, vdso_end;  /* where it is, when found (else 0, 0) */
+	uint32_t vdso_file;      /* its file in the session's dso registry */
 };
 
 struct bt_proctable {

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/sysmacros.h>
@@ -78,8 +77,6 @@ void bt_session_free(struct bt_session *s)
 	bt_kallsyms_free(s->ksyms);
 	bt_kmods_free(&s->kmods);
 	bt_kdyn_free(&s->kdyn);
-	bt_cfi_close(s->vdso_cfi);
-	free(s->vdso_image);
 	bt_htab_free(&s->cgroups.index);
 	bt_strtab_free(&s->cgroups.paths);
 	free(s->cgroups.v);
@@ -264,76 +261,49 @@ static int on_module(struct bt_session *s, const struct bt_rec_module *r)
 	return id == -EINVAL ? 0 : (id < 0 ? (int)id : 0);
 }
 
-struct vdso_range {
-	uint64_t start, end;
-};
-
-static int find_vdso(void *ctx, const struct bt_procmap *m)
+/* The mapping of p at ip, its vDSO included: the process's [vdso] is read once per address space
+ * while the process lives (bt_dso_vdso: a file of its own), and stands as a mapping of that file
+ * (written into *tmp), so that its frames are named, unwound and written as any file's. NULL when
+ * nothing known is mapped there. */
+static const struct bt_mapping *mapping_at(struct bt_session *s, struct bt_process *p, uint64_t ip,
+					   struct bt_mapping *tmp)
 {
-	struct vdso_range *r = ctx;
-	if (strcmp(m->path, "[vdso]") != 0)
-		return 0;
-	r->start = m->start;
-	r->end = m->end;
-	return 1;
-}
-
-/* This process's vDSO image and its CFI, made once. */
-static struct bt_cfi *own_vdso(struct bt_session *s)
-{
-	if (s->vdso_state)
-		return s->vdso_cfi;
-	s->vdso_state = -ENOENT;
-	struct vdso_range r = { 0 };
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	if (!base || bt_procmaps_foreach("", getpid(), find_vdso, &r) != 1 || r.start != base)
-		return NULL;
-	s->vdso_len = r.end - r.start;
-	s->vdso_image = malloc(s->vdso_len);
-	if (!s->vdso_image)
-		return NULL;
-	memcpy(s->vdso_image, (const void *)base, s->vdso_len);
-	if (bt_cfi_open_mem(s->vdso_image, s->vdso_len, &s->vdso_cfi) != 0) {
-		s->vdso_cfi = NULL;
-		return NULL;
-	}
-	s->vdso_state = 1;
-	return s->vdso_cfi;
-}
-
-/* A pc in the process's [vDSO]: its CFI (when its vDSO is the size of ours) and bias. */
-static int find_vdso_cfi(struct bt_session *s, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
-{
-	/* find, not get: get would take a process that exited (its samples still arriving) for a new
-	 * one under a reused pid. Nor is an exited process's /proc entry its own any more. */
-	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
-	if (!p)
-		return -ENOENT;
+	const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
+	if (m || !p)
+		return m;
 	if (!p->vdso_known && !p->dead) {
-		struct vdso_range r = { 0 };
-		bt_procmaps_foreach(s->opts.proc_root, p->pid, find_vdso, &r);
-		p->vdso_start = r.start;
-		p->vdso_end = r.end;
 		p->vdso_known = true;
+		uint64_t start, end;
+		int fd = bt_procmaps_open_vdso(s->opts.proc_root, p->pid, &start, &end);
+		bool kept = false;
+		int64_t fid = fd >= 0 ? bt_dso_vdso(&s->dsos, fd, &kept) : fd;
+		if (fd >= 0 && !kept)
+			close(fd);
+		if (fid >= 0) {
+			p->vdso_start = start;
+			p->vdso_end = end;
+			p->vdso_file = (uint32_t)fid;
+		}
 	}
-	if (pc < p->vdso_start || pc >= p->vdso_end || !own_vdso(s) ||
-	    p->vdso_end - p->vdso_start != s->vdso_len)
-		return -ENOENT;
-	*cfi = s->vdso_cfi;
-	*bias = p->vdso_start;
-	return 0;
+	if (ip < p->vdso_start || ip >= p->vdso_end)
+		return NULL;
+	*tmp = (struct bt_mapping){ .start = p->vdso_start, .end = p->vdso_end, .file_id = p->vdso_file };
+	return tmp;
 }
 
 /* The CFI of the file mapped at pc in the process being unwound, and its load bias. */
 static int find_cfi(void *ctx, uint64_t pc, struct bt_cfi **cfi, uint64_t *bias)
 {
 	struct bt_session *s = ctx;
-	const struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
+	/* find, not get: get would take a process that exited (its samples still arriving) for a new
+	 * one under a reused pid. */
+	struct bt_process *p = bt_proctable_find(&s->procs, s->unwind_pid);
 	if (!p)
 		return -ENOENT;
-	const struct bt_mapping *m = bt_process_lookup(p, pc);
+	struct bt_mapping vdso;
+	const struct bt_mapping *m = mapping_at(s, p, pc, &vdso);
 	if (!m)
-		return find_vdso_cfi(s, pc, cfi, bias);
+		return -ENOENT;
 	struct bt_file *f = bt_dso_file_get(&s->dsos, m->file_id);
 	if (!f || f->dso_id == BT_NO_ID)
 		return -EAGAIN;  /* its build-id is still to come */
@@ -408,6 +378,29 @@ static void on_pystack(struct bt_session *s, const struct bt_rec_pystack *r)
 	memcpy(s->pystack.frames, r->frames, s->pystack.n * sizeof(r->frames[0]));
 }
 
+/* A Go program's stacks begin in one of its runtime's outermost functions, or where it switched
+ * stacks; what a walk found beyond (the thread's start, or words left on a stack taken for return
+ * addresses, as many as a frame-pointer chain through them gives) is no frame of its
+ * (bt_dso_outermost). exact is given for a stack unwound with call frame information in userspace
+ * (dwarf-copy). The innermost such frame of uips[0..*un) ends the stack: *un is cut there. Returns
+ * whether one was found. */
+static bool outermost_at(struct bt_session *s, const struct bt_process *p, const __u64 *uips,
+			 const uint8_t *exact, size_t *un)
+{
+	for (size_t i = 0; i < *un; i++) {
+		const struct bt_mapping *m = bt_process_lookup(p, uips[i]);
+		const struct bt_file *f = m ? bt_dso_file_get(&s->dsos, m->file_id) : NULL;
+		bool caller = exact ? !exact[i] : i > 0;
+		uint64_t off = m ? uips[i] - m->start + m->pgoff : 0;
+		if (f && f->dso_id != BT_NO_ID && off >= caller &&
+		    bt_dso_outermost(&s->dsos, f->dso_id, off - caller, caller, exact != NULL)) {
+			*un = i + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
 {
 	size_t kn = r->kern_n, un = r->user_n;
@@ -417,7 +410,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		return 0;
 	}
 	s->stats.samples++;
-	const struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
 	size_t n = 0;
 	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
 	/* The unwound stack of this very sample replaces the frame-pointer walk. */
@@ -433,6 +426,8 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		s->stats.dwarf_fallback++;
 	}
 	s->ustack.n = 0;
+	if (p && un && outermost_at(s, p, uips, exact, &un))
+		cut = false;
 	/* The Python frames of this very sample replace the eval-loop frames that ran them. */
 	enum bt_native_walk native = exact ? (cut ? BT_NATIVE_CUT : BT_NATIVE_COMPLETE)
 				     : s->opts.bpf_walk ? (r->user_err >= 0 && (r->user_err & BT_UWALK_DONE)
@@ -449,7 +444,8 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		}
 		uint64_t ip = uips[i];
 		bool caller = exact ? !exact[i] : i > 0;
-		const struct bt_mapping *m = p ? bt_process_lookup(p, ip) : NULL;
+		struct bt_mapping vdso;
+		const struct bt_mapping *m = mapping_at(s, p, ip, &vdso);
 		int64_t id;
 		if (m) {
 			id = bt_profile_loc(&s->prof, BT_LOC_USER, m->file_id, ip - m->start + m->pgoff, caller);
@@ -734,12 +730,14 @@ static size_t loc_lines(struct bt_session *s, const struct bt_loc *l, struct bt_
 	if (!f || f->dso_id == BT_NO_ID)
 		return 0;
 	const struct bt_symtab *st = bt_dso_symtab(&s->dsos, f->dso_id);
-	struct bt_dwarf *dw = st ? bt_dso_dwarf(&s->dsos, f->dso_id) : NULL;
 	uint64_t vaddr;
-	if (!dw || l->addr < l->is_caller ||
+	if (!st || l->addr < l->is_caller ||
 	    bt_elf_offset_to_vaddr(bt_symtab_layout(st), l->addr - l->is_caller, &vaddr) != 0)
 		return 0;
-	int n = bt_dwarf_lookup(dw, vaddr, fr, max);
+	/* DWARF, else a Go program's own table */
+	struct bt_dwarf *dw = bt_dso_dwarf(&s->dsos, f->dso_id);
+	struct bt_golines *gl = dw ? NULL : bt_dso_golines(&s->dsos, f->dso_id);
+	int n = dw ? bt_dwarf_lookup(dw, vaddr, fr, max) : gl ? bt_golines_lookup(gl, vaddr, fr, max) : 0;
 	return n > 0 ? (size_t)n : 0;
 }
 

@@ -101,12 +101,6 @@ struct bt_session {
 		bool mark_root, mark_gap;      /* a [truncated] mark before them, after them */
 		size_t mark_at;                /* the user frame whose frames a mark precedes, or SIZE_MAX */
 	} pystack;
-	/* The vDSO is no file: its CFI comes from this process's own copy, the same image in every
-	 * 64-bit process of this kernel. vdso_state: 0 untried, 1 ready, -errno none. */
-	struct bt_cfi *vdso_cfi;
-	void *vdso_image;
-	size_t vdso_len;
-	int vdso_state;
 	char namebuf[1024];
 	/* cgroup ids of samples and their paths (kernfs ids are never reused), for labels */
 	struct {

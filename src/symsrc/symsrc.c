@@ -6,6 +6,7 @@
 #include "symsrc/symsrc.h"
 #include "symsrc/bidcache.h"
 #include "elf/elffile.h"
+#include "elf/goelf.h"
 #include "elf/minidebuginfo.h"
 
 #include <errno.h>
@@ -294,13 +295,32 @@ int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *r
 		err = -ENODATA;
 	}
 	if (!berr) {
-		/* Only the exported functions: better than nothing, and the caller may fetch more. */
-		err = bt_symtab_load(b.e, out);
-		if (!err)
-			set_origin(origin, originlen, "dynsym");
+		/* A Go program names its functions in .gopclntab, stripped or not; else only the
+		 * exported functions: better than nothing, and the caller may fetch more. */
+		err = bt_goelf_symtab(b.e, out);
+		if (!err) {
+			set_origin(origin, originlen, "gopclntab");
+		} else {
+			err = bt_symtab_load(b.e, out);
+			if (!err)
+				set_origin(origin, originlen, "dynsym");
+		}
 		binary_close(&b);
 	}
 	return err;
+}
+
+int bt_symsrc_load_elf(struct bt_elf *e, struct bt_symtab **out, char *origin, size_t originlen)
+{
+	if (!e || !out)
+		return -EINVAL;
+	*out = NULL;
+	if (!has_section_type(e, SHT_SYMTAB) && bt_goelf_symtab(e, out) == 0) {
+		set_origin(origin, originlen, "gopclntab");
+		return 0;
+	}
+	set_origin(origin, originlen, "file");
+	return bt_symtab_load(e, out);
 }
 
 int bt_symsrc_adopt_debug_fd(const struct bt_symsrc_opts *o, const struct bt_build_id *id,
@@ -418,6 +438,21 @@ int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_symsrc_
 	}
 	if (!berr)
 		binary_close(&b);
+	return err;
+}
+
+int bt_symsrc_open_golines(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+			   struct bt_golines **out)
+{
+	if (!req || !req->id || !req->id->len || !out)
+		return -EINVAL;
+	*out = NULL;
+	struct binary b;
+	int err = binary_open(o, req, &b);
+	if (err)
+		return -ENODATA;
+	err = bt_goelf_is_go(b.e) ? bt_golines_open(b.fd, out) : -ENODATA;
+	binary_close(&b);
 	return err;
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "elf/buildid.h"
 #include "elf/dwarfinfo.h"
+#include "elf/goelf.h"
 #include "elf/symtab.h"
 
 struct bt_symsrc_opts {
@@ -34,14 +35,19 @@ struct bt_symsrc_req {
  * cache's elf entry, whichever matches first.
  * The first source with a full symbol table wins: the binary's .symtab ("file", or "cache" when the
  * binary came from the cache), its MiniDebugInfo merged with its .dynsym ("minidebuginfo"), then
- * separate debug files: "debug-dir", "debuglink", "cache". When none has one, the binary's exported
- * functions alone are returned with origin "dynsym" (a debug file, e.g. from debuginfod, would give
- * more). File offsets are translated with the binary's PT_LOAD layout whenever the binary is known,
+ * separate debug files: "debug-dir", "debuglink", "cache", then a Go program's .gopclntab merged with
+ * its .dynsym ("gopclntab": elf/goelf.h). When none has one, the binary's exported functions alone
+ * are returned with origin "dynsym" (a debug file, e.g. from debuginfod, would give more). File offsets are translated with the binary's PT_LOAD layout whenever the binary is known,
  * as a debug file's program headers may not describe its contents.
  * 0, -ENOENT (no file with this build-id), -ENODATA (no function symbols), or -errno. debuginfod is
  * not asked. */
 int bt_symsrc_load(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
 		   struct bt_symtab **out, char *origin, size_t originlen);
+
+/* The symbols of a file no build-id identifies, whose own bytes are all there is: its symbol tables
+ * ("file"), or when it has no .symtab and is a Go program, its .gopclntab's functions with its
+ * .dynsym ("gopclntab"). 0, -ENODATA, or -errno. */
+int bt_symsrc_load_elf(struct bt_elf *e, struct bt_symtab **out, char *origin, size_t originlen);
 
 /* Adopts a debug file obtained for id elsewhere (debuginfod): checks its build-id (-EINVAL when it
  * differs), stores it in the build-id cache as the entry's debug file (best effort: a cache that
@@ -60,6 +66,12 @@ int bt_symsrc_open_debug(const struct bt_symsrc_opts *o, const struct bt_symsrc_
  * DWARF found was refused as corrupt: bt_dwarf_check_strings), or -errno. */
 int bt_symsrc_open_dwarf(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
 			 struct bt_dwarf **out, char *origin, size_t originlen);
+
+/* The lines of a Go program of build-id req->id from its .gopclntab (the binary as for
+ * bt_symsrc_load): what stands in for DWARF when a Go program was built without it. 0, -ENODATA
+ * (not a Go program, or no binary of that build-id), or -errno. */
+int bt_symsrc_open_golines(const struct bt_symsrc_opts *o, const struct bt_symsrc_req *req,
+			   struct bt_golines **out);
 
 /* Writes to out the path of a file whose build-id is id, trying hint_path (may be NULL, not
  * prefixed) first, then the debug directory and the build-id cache (debug, then elf).

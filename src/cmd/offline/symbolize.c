@@ -88,6 +88,8 @@ struct target {
 	bool have_layout;
 	bool dwarf_tried;
 	struct bt_dwarf *dwarf;
+	bool golines_tried;
+	struct bt_golines *golines;  /* a Go program's lines, when it has no DWARF */
 	int debug_fd;                /* a debug file fetched from debuginfod, or -1 */
 };
 
@@ -128,6 +130,7 @@ static void target_free(struct target *t)
 		close(t->debug_fd);
 	bt_symtab_free(t->st);
 	bt_dwarf_close(t->dwarf);
+	bt_golines_close(t->golines);
 	free(t->path);
 }
 
@@ -193,8 +196,7 @@ static void target_load(struct symbolizer *s, struct target *t)
 		t->err = bt_symsrc_load(&s->so, &req, &t->st, t->origin, sizeof(t->origin));
 		try_debuginfod(s, t);
 	} else if (e) {
-		t->err = bt_symtab_load(e, &t->st);
-		snprintf(t->origin, sizeof(t->origin), "file");
+		t->err = bt_symsrc_load_elf(e, &t->st, t->origin, sizeof(t->origin));
 	} else {
 		t->err = -ENOENT;
 	}
@@ -247,6 +249,35 @@ static struct bt_dwarf *target_dwarf(struct symbolizer *s, struct target *t)
 	return t->dwarf;
 }
 
+/* A Go program's lines from its .gopclntab, for one without DWARF. */
+static struct bt_golines *target_golines(struct symbolizer *s, struct target *t)
+{
+	if (t->golines_tried)
+		return t->golines;
+	t->golines_tried = true;
+	struct bt_symsrc_req req = { .id = &t->id, .mapped_fd = t->fd, .path = t->path };
+	int err = -ENODATA;
+	if (t->id.len)
+		err = bt_symsrc_open_golines(&s->so, &req, &t->golines);
+	else if (t->fd >= 0)
+		err = bt_golines_open(t->fd, &t->golines);
+	if (err)
+		t->golines = NULL;
+	return t->golines;
+}
+
+/* The frames of vaddr in t, innermost first: from its DWARF, else from a Go program's table. */
+static int target_lines(struct symbolizer *s, struct target *t, uint64_t vaddr, struct bt_dwarf_frame *frames,
+			size_t max)
+{
+	struct bt_dwarf *d = target_dwarf(s, t);
+	int nf = d ? bt_dwarf_lookup(d, vaddr, frames, max) : 0;
+	struct bt_golines *g;
+	if (nf <= 0 && !d && (g = target_golines(s, t)) != NULL)
+		nf = bt_golines_lookup(g, vaddr, frames, max);
+	return nf > 0 ? nf : 0;
+}
+
 static int collect_map(void *ctx, const struct bt_procmap *m)
 {
 	struct symbolizer *s = ctx;
@@ -265,6 +296,26 @@ static int collect_map(void *ctx, const struct bt_procmap *m)
 	if (!n->t.path)
 		return -ENOMEM;
 	s->nmaps++;
+	return 0;
+}
+
+/* The process's vDSO, named from a copy of its image as any mapped file is (no [vdso]: nothing). */
+static int collect_vdso(struct symbolizer *s)
+{
+	uint64_t start, end;
+	int fd = bt_procmaps_open_vdso("", s->pid, &start, &end);
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	struct pid_map *n = realloc(s->maps, (s->nmaps + 1) * sizeof(*n));
+	if (!n) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->maps = n;
+	n += s->nmaps++;
+	*n = (struct pid_map){ .start = start, .end = end, .offset = 0 };
+	target_init(&n->t);
+	n->t.fd = fd;
 	return 0;
 }
 
@@ -463,13 +514,7 @@ static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 	uint64_t off = 0;
 	const struct bt_sym *sym = t && t->st && have_vaddr ? bt_symtab_lookup(t->st, vaddr, &off) : NULL;
 	struct bt_dwarf_frame frames[MAX_FRAMES];
-	int nf = 0;
-	struct bt_dwarf *d = t && have_vaddr ? target_dwarf(s, t) : NULL;
-	if (d) {
-		nf = bt_dwarf_lookup(d, vaddr, frames, MAX_FRAMES);
-		if (nf < 0)
-			nf = 0;
-	}
+	int nf = t && have_vaddr ? target_lines(s, t, vaddr, frames, MAX_FRAMES) : 0;
 	print_inlined(s, out, addr, frames, nf);
 	const struct bt_dwarf_frame *outer = nf > 0 ? &frames[nf - 1] : NULL;
 	fprintf(out, "0x%" PRIx64 "\t", addr);
@@ -606,7 +651,7 @@ static int open_source(struct symbolizer *s, const struct symbolize_args *a)
 					    "build-id cache%s", a->bid, s->so.debuginfod ? " or debuginfod" : "");
 	} else {
 		s->pid = (int)a->pid;
-		if ((err = bt_procmaps_foreach("", s->pid, collect_map, s)) != 0)
+		if ((err = bt_procmaps_foreach("", s->pid, collect_map, s)) != 0 || (err = collect_vdso(s)) != 0)
 			return bt_cli_error(1, "cannot read the mappings of pid %u: %s", a->pid, strerror(-err));
 	}
 	return -1;

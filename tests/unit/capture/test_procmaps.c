@@ -4,6 +4,7 @@
 #include "capture/procmaps.h"
 
 #include <errno.h>
+#include <sys/auxv.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -306,6 +307,46 @@ static void procmaps__reaped_process__esrch(void **state)
 	assert_int_equal(bt_procmaps_foreach("", -1, collect, &c), -EINVAL);
 }
 
+static void make_fake_root(char *dir, const char *maps);
+
+/* This process's vDSO, copied: its bounds as /proc/self/maps shows them, and the very bytes mapped
+ * there (the image getauxval(AT_SYSINFO_EHDR) points at). */
+static void procmaps__vdso__copy_of_the_mapped_image(void **state)
+{
+	uint64_t start = 0, end = 0;
+	int fd = bt_procmaps_open_vdso("", getpid(), &start, &end);
+	assert_true(fd >= 0);
+	assert_int_equal(start, getauxval(AT_SYSINFO_EHDR));
+	assert_true(end > start && end - start <= BT_VDSO_MAX);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, end - start);
+	char *copy = malloc(end - start);
+	assert_non_null(copy);
+	assert_int_equal(pread(fd, copy, end - start, 0), (ssize_t)(end - start));
+	assert_memory_equal(copy, (const void *)(uintptr_t)start, end - start);
+	/* sealed: the copy cannot be changed through the descriptor */
+	assert_true(pwrite(fd, "x", 1, 0) < 0);
+	free(copy);
+	close(fd);
+}
+
+/* No [vdso] line: -ENOENT; a process that is gone: -ESRCH. */
+static void procmaps__vdso__absent_or_gone(void **state)
+{
+	char dir[] = "/tmp/bt_procmaps_XXXXXX";
+	uint64_t start, end;
+	make_fake_root(dir, "1000-2000 r-xp 00000000 08:01 7 /bin/x\n");
+	assert_int_equal(bt_procmaps_open_vdso(dir, 4242, &start, &end), -ENOENT);
+	bt_test_run(NULL, 0, "rm -rf %s", dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(bt_procmaps_open_vdso("", pid, &start, &end), -ESRCH);
+}
+
 /* A directory standing in for a root, with proc/4242/maps and proc/4242/map_files entries. */
 static void make_fake_root(char *dir, const char *maps)
 {
@@ -526,6 +567,8 @@ static void procmaps__open_in_root__self_is_our_root(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(procmaps__vdso__copy_of_the_mapped_image),
+		cmocka_unit_test(procmaps__vdso__absent_or_gone),
 		cmocka_unit_test(procmap__file_line__all_fields),
 		cmocka_unit_test(procmap__path_with_spaces__kept_whole),
 		cmocka_unit_test(procmap__deleted_suffix__stripped_and_flagged),

@@ -3,6 +3,8 @@
  * without one checked by device and inode, and symbol tables evicted then loaded again. */
 #include "testutil.h"
 #include "session/dso.h"
+#include "capture/procmaps.h"
+#include "elf/unwind.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define PROG "build/fixtures/fx-sha1"
 #define OTHER "build/fixtures/fx-md5"
@@ -75,6 +78,51 @@ static void assert_names(const struct bt_symtab *st, const char *file, const cha
 	assert_non_null(s);
 	assert_string_equal(s->name, name);
 	assert_int_equal(off, 1);
+}
+
+/* The vDSO of this process, copied, is a file of its own keyed by its build-id: a second copy of
+ * the same image is the same file (its descriptor left to the caller), and the symbols are the
+ * image's, by the name rule (__vdso_clock_gettime before the weak clock_gettime, as perf names it;
+ * readelf of the copy is the oracle). */
+static void dso__vdso_copies__one_file_named_from_the_image(void **state)
+{
+	struct fx *x = setup();
+	uint64_t start, end;
+	int fd = bt_procmaps_open_vdso("", getpid(), &start, &end);
+	assert_true(fd >= 0);
+	bool kept = false;
+	int64_t fid = bt_dso_vdso(&x->r, fd, &kept);
+	assert_true(fid >= 0 && kept);
+	int fd2 = bt_procmaps_open_vdso("", getpid(), &start, &end);
+	assert_true(fd2 >= 0);
+	assert_int_equal(bt_dso_vdso(&x->r, fd2, &kept), fid);
+	assert_false(kept);
+	close(fd2);
+	const struct bt_file *f = bt_dso_file_get(&x->r, (uint32_t)fid);
+	assert_string_equal(bt_dso_file_basename(&x->r, (uint32_t)fid), "[vdso]");
+	struct bt_dso *d = bt_dso_get(&x->r, f->dso_id);
+	struct bt_build_id id;
+	assert_int_equal(bt_buildid_from_mem((const void *)(uintptr_t)start, end - start, &id), 0);
+	assert_true(bt_buildid_eq(&d->build_id, &id));
+	const struct bt_symtab *st = bt_dso_symtab(&x->r, f->dso_id);
+	assert_non_null(st);
+	char out[256], path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/vdso.so", x->dir);
+	FILE *w = fopen(path, "we");
+	assert_non_null(w);
+	assert_int_equal(fwrite((const void *)(uintptr_t)start, 1, end - start, w), end - start);
+	assert_int_equal(fclose(w), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "readelf -Ws %s | awk '$8 ~ /^__vdso_clock_gettime@/ "
+				     "{ print $2; exit }'", path), 0);
+	uint64_t off, addr = strtoull(out, NULL, 16);
+	assert_true(addr > 0);
+	const struct bt_sym *s = bt_symtab_lookup_offset(st, addr + 2, &off);  /* offset = address: linked at 0 */
+	assert_non_null(s);
+	assert_string_equal(s->name, "__vdso_clock_gettime");
+	assert_int_equal(off, 2);
+	/* its call frame information is read from the copy too */
+	assert_non_null(bt_dso_cfi(&x->r, f->dso_id));
+	teardown(x);
 }
 
 static void dso__file_versions__keyed_by_dev_ino_mtime(void **state)
@@ -239,6 +287,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dso__file_versions__keyed_by_dev_ino_mtime),
+		cmocka_unit_test(dso__vdso_copies__one_file_named_from_the_image),
 		cmocka_unit_test(dso__same_build_id__one_dso),
 		cmocka_unit_test(dso__build_id_mismatch__refused),
 		cmocka_unit_test(dso__no_build_id__checked_by_inode),

@@ -139,6 +139,24 @@ static void fuzz_regress__buildid_hex__valid_strings_round_trip(void **state)
 	}
 }
 
+/* ---- Go's function table ------------------------------------------------------------------ */
+
+/* The stripped Go program's table as the fuzz target takes it, and the program whole. */
+static void fuzz_regress__go_tables__hold_properties(void **state)
+{
+	replay_target("gopclntab", bt_check_gopclntab);
+	char path[512];
+	struct bt_elf *e = NULL;
+	assert_int_equal(bt_elf_open_path(bt_test_fixture(path, sizeof(path), "go/goprog-stripped"), &e), 0);
+	const void *tab;
+	size_t len;
+	assert_int_equal(bt_elf_section(e, ".gopclntab", &tab, &len), 0);
+	assert_int_equal(bt_check_gopclntab(tab, len), 0);
+	bt_elf_close(e);
+	check_fixture("go/goprog-stripped", bt_check_symtab);
+	check_fixture("go/goprog-pie-stripped", bt_check_symtab);
+}
+
 /* ---- MiniDebugInfo ------------------------------------------------------------------------ */
 
 static void fuzz_regress__minidebuginfo_inputs__hold_properties(void **state)
@@ -353,6 +371,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fuzz_regress__elf_inputs__hold_buildid_and_symtab_properties),
 		cmocka_unit_test(fuzz_regress__buildid_hex__valid_strings_round_trip),
+		cmocka_unit_test(fuzz_regress__go_tables__hold_properties),
 		cmocka_unit_test(fuzz_regress__minidebuginfo_inputs__hold_properties),
 		cmocka_unit_test(minidebuginfo__huge_section_alignment__refused_as_too_big),
 		cmocka_unit_test(fuzz_regress__compressed_modules__decompress_to_the_module),
