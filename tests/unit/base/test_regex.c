@@ -25,6 +25,7 @@ static const struct tcase {
 	{ "f|o", "foo", "", AGREE }, { "", "", "x", AGREE }, { "", "a", "", AGREE },
 	{ "(.*)", "", "[$1]", AGREE }, { "(.*)", "anything at all", "$1", AGREE },
 	{ "a|ab", "ab", "", AGREE }, { "(a|ab)(c|bcd)", "abcd", "$1/$2", WHOLE },
+	{ "(a|ab)(b*)", "ab", "$1/$2", WHOLE },  /* RE2 gives a/b, POSIX ab/ */
 	/* groups and templates, as Go's Expand reads them */
 	{ "f(.*)", "foo", "ch${1}-ch${1}", AGREE }, { "f(.*);(.*)r", "foo;bar", "b${1}${2}m", AGREE },
 	{ "(b).*b(.*)ba(.*)", "baz;boobam", "$1$2$2$3", AGREE },
