@@ -61,3 +61,5 @@ $(SESSION_DIR)/clockloop: tests/progs/clockloop.c
 	$(CLANG) $(SESSION_CFLAGS) -o $@ $<
 
 fixtures:: $(SESSION_DIR)/clockloop
+# Relabeling rules: the regexes and MD5 of the base layer underneath.
+TEST_relabel_OBJS   = $(BUILD)/session/relabel.o $(BUILD)/base/regex.o $(BUILD)/base/md5.o
