@@ -148,3 +148,123 @@ int bt_cgroup_container_id(const char *path, char out[BT_CONTAINER_ID_LEN + 1], 
 		*runtime = rt;
 	return 0;
 }
+
+static bool unit_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == ':' || c == '-' || c == '_' || c == '.' || c == '\\' || c == '@';
+}
+
+/* Whether c[0..n) is a unit name that can hold processes: a name of unit characters, a dot, one of
+ * systemd's unit types other than slice. */
+static bool unit_name(const char *c, size_t n)
+{
+	static const char *const types[] = { "service", "scope", "socket", "mount", "swap", "device",
+					     "automount", "target", "path", "timer" };
+	const char *dot = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!unit_char(c[i]))
+			return false;
+		if (c[i] == '.')
+			dot = c + i;
+	}
+	if (!dot || dot == c || (c[0] == '@'))
+		return false;
+	size_t tl = (size_t)(c + n - dot - 1);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(types[i]) == tl && !memcmp(dot + 1, types[i], tl))
+			return true;
+	return false;
+}
+
+int bt_cgroup_systemd_unit(const char *path, char *buf, size_t len)
+{
+	const char *p = path;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 0)
+			return -ENOENT;
+		if (n > 6 && !memcmp(e - 6, ".slice", 6)) {
+			p = e;
+			continue;
+		}
+		if (!unit_name(p, n))
+			return -ENOENT;
+		if (n >= len)
+			return -ENAMETOOLONG;
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+		return 0;
+	}
+}
+
+/* A pod UID as a cgroup holds it (hex digits and sep) into out, sep turned into '-'. */
+static bool pod_uid(const char *s, size_t n, char sep, struct bt_kubepod *out)
+{
+	if (n == 0 || n >= sizeof(out->uid))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == sep))
+			return false;
+		out->uid[i] = c == sep ? '-' : c;
+	}
+	out->uid[n] = '\0';
+	return true;
+}
+
+/* The systemd driver's pod slice: [PREFIX-]kubepods[-QOS]-pod<UID>.slice. */
+static bool kube_systemd(const char *c, size_t n, struct bt_kubepod *out)
+{
+	if (n < 6 || memcmp(c + n - 6, ".slice", 6))
+		return false;
+	n -= 6;
+	const char *k = memmem(c, n, "kubepods-", 9);
+	if (!k || (k != c && k[-1] != '-'))
+		return false;
+	const char *rest = k + 9;
+	size_t rn = (size_t)(c + n - rest);
+	out->qos = "guaranteed";
+	if (rn > 10 && !memcmp(rest, "burstable-", 10)) {
+		out->qos = "burstable";
+		rest += 10;
+	} else if (rn > 11 && !memcmp(rest, "besteffort-", 11)) {
+		out->qos = "besteffort";
+		rest += 11;
+	}
+	rn = (size_t)(c + n - rest);
+	return rn > 3 && !memcmp(rest, "pod", 3) && pod_uid(rest + 3, rn - 3, '_', out);
+}
+
+int bt_cgroup_kubepod(const char *path, struct bt_kubepod *out)
+{
+	/* the components, each with the one before it (cgroupfs: kubepods[/QOS]/podUID) */
+	const char *prev = NULL, *pprev = NULL;
+	size_t prevn = 0, pprevn = 0;
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (!n)
+			break;
+		if (kube_systemd(p, n, out))
+			return 0;
+		bool kube_prev = prev && prevn == 8 && !memcmp(prev, "kubepods", 8);
+		bool qos_prev = prev && pprev && pprevn == 8 && !memcmp(pprev, "kubepods", 8) &&
+				((prevn == 9 && !memcmp(prev, "burstable", 9)) || (prevn == 10 && !memcmp(prev, "besteffort", 10)));
+		if ((kube_prev || qos_prev) && n > 3 && !memcmp(p, "pod", 3) && pod_uid(p + 3, n - 3, '-', out)) {
+			out->qos = kube_prev ? "guaranteed" : prevn == 9 ? "burstable" : "besteffort";
+			return 0;
+		}
+		pprev = prev;
+		pprevn = prevn;
+		prev = p;
+		prevn = n;
+		p = e;
+	}
+	return -ENOENT;
+}

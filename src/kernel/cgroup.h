@@ -1,6 +1,6 @@
 /* cgroup.h - control groups (v2) as samples name them: the path of a cgroup id (what BPF's
- * bpf_get_current_cgroup_id gives), and the container id a cgroup path carries, in the forms
- * container runtimes name their cgroups. */
+ * bpf_get_current_cgroup_id gives), and what a cgroup path says in the forms systemd, container
+ * runtimes and the kubelet name their cgroups: the unit, the container id, the pod. */
 #ifndef BT_CGROUP_H
 #define BT_CGROUP_H
 
@@ -27,5 +27,22 @@ int bt_cgroup_path(const char *mount, uint64_t id, char *buf, size_t len);
  * BT_CONTAINER_ID_LEN + 1 bytes; the runtime ("docker", "containerd", "crio", "podman", or "" for a
  * bare id) into *runtime when it is not NULL. 0, or -ENOENT when the path names no container. */
 int bt_cgroup_container_id(const char *path, char out[BT_CONTAINER_ID_LEN + 1], const char **runtime);
+
+/* The systemd unit a cgroup path names, as systemd itself reads one: the first component after the
+ * slices (components ending in .slice) when it is a unit name ("cron.service", "session-2.scope",
+ * "user@1000.service"), into buf. 0, -ENOENT (no unit: a slice, "/", a path systemd did not make) or
+ * -ENAMETOOLONG. */
+int bt_cgroup_systemd_unit(const char *path, char *buf, size_t len);
+
+/* A Kubernetes pod as the kubelet names its cgroup: with the systemd driver
+ * kubepods[-QOS]-pod<UID, '-' as '_'>.slice, with the cgroupfs driver /kubepods[/QOS]/pod<UID>
+ * (QOS burstable or besteffort; none: guaranteed); the kubelet's own prefix before "kubepods" is
+ * allowed (kubelet-kubepods-...). */
+struct bt_kubepod {
+	char uid[65];        /* the pod's UID as the API server writes it (with '-') */
+	const char *qos;     /* "guaranteed", "burstable" or "besteffort" */
+};
+/* The pod whose cgroup path is at or above path into out: 0 or -ENOENT. */
+int bt_cgroup_kubepod(const char *path, struct bt_kubepod *out);
 
 #endif

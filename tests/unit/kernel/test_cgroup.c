@@ -44,6 +44,69 @@ static void cgroup__container_paths__id_and_runtime(void **state)
 	}
 }
 
+/* systemd's reading of a cgroup path: slices skipped, the first unit after them. */
+static void cgroup__systemd_paths__unit(void **state)
+{
+	static const struct { const char *path, *unit; } cases[] = {
+		{ "/system.slice/cron.service", "cron.service" },
+		{ "/system.slice/cron.service/sub/group", "cron.service" },
+		{ "/user.slice/user-1000.slice/session-2.scope", "session-2.scope" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/x.service", "user@1000.service" },
+		{ "/init.scope", "init.scope" },
+		{ "/system.slice/docker-" ID ".scope", "docker-" ID ".scope" },
+		{ "/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service" },
+		{ "/bt-test.slice/svc-alpha.service", "svc-alpha.service" },
+		{ "/", NULL }, { "", NULL }, { "/system.slice", NULL }, { "/docker/" ID, NULL },
+		{ "/kubepods/burstable/pod1f2e/" ID, NULL }, { "/bt-test/svc-alpha", NULL },
+		{ "/system.slice/.service", NULL }, { "/system.slice/x.slicey", NULL }, { "/a.slice/b c.service", NULL },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char unit[256];
+		int rc = bt_cgroup_systemd_unit(cases[i].path, unit, sizeof(unit));
+		if (cases[i].unit && (rc || strcmp(unit, cases[i].unit)))
+			fail_msg("%s: %d '%s', want %s", cases[i].path, rc, rc ? "" : unit, cases[i].unit);
+		if (!cases[i].unit && rc != -ENOENT)
+			fail_msg("%s: read as unit '%s'", cases[i].path, unit);
+	}
+	char small[8];
+	assert_int_equal(bt_cgroup_systemd_unit("/system.slice/cron.service", small, sizeof(small)), -ENAMETOOLONG);
+}
+
+/* The kubelet's cgroups, both drivers, each QoS class; the pod's UID as the API server writes it. */
+static void cgroup__kubelet_paths__pod_uid_and_qos(void **state)
+{
+	static const char uid[] = "1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9", uid_[] = "1f2e3d4c_5b6a_4978_8695_a4b3c2d1e0f9";
+	char p[8][512];
+	snprintf(p[0], 512, "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-" ID ".scope", uid_);
+	snprintf(p[1], 512, "/kubepods.slice/kubepods-pod%s.slice/crio-" ID ".scope", uid_);
+	snprintf(p[2], 512, "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod%s.slice", uid_);
+	snprintf(p[3], 512, "/kubepods/burstable/pod%s/" ID, uid);
+	snprintf(p[4], 512, "/kubepods/pod%s/" ID, uid);
+	snprintf(p[5], 512, "/kubepods/besteffort/pod%s", uid);
+	snprintf(p[6], 512, "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/"
+		 "kubelet-kubepods-burstable-pod%s.slice/cri-containerd-" ID ".scope", uid_);
+	snprintf(p[7], 512, "/kubepods/pod8d3ae5c0a1b2c3d4e5f60718293a4b5c/" ID);  /* a static pod's hash */
+	static const char *const qos[] = { "burstable", "guaranteed", "besteffort", "burstable", "guaranteed",
+					   "besteffort", "burstable", "guaranteed" };
+	for (int i = 0; i < 8; i++) {
+		struct bt_kubepod k;
+		if (bt_cgroup_kubepod(p[i], &k))
+			fail_msg("%s: no pod", p[i]);
+		assert_string_equal(k.uid, i == 7 ? "8d3ae5c0a1b2c3d4e5f60718293a4b5c" : uid);
+		assert_string_equal(k.qos, qos[i]);
+	}
+	static const char *const none[] = {
+		"/", "/system.slice/cron.service", "/docker/" ID, "/kubepods.slice", "/kubepods/burstable",
+		"/kubepods.slice/kubepods-burstable.slice", "/other/pod1234", "/kubepods/other/pod1234",
+		"/kubepods.slice/kubepods-podXYZ.slice", "/system.slice/notkubepods-pod12.slice",
+	};
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+		struct bt_kubepod k;
+		if (bt_cgroup_kubepod(none[i], &k) != -ENOENT)
+			fail_msg("%s: read as pod %s", none[i], k.uid);
+	}
+}
+
 /* This process's cgroup from /proc/self/cgroup ("0::PATH"), its id from the handle of its directory;
  * the id read back gives the same path (with CAP_DAC_READ_SEARCH; -EPERM without). */
 /* mountinfo under a root: the cgroup2 line found among others, its escapes undone. */
@@ -112,6 +175,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cgroup__container_paths__id_and_runtime),
+		cmocka_unit_test(cgroup__systemd_paths__unit),
+		cmocka_unit_test(cgroup__kubelet_paths__pod_uid_and_qos),
 		cmocka_unit_test(cgroup__mountinfo__cgroup2_mount_found),
 		cmocka_unit_test(cgroup__own_id__path_read_back),
 	};
