@@ -7,3 +7,5 @@ $(BUILD)/tests/test_kmods: | $(ELF_FIXTURES)
 # The naming rule over both tables: kallsyms parsed from a buffer, modules with the fx-mod.ko fixture.
 TEST_kframe_OBJS   = $(BUILD)/kernel/kframe.o $(BUILD)/kernel/kdyn.o $(BUILD)/kernel/kallsyms.o $(BUILD)/base/htab.o $(TEST_kmods_OBJS)
 $(BUILD)/tests/test_kframe: | $(ELF_FIXTURES)
+# /proc/PID read for a process's names: the one opener of regular files underneath.
+TEST_procmeta_OBJS = $(BUILD)/kernel/procmeta.o $(BUILD)/base/safeopen.o
