@@ -63,3 +63,6 @@ $(SESSION_DIR)/clockloop: tests/progs/clockloop.c
 fixtures:: $(SESSION_DIR)/clockloop
 # Relabeling rules: the regexes and MD5 of the base layer underneath.
 TEST_relabel_OBJS   = $(BUILD)/session/relabel.o $(BUILD)/base/regex.o $(BUILD)/base/md5.o
+# Targets: /proc read under a made-up root, cgroup paths parsed, the rules applied.
+TEST_targets_OBJS   = $(BUILD)/session/targets.o $(TEST_relabel_OBJS) $(BUILD)/kernel/procmeta.o $(BUILD)/kernel/cgroup.o \
+                      $(BUILD)/base/safeopen.o $(BUILD)/base/htab.o
