@@ -562,8 +562,30 @@ static int sample_labels(struct pb_build *b, const struct bt_session *s, const s
 	return err;
 }
 
-/* One sample per stack, labelled "thread" (its comm) and "pid" when processes are kept apart, and
- * with the labels of sample_labels in a labelled profile. 0 or -ENOMEM. */
+/* The labels of the series a sample belongs to ("name=value,...", values without ',' or '='). 0 or
+ * -ENOMEM. */
+static int series_labels(struct pb_build *b, pb_sample *sm, const char *text)
+{
+	char name[256];
+	while (*text) {
+		const char *eq = strchr(text, '='), *end = strchrnul(text, ',');
+		if (!eq || eq > end || (size_t)(eq - text) >= sizeof(name))
+			return 0;
+		memcpy(name, text, (size_t)(eq - text));
+		name[eq - text] = '\0';
+		char *value = strndup(eq + 1, (size_t)(end - eq - 1));
+		int64_t key = str(b, name);
+		int err = !value || key < 0 ? -ENOMEM : str_label(b, sm, key, value);
+		free(value);
+		if (err)
+			return err;
+		text = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* One sample per stack, labelled "thread" (its comm) and "pid" when processes are kept apart, with
+ * the labels of sample_labels in a labelled profile, and with its series' labels. 0 or -ENOMEM. */
 static int add_samples(struct pb_build *b, const struct bt_session *s, const struct bt_pprof_opts *o)
 {
 	const struct bt_profile *p = &s->prof;
@@ -588,6 +610,8 @@ static int add_samples(struct pb_build *b, const struct bt_session *s, const str
 		if (tid)
 			add_label(b, sm, tid)->num = st->tid;
 		if (p->labels && sample_labels(b, s, st, sm, keys))
+			return -ENOMEM;
+		if (st->series_id != BT_NAME_UNSET && series_labels(b, sm, bt_strtab_get(&p->names, st->series_id)))
 			return -ENOMEM;
 	}
 	return 0;

@@ -13,6 +13,8 @@ void bt_profile_init(struct bt_profile *p)
 	bt_strtab_init(&p->names);
 	bt_htab_init(&p->loc_index);
 	bt_htab_init(&p->stack_index);
+	bt_htab_init(&p->series_index);
+	bt_htab_init(&p->folded_index);
 }
 
 void bt_profile_free(struct bt_profile *p)
@@ -24,6 +26,9 @@ void bt_profile_free(struct bt_profile *p)
 	free(p->srclines);
 	bt_htab_free(&p->loc_index);
 	bt_htab_free(&p->stack_index);
+	free(p->series);
+	bt_htab_free(&p->series_index);
+	bt_htab_free(&p->folded_index);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -81,14 +86,16 @@ static bool stack_eq(void *ctx, uint64_t val, const void *k)
 	const struct stack_key *key = k;
 	const struct bt_stack *s = &p->stacks[val];
 	return s->comm_id == key->k.comm_id && s->pid == key->k.pid && s->tid == key->k.tid &&
-	       s->exe_file == key->k.exe_file && s->cgroup_id == key->k.cgroup_id && s->nframes == key->n &&
+	       s->exe_file == key->k.exe_file && s->cgroup_id == key->k.cgroup_id &&
+	       s->series_id == key->k.series_id && s->nframes == key->n &&
 	       (key->n == 0 || memcmp(&p->frames[s->first], key->ids, key->n * sizeof(uint32_t)) == 0);
 }
 
 int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const uint32_t *loc_ids,
 		   size_t n, uint64_t count)
 {
-	struct bt_sample_key k = { comm_id, pid, 0, BT_NAME_UNSET, BT_NAME_UNSET };
+	struct bt_sample_key k = { .comm_id = comm_id, .pid = pid, .exe_file = BT_NAME_UNSET,
+				   .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET };
 	return bt_profile_add_key(p, &k, loc_ids, n, count);
 }
 
@@ -105,7 +112,7 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 	}
 	uint64_t seed = ((uint64_t)key.k.comm_id << 32) | key.k.pid;
 	seed ^= ((uint64_t)key.k.tid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)key.k.exe_file << 17) ^
-		((uint64_t)key.k.cgroup_id << 41);
+		((uint64_t)key.k.cgroup_id << 41) ^ ((uint64_t)key.k.series_id * 0xc2b2ae3d27d4eb4fULL);
 	uint32_t h = bt_hash_bytes(loc_ids, n * sizeof(uint32_t), seed);
 	uint64_t *v = bt_htab_find(&p->stack_index, h, stack_eq, p, &key);
 	p->total += count;
@@ -122,12 +129,143 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 	p->stacks[p->nstacks] = (struct bt_stack){
 		.comm_id = key.k.comm_id, .pid = key.k.pid, .nframes = (uint32_t)n, .first = (uint32_t)p->nframes,
 		.count = count, .tid = key.k.tid, .exe_file = key.k.exe_file, .cgroup_id = key.k.cgroup_id,
+		.series_id = key.k.series_id,
 	};
 	p->nframes += n;
 	if (bt_htab_insert(&p->stack_index, h, p->nstacks))
 		return -ENOMEM;
 	p->last_stack = (uint32_t)p->nstacks++;
 	return 0;
+}
+
+static bool id_eq(void *ctx, uint64_t val, const void *key)
+{
+	return val == *(const uint64_t *)key;
+}
+
+/* Whether id is in h; added when add is set. 1 found, 0 not (added), -ENOMEM. */
+static int id_set(struct bt_htab *h, uint64_t id, bool add)
+{
+	uint32_t hash = bt_hash_u64(id);
+	if (bt_htab_find(h, hash, id_eq, NULL, &id))
+		return 1;
+	return add && bt_htab_insert(h, hash, id) ? -ENOMEM : 0;
+}
+
+int64_t bt_profile_series(struct bt_profile *p, const char *text, const char *other)
+{
+	int64_t id = bt_strtab_add(&p->names, text);
+	if (id < 0)
+		return id;
+	int known = id_set(&p->series_index, (uint64_t)id, false);
+	if (known)
+		return known < 0 ? known : id;
+	if (p->series_max && p->nseries >= p->series_max && other && strcmp(text, other)) {
+		p->series_folded_samples++;
+		int seen = id_set(&p->folded_index, (uint64_t)id, true);
+		if (seen < 0)
+			return seen;
+		p->series_folded += seen == 0;
+		if ((id = bt_strtab_add(&p->names, other)) < 0)
+			return id;
+		if ((known = id_set(&p->series_index, (uint64_t)id, false)))
+			return known < 0 ? known : id;
+	}
+	if (bt_grow((void **)&p->series, &p->series_cap, p->nseries + 1, sizeof(*p->series), 16) ||
+	    id_set(&p->series_index, (uint64_t)id, true) < 0)
+		return -ENOMEM;
+	p->series[p->nseries++] = (uint32_t)id;
+	return id;
+}
+
+/* A string of p's names (BT_NAME_UNSET stays so) interned in dst's. */
+static int64_t copy_name(struct bt_profile *dst, const struct bt_profile *p, uint32_t id)
+{
+	return id == BT_NAME_UNSET ? BT_NAME_UNSET : bt_strtab_add(&dst->names, bt_strtab_get(&p->names, id));
+}
+
+/* Location i of p in dst, with its name and lines: its id there, or -ENOMEM. */
+static int64_t copy_loc(struct bt_profile *dst, const struct bt_profile *p, uint32_t i)
+{
+	const struct bt_loc *l = &p->locs[i];
+	int64_t id = bt_profile_loc(dst, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
+	if (id < 0)
+		return id;
+	int64_t name = copy_name(dst, p, l->name_id);
+	if (name < 0)
+		return name;
+	struct bt_loc *d = &dst->locs[id];
+	d->name_id = (uint32_t)name;
+	d->resolved = l->resolved;
+	d->unresolved = l->unresolved;
+	if (l->lines_tried) {
+		struct bt_srcline_text t[UINT8_MAX];
+		size_t n = l->nlines;
+		for (size_t k = 0; k < n; k++) {
+			const struct bt_srcline *sl = &p->srclines[l->lines_first + k];
+			t[k] = (struct bt_srcline_text){
+				.function = sl->func_id == BT_NAME_UNSET ? NULL : bt_strtab_get(&p->names, sl->func_id),
+				.file = sl->file_id == BT_NAME_UNSET ? NULL : bt_strtab_get(&p->names, sl->file_id),
+				.line = sl->line,
+			};
+		}
+		if (bt_profile_set_lines(dst, (uint32_t)id, t, n))
+			return -ENOMEM;
+	}
+	return id;
+}
+
+/* Stack st of p into dst, locations mapped through map (UINT32_MAX: not copied yet). */
+static int copy_stack(struct bt_profile *dst, const struct bt_profile *p, const struct bt_stack *st, uint32_t *map,
+		      uint32_t *ids)
+{
+	for (uint32_t k = 0; k < st->nframes; k++) {
+		uint32_t src = p->frames[st->first + k];
+		if (map[src] == UINT32_MAX) {
+			int64_t id = copy_loc(dst, p, src);
+			if (id < 0)
+				return (int)id;
+			map[src] = (uint32_t)id;
+		}
+		ids[k] = map[src];
+	}
+	int64_t comm = copy_name(dst, p, st->comm_id), cg = copy_name(dst, p, st->cgroup_id),
+		series = copy_name(dst, p, st->series_id);
+	if (comm < 0 || cg < 0 || series < 0)
+		return -ENOMEM;
+	struct bt_sample_key key = { .comm_id = (uint32_t)comm, .pid = st->pid, .tid = st->tid,
+				     .exe_file = st->exe_file, .cgroup_id = (uint32_t)cg, .series_id = (uint32_t)series };
+	if (series != BT_NAME_UNSET && id_set(&dst->series_index, (uint64_t)series, false) == 0) {
+		if (bt_grow((void **)&dst->series, &dst->series_cap, dst->nseries + 1, sizeof(*dst->series), 16) ||
+		    id_set(&dst->series_index, (uint64_t)series, true) < 0)
+			return -ENOMEM;
+		dst->series[dst->nseries++] = (uint32_t)series;
+	}
+	return bt_profile_add_key(dst, &key, ids, st->nframes, st->count);
+}
+
+int bt_profile_extract(const struct bt_profile *p, bt_series_keep_fn keep, void *ctx, struct bt_profile *dst)
+{
+	dst->per_pid = p->per_pid;
+	dst->labels = p->labels;
+	uint32_t *map = malloc((p->nlocs ? p->nlocs : 1) * sizeof(*map)), *ids = NULL;
+	size_t maxn = 1;
+	for (size_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].nframes > maxn)
+			maxn = p->stacks[i].nframes;
+	ids = malloc(maxn * sizeof(*ids));
+	int err = map && ids ? 0 : -ENOMEM;
+	if (map)
+		memset(map, 0xff, (p->nlocs ? p->nlocs : 1) * sizeof(*map));
+	for (size_t i = 0; !err && i < p->nstacks; i++) {
+		const struct bt_stack *st = &p->stacks[i];
+		const char *series = st->series_id == BT_NAME_UNSET ? NULL : bt_strtab_get(&p->names, st->series_id);
+		if (keep(ctx, series))
+			err = copy_stack(dst, p, st, map, ids);
+	}
+	free(map);
+	free(ids);
+	return err;
 }
 
 int bt_profile_resolve(struct bt_profile *p, bt_resolve_fn fn, void *ctx)

@@ -71,6 +71,8 @@ struct bt_stack {
 	uint32_t tid;
 	uint32_t exe_file;   /* the process's executable, a file id of the session; BT_NAME_UNSET unknown */
 	uint32_t cgroup_id;  /* the cgroup's path in names; BT_NAME_UNSET unknown */
+	/* Kept apart always: */
+	uint32_t series_id;  /* its series' labels ("name=value,...") in names; BT_NAME_UNSET none */
 };
 
 /* What a sample is aggregated under besides its frames. */
@@ -78,6 +80,7 @@ struct bt_sample_key {
 	uint32_t comm_id, pid, tid;
 	uint32_t exe_file;   /* BT_NAME_UNSET: unknown */
 	uint32_t cgroup_id;  /* a string in names; BT_NAME_UNSET: unknown */
+	uint32_t series_id;  /* from bt_profile_series; BT_NAME_UNSET: none */
 };
 
 struct bt_profile {
@@ -97,6 +100,14 @@ struct bt_profile {
 	bool labels;                /* distinct stacks per pid, tid, executable and cgroup (implies per_pid) */
 	bool per_tid;               /* distinct stacks per thread (implies per_pid) */
 	uint32_t last_stack;        /* the stack the last sample added was counted to */
+	/* Series (the agent's targets, see bt_profile_series): */
+	size_t series_max;          /* distinct series besides the "other" one; 0: no bound */
+	uint32_t *series;           /* their labels in names, in the order first seen */
+	size_t nseries, series_cap;
+	struct bt_htab series_index;
+	struct bt_htab folded_index;  /* labels folded into the other series */
+	size_t series_folded;       /* distinct label sets folded */
+	uint64_t series_folded_samples;
 };
 
 void bt_profile_init(struct bt_profile *p);
@@ -117,6 +128,17 @@ int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const u
  * say); last_stack then names the stack it was counted to. */
 int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, const uint32_t *loc_ids,
 		       size_t n, uint64_t count);
+
+/* The series id (in names) of a sample labelled text: text's own while the profile holds fewer
+ * than series_max series or already holds that one, else other's (the labels beyond the bound fold
+ * into one series, counted). -ENOMEM. */
+int64_t bt_profile_series(struct bt_profile *p, const char *text, const char *other);
+
+/* dst (initialized) receives the stacks of p whose series keep accepts (given its labels text; a
+ * stack of no series is given NULL), with their locations, names and source lines, to be written
+ * on its own. 0 or -ENOMEM. */
+typedef bool (*bt_series_keep_fn)(void *ctx, const char *series);
+int bt_profile_extract(const struct bt_profile *p, bt_series_keep_fn keep, void *ctx, struct bt_profile *dst);
 
 /* Gives a name to every location that has none yet (or whose name was a placeholder and that asks
  * to be retried). resolve returns a name (copied here) and sets *final to whether it may change later

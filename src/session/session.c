@@ -55,7 +55,8 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	}
 	bt_htab_init(&s->cgroups.index);
 	bt_strtab_init(&s->cgroups.paths);
-	if (opts->labels && bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
+	/* for the labels, and for targets named by their cgroup */
+	if (bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
 		s->cgroups.mount[0] = '\0';
 	if (opts->kernel) {
 		s->ksyms_err = opts->kernel_later ? -EAGAIN : bt_kallsyms_load(s->opts.proc_root, &s->ksyms);
@@ -129,7 +130,7 @@ static const char *cgroup_path(struct bt_session *s, uint64_t id)
 
 /* The sample in s->scratch[0..n) (locations of s->prof) into s->also, its strings and locations
  * interned there. 0 or -ENOMEM. */
-static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n)
+static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n, const char *series)
 {
 	struct bt_profile *a = s->also;
 	for (size_t i = 0; i < n; i++) {
@@ -152,6 +153,12 @@ static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t 
 			return (int)cg;
 		ak.cgroup_id = (uint32_t)cg;
 	}
+	if (series) {
+		int64_t id = bt_profile_series(a, series, bt_targets_other(s->targets));
+		if (id < 0)
+			return (int)id;
+		ak.series_id = (uint32_t)id;
+	}
 	return bt_profile_add_key(a, &ak, s->also_scratch, n, 1);
 }
 
@@ -160,7 +167,8 @@ static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t 
 static int sample_key(struct bt_session *s, const struct bt_rec_sample *r, const struct bt_process *p,
 		      uint32_t comm, struct bt_sample_key *k)
 {
-	*k = (struct bt_sample_key){ comm, r->pid, r->tid, BT_NAME_UNSET, BT_NAME_UNSET };
+	*k = (struct bt_sample_key){ .comm_id = comm, .pid = r->pid, .tid = r->tid, .exe_file = BT_NAME_UNSET,
+				     .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET };
 	if (!s->prof.labels)
 		return 0;
 	if (p && p->nmaps)
@@ -401,6 +409,31 @@ static bool outermost_at(struct bt_session *s, const struct bt_process *p, const
 	return false;
 }
 
+/* The series of a sample's process (1, its labels in *series), or 0 when the rules drop it. What
+ * the session knows of the process goes with the question: the sample's comm and cgroup, and the
+ * executable it has mapped. */
+static int sample_target(struct bt_session *s, const struct bt_rec_sample *r, const struct bt_process *p,
+			 const char **series)
+{
+	char comm[BT_COMM_LEN + 1];
+	size_t clen = strnlen(r->comm, BT_COMM_LEN);
+	memcpy(comm, r->comm, clen);
+	comm[clen] = '\0';
+	const struct bt_file *f = p && p->nmaps ? bt_dso_file_get(&s->dsos, p->maps[0].file_id) : NULL;
+	const char *cg = cgroup_path(s, r->cgroup_id);
+	if (!cg)
+		return -ENOMEM;
+	struct bt_target_hint h = { .pid = (int)r->pid, .cgroup_id = r->cgroup_id, .cgroup = *cg ? cg : NULL,
+				    .comm = comm, .exe = f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL };
+	int k = bt_targets_lookup(s->targets, &h, series);
+	if (k == 0) {
+		s->stats.samples_dropped++;
+		if (s->on_drop)
+			s->on_drop(s->drop_ctx, (int)r->pid, r->cgroup_id, r->hdr.time_ns);
+	}
+	return k;
+}
+
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
 {
 	size_t kn = r->kern_n, un = r->user_n;
@@ -411,6 +444,14 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	}
 	s->stats.samples++;
 	struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	const char *series = NULL;
+	int tk = s->targets ? sample_target(s, r, p, &series) : 1;
+	if (tk <= 0) {
+		/* nothing of it is named or kept; its stack records were for it alone */
+		s->ustack.n = 0;
+		s->pystack.n = 0;
+		return tk;
+	}
 	size_t n = 0;
 	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
 	/* The unwound stack of this very sample replaces the frame-pointer walk. */
@@ -475,8 +516,13 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		return (int)comm;
 	struct bt_sample_key key;
 	err = sample_key(s, r, p, (uint32_t)comm, &key);
+	if (!err && series) {
+		int64_t id = bt_profile_series(&s->prof, series, bt_targets_other(s->targets));
+		err = id < 0 ? (int)id : 0;
+		key.series_id = (uint32_t)id;
+	}
 	if (!err && s->also)
-		err = add_also(s, &key, n);
+		err = add_also(s, &key, n, series);
 	if (!err)
 		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
 	if (err || !s->log)
@@ -531,6 +577,8 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 		const struct bt_rec_exec *e = (const void *)rec;
 		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
 		bt_pyprocs_gone(&s->py, (int)e->pid);
+		if (s->targets)
+			bt_targets_forget(s->targets, (int)e->pid);
 		return bt_proctable_exec(&s->procs, (int)e->pid, 0);
 	}
 	case BT_REC_FORK: {
@@ -544,6 +592,8 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 		settle_pending(s, (int)e->pid);
 		bt_jitmaps_gone(&s->jit, (int)e->pid, now_ns());
 		bt_pyprocs_gone(&s->py, (int)e->pid);
+		if (s->targets)
+			bt_targets_forget(s->targets, (int)e->pid);
 		bt_proctable_exit(&s->procs, (int)e->pid, rec->time_ns);
 		return 0;
 	}

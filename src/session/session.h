@@ -16,6 +16,7 @@
 #include "session/profile.h"
 #include "session/pyproc.h"
 #include "session/samplelog.h"
+#include "session/targets.h"
 
 struct bt_session_opts {
 	const char *proc_root;   /* "" for the real /proc */
@@ -58,6 +59,7 @@ struct bt_session_stats {
 	uint64_t dwarf_stops[5];       /* by enum bt_unwind_stop: why each walk ended */
 	uint64_t dwarf_unwind_ns;      /* time spent unwinding */
 	uint64_t dwarf_fallback;       /* samples whose user stack came from the frame-pointer walk */
+	uint64_t samples_dropped;      /* samples of processes the targets' rules drop */
 };
 
 struct bt_session {
@@ -115,6 +117,13 @@ struct bt_session {
 	 * for over HTTP, beside the interval's), with the same keeping apart as prof. */
 	struct bt_profile *also;
 	uint32_t also_scratch[BT_SESSION_MAX_FRAMES];
+	/* The agent's targets (NULL: none): every sample's process is named by labels and its series
+	 * kept apart (bt_profile_series, in prof and also alike). A sample of a process the rules drop
+	 * is counted and goes no further, and on_drop (when set) is told, so that the kernel side
+	 * stops sampling that process. */
+	struct bt_targets *targets;
+	void (*on_drop)(void *ctx, int pid, uint64_t cgroup_id, uint64_t time_ns);
+	void *drop_ctx;
 };
 
 int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);

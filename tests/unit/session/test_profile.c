@@ -154,6 +154,80 @@ static void profile__top__self_and_total(void **state)
 	bt_profile_free(&p);
 }
 
+/* Adds count samples of the stack ids[0..n) to series text of p (through the cap). */
+static void add_series(struct bt_profile *p, const char *text, const uint32_t *ids, size_t n, uint64_t count)
+{
+	int64_t id = bt_profile_series(p, text, "service_name=other");
+	assert_true(id >= 0);
+	struct bt_sample_key k = { .comm_id = (uint32_t)bt_strtab_add(&p->names, "c"), .pid = 1,
+				   .exe_file = BT_NAME_UNSET, .cgroup_id = BT_NAME_UNSET, .series_id = (uint32_t)id };
+	assert_int_equal(bt_profile_add_key(p, &k, ids, n, count), 0);
+}
+
+/* Series: the same stack kept apart per series; beyond the bound, new label sets fold into the
+ * other series, counted (samples, and each label set once); known ones still go to their own. */
+static void profile__series__kept_apart_and_capped(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	p.series_max = 2;
+	uint32_t ids[2] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_USER, 2) };
+	add_series(&p, "service_name=a", ids, 2, 1);
+	add_series(&p, "service_name=b", ids, 2, 1);
+	add_series(&p, "service_name=a", ids, 2, 1);
+	assert_int_equal(p.nstacks, 2);
+	assert_int_equal(p.nseries, 2);
+	add_series(&p, "service_name=c", ids, 2, 1);
+	add_series(&p, "service_name=d", ids, 1, 1);
+	add_series(&p, "service_name=c", ids, 2, 1);
+	add_series(&p, "service_name=b", ids, 2, 1);
+	assert_int_equal(p.nseries, 3);
+	assert_string_equal(bt_strtab_get(&p.names, p.series[2]), "service_name=other");
+	assert_int_equal(p.series_folded, 2);
+	assert_int_equal(p.series_folded_samples, 3);
+	assert_int_equal(p.nstacks, 4);  /* a, b, other x2 (two stacks) */
+	assert_int_equal(p.total, 7);
+	bt_profile_free(&p);
+}
+
+static bool keep_one(void *ctx, const char *series)
+{
+	return series && !strcmp(series, ctx);
+}
+
+/* A series extracted: only its stacks, and only the locations they use, named, with their lines. */
+static void profile__extract__one_series_alone(void **state)
+{
+	struct bt_profile p, b;
+	bt_profile_init(&p);
+	bt_profile_init(&b);
+	uint32_t ia[2] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_USER, 2) };
+	uint32_t ib[2] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_USER, 3) };
+	add_series(&p, "service_name=a", ia, 2, 5);
+	add_series(&p, "service_name=b", ib, 2, 7);
+	add_series(&p, "service_name=b", ia, 1, 2);
+	int calls = 0;
+	assert_int_equal(bt_profile_resolve(&p, resolve, &calls), 0);
+	struct bt_srcline_text t = { "inl", "x.c", 12 };
+	assert_int_equal(bt_profile_set_lines(&p, ib[1], &t, 1), 0);
+	assert_int_equal(bt_profile_extract(&p, keep_one, "service_name=b", &b), 0);
+	assert_int_equal(b.total, 9);
+	assert_int_equal(b.nstacks, 2);
+	assert_int_equal(b.nlocs, 2);  /* f1 and f3; not f2 */
+	assert_int_equal(b.nseries, 1);
+	char *text = folded(&b);
+	assert_string_equal(text, "c;f1 2\nc;f1;f3 7\n");
+	free(text);
+	for (size_t i = 0; i < b.nlocs; i++)
+		if (b.locs[i].addr == 3) {
+			assert_int_equal(b.locs[i].nlines, 1);
+			assert_string_equal(bt_strtab_get(&b.names, b.srclines[b.locs[i].lines_first].func_id), "inl");
+		}
+	assert_string_equal(bt_strtab_get(&b.names, b.stacks[0].series_id), "service_name=b");
+	bt_profile_free(&b);
+	bt_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +236,8 @@ int main(void)
 		cmocka_unit_test(profile__pending_names__retried_and_counted),
 		cmocka_unit_test(profile__set_lines__kept_once_strings_interned),
 		cmocka_unit_test(profile__top__self_and_total),
+		cmocka_unit_test(profile__series__kept_apart_and_capped),
+		cmocka_unit_test(profile__extract__one_series_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
