@@ -1,7 +1,8 @@
 # Unit test link lists for the commands' own modules (option parsing, agent configuration).
 TEST_cli_OBJS       := $(BUILD)/cmd/cli/cli.o
 TEST_opts_OBJS      := $(BUILD)/cmd/cli/opts.o
-TEST_agentconf_OBJS := $(BUILD)/cmd/agent/agentconf.o $(BUILD)/cmd/net/serve.o $(BUILD)/cmd/net/httpreq.o $(BUILD)/capture/callgraph.o
+TEST_agentconf_OBJS := $(BUILD)/cmd/agent/agentconf.o $(BUILD)/cmd/net/serve.o $(BUILD)/cmd/net/httpreq.o $(BUILD)/capture/callgraph.o \
+                       $(BUILD)/session/relabel.o $(BUILD)/base/regex.o $(BUILD)/base/md5.o
 # These run the command only: testutil is all they link.
 TEST_cmd_cache_OBJS     := $(BUILD)/tests/testutil.o
 TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o

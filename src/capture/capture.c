@@ -56,6 +56,7 @@ struct bt_capture {
 	bool all;
 	bool follow_forks;
 	int possible_cpus;
+	uint64_t skip_full;      /* processes bt_capture_skip had no room for */
 	uint32_t sample_insns;   /* the verifier's count for the sampling program, read once loaded */
 	uint32_t load_insns;     /* and for all the programs loaded */
 	uint32_t load_progs;
@@ -938,7 +939,13 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 	bool unwind = OPT_GIVEN(opts, bpf_unwind) && opts->bpf_unwind && opts->user_stacks && !(cfg & BT_CFG_DWARF);
 	if (unwind)
 		cfg |= BT_CFG_UNWIND;
+	if (OPT_GIVEN(opts, skip) && opts->skip && opts->samples)
+		cfg |= BT_CFG_SKIP;
 	c->skel->rodata->cfg_flags = cfg;
+	/* the skipping maps take memory only when skipping is asked for */
+	if (!(cfg & BT_CFG_SKIP) && (bpf_map__set_max_entries(c->skel->maps.skipped, 1) ||
+				     bpf_map__set_max_entries(c->skel->maps.exec_at, 1)))
+		return fail(errbuf, errlen, -EINVAL, "sizing the skip maps");
 	/* the walker's maps take memory only when it is used */
 	uint32_t rows = unwind ? (opts->all ? BT_UNW_ROWS_ALL : BT_UNW_ROWS_PIDS) : 1;
 	if (bpf_map__set_max_entries(c->skel->maps.unw_rows, rows) ||
@@ -1244,6 +1251,8 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 		out->drops[t] = sums[BT_CNT_DROP_BASE + t];
 	out->samples = sums[BT_CNT_SAMPLES];
 	out->bid_faults = sums[BT_CNT_BID_FAULT];
+	out->skipped = sums[BT_CNT_SKIPPED];
+	out->skip_full = c->skip_full;
 	out->iter_runs = c->iter_runs;
 	out->cpus_attached = c->nperf;
 	out->ringbuf_bytes = bpf_map__max_entries(c->skel->maps.events);
@@ -1257,6 +1266,37 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->load_insns = c->load_insns;
 	out->load_progs = c->load_progs;
 	return err;
+}
+
+int bt_capture_skip(struct bt_capture *c, int pid, uint64_t cgroup_id, uint64_t time_ns)
+{
+	if (!c || pid <= 0)
+		return -EINVAL;
+	if (!(c->skel->rodata->cfg_flags & BT_CFG_SKIP))
+		return -EOPNOTSUPP;
+	uint32_t key = (uint32_t)pid;
+	struct bt_skip v = { .cgroup_id = cgroup_id, .since_ns = time_ns };
+	if (bpf_map__update_elem(c->skel->maps.skipped, &key, sizeof(key), &v, sizeof(v), BPF_ANY) == 0)
+		return 0;
+	int err = -errno;
+	if (err == -E2BIG) {
+		c->skip_full++;
+		return -E2BIG;
+	}
+	return err;
+}
+
+int bt_capture_skip_clear(struct bt_capture *c)
+{
+	if (!c || !(c->skel->rodata->cfg_flags & BT_CFG_SKIP))
+		return 0;
+	int fd = bpf_map__fd(c->skel->maps.skipped);
+	uint32_t key;
+	/* deleting the first key each time: iterating while deleting could skip keys */
+	while (bpf_map_get_next_key(fd, NULL, &key) == 0)
+		if (bpf_map_delete_elem(fd, &key) != 0)
+			return -errno;
+	return 0;
 }
 
 int bt_capture_watched_alive(struct bt_capture *c)

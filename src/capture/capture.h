@@ -56,6 +56,7 @@ struct bt_capture_opts {
 	bool bpf_unwind;        /* walk user stacks in BPF with unwind tables compiled per build-id
 				 * (capture/unwtables.h) instead of the kernel's frame-pointer walk;
 				 * not with dwarf */
+	bool skip;              /* the sampler can be told to skip processes (bt_capture_skip) */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -98,6 +99,8 @@ struct bt_capture_stats {
 	                                   * program (0: the kernel does not say) */
 	uint32_t load_insns;              /* and for all the programs loaded, load_progs of them */
 	uint32_t load_progs;
+	uint64_t skipped;                 /* samples not taken: their process was to be skipped */
+	uint64_t skip_full;               /* processes to skip that the kernel side had no room for */
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 
@@ -113,6 +116,15 @@ int bt_capture_shared_fds(struct bt_capture *c, int *events_fd, int *watched_fd)
  * with it at once, even for a process gone before its snapshot could read it (a short command
  * traced from its start). 0 or -errno. */
 int bt_capture_add_build_id(struct bt_capture *c, int fd, const uint8_t *id, size_t len);
+
+/* With opts.skip: the sampler takes no more samples of process pid while it runs in cgroup
+ * cgroup_id and until it exec's after time_ns (the time, in the records' clock, of the sample that
+ * decided it). 0, -EOPNOTSUPP without opts.skip, -E2BIG when the kernel side has no room left (the
+ * process is then only dropped in userspace; counted in skip_full), or -errno. */
+int bt_capture_skip(struct bt_capture *c, int pid, uint64_t cgroup_id, uint64_t time_ns);
+
+/* Every process sampled again (the rules that skipped them changed). 0 or -errno. */
+int bt_capture_skip_clear(struct bt_capture *c);
 
 void bt_capture_close(struct bt_capture *c);
 

@@ -219,10 +219,11 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	bt_test_run(NULL, 0, "rmdir %s/docker-" CONTAINER ".scope", mnt);
 	show_err("a");
 	assert_int_equal(rc, 0);
-	/* the series: the machine, the application, the configured labels; nothing per process */
+	/* the series: the machine, the configured labels and the application (no rules: every
+	 * process has the same labels); nothing per process */
 	char host[256], want[512];
 	assert_int_equal(bt_test_run(host, sizeof(host), "hostname | tr -d '\\n' | tr -c 'A-Za-z0-9._-' _"), 0);
-	snprintf(want, sizeof(want), "name=testapp.cpu%%7Bhost%%3D%s%%2Cservice_name%%3Dtestapp%%2Cenv%%3Dci%%7D&from=",
+	snprintf(want, sizeof(want), "name=testapp.cpu%%7Bhost%%3D%s%%2Cenv%%3Dci%%2Cservice_name%%3Dtestapp%%7D&from=",
 		 host);
 	assert_int_equal(bt_test_run(out, sizeof(out), "sed -n 3p " TMP "/recv-a/0001.meta"), 0);
 	if (!strstr(out, want))

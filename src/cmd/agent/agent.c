@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd/agent/agentconf.h"
+#include "cmd/agent/series.h"
 #include "capture/capture.h"
 #include "capture/caps.h"
 #include "base/wfile.h"
@@ -53,7 +54,12 @@ static struct bt_cmd_doc agent_doc = {
 	.about = "Samples every process all the time; every interval writes one profile per format into the "
 		 "output directory (timestamped names, the oldest removed beyond max-files) and, with push, "
 		 "sends it to a Pyroscope-compatible server (POST /ingest) through a bounded spool that "
-		 "survives restarts: one request per interval with samples, windows that tile time.\n\n"
+		 "survives restarts: one request per series and interval with samples, windows that tile time.\n\n"
+		 "Each process is a target named by labels: relabel rules (Prometheus' relabel_config) over its "
+		 "__meta_* labels give it a service_name and others, or drop it (then it is not sampled); each "
+		 "label set is a series (at most max-series an interval, the rest folded into "
+		 "service_name=other). 'buildtrace agent targets [--config FILE] [--json]' lists every live "
+		 "process, its metadata and the labels the rules give it.\n\n"
 		 "SIGTERM or SIGINT: a last profile, the spool sent for up to push-drain seconds, then exit 0. "
 		 "SIGHUP: read the config file (and the credential files) again.",
 };
@@ -109,6 +115,10 @@ struct agent {
 	int64_t pull_from_ns;
 	double metrics_at;             /* when /metrics was last refreshed, in the loop's seconds */
 	double interval_start;         /* the same, in the loop's seconds */
+	struct agent_series series;    /* the processes' labels: the session's targets */
+	struct agent_select pull_select;  /* the series a pull request asked for */
+	size_t last_series;            /* series of the last interval */
+	uint64_t series_folded, series_folded_samples;  /* label sets and samples folded into other */
 };
 
 static int load_conf(struct agent *a, struct bt_agent_conf *out, char *err, size_t errlen)
@@ -194,6 +204,14 @@ static int write_status(void *ctx, FILE *f)
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);
 	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
+	const struct bt_targets_stats *ts = &a->series.targets.st;
+	fprintf(f, ",\n  \"targets\": {\"processes\": %llu, \"dropped\": %llu, \"from_sample\": %llu, "
+		"\"samples_dropped\": %llu, \"samples_skipped\": %llu, \"skip_full\": %llu},\n"
+		"  \"series\": {\"last_interval\": %zu, \"max\": %u, \"folded\": %llu, \"folded_samples\": %llu}",
+		(unsigned long long)ts->targets, (unsigned long long)ts->dropped, (unsigned long long)ts->from_sample,
+		(unsigned long long)s->stats.samples_dropped, (unsigned long long)cs.skipped,
+		(unsigned long long)cs.skip_full, a->last_series, a->conf.max_series,
+		(unsigned long long)a->series_folded, (unsigned long long)a->series_folded_samples);
 	const struct bt_pyprocs_stats *py = &s->py.stats;
 	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
 		"\"cut_not_resident\": %llu, \"frames\": %llu, \"outer_to_cut\": %llu, \"truncated\": %llu, "
@@ -268,10 +286,7 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 	const char *ext = f->ext;
 	int64_t until_ns = oo->time_ns + oo->duration_ns;
 	struct membuf m = { 0 };
-	FILE *mf = open_memstream(&m.buf, &m.len);
-	int err = mf ? bt_output_session(&a->live.session, f->fmt, oo, mf) : -ENOMEM;
-	if (mf && fclose(mf) != 0 && !err)
-		err = -ENOMEM;
+	int err = agent_encode(&a->live.session, NULL, NULL, f->fmt, oo, &m.buf, &m.len);
 	char path[BT_AGENT_STR + 128];
 	if (!err && !to_file)
 		goto push;
@@ -294,9 +309,32 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 push:
 	if (!err && a->serve && f->fmt == BT_FMT_PPROF)
 		bt_serve_set_latest(a->serve, m.buf, m.len);
-	if (!err && to_push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_s, until_s) != 0)
+	/* the whole profile is its one series' (none: an empty interval, pushed as the fallback's) */
+	const struct bt_profile *pr = &a->live.session.prof;
+	const char *series = pr->nseries ? bt_strtab_get(&pr->names, pr->series[0]) : NULL;
+	if (!err && to_push && bt_push_enqueue(a->push, m.buf, m.len, f->pushfmt, from_s, until_s, series, 0) != 0)
 		fprintf(stderr, "buildtrace agent: cannot spool the %s profile for pushing\n", ext);
 	free(m.buf);
+}
+
+/* An interval of several series pushed one request per series: each extracted from the interval's
+ * profile, encoded and spooled with its labels. */
+static void push_series(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo,
+			int64_t from_s, int64_t until_s)
+{
+	const struct bt_profile *pr = &a->live.session.prof;
+	for (size_t i = 0; i < pr->nseries; i++) {
+		char *series = strdup(bt_strtab_get(&pr->names, pr->series[i])), *buf = NULL;
+		size_t len = 0;
+		int err = series ? agent_encode(&a->live.session, agent_series_is, series, f->fmt, oo, &buf, &len) : -ENOMEM;
+		if (!err)
+			err = bt_push_enqueue(a->push, buf, len, f->pushfmt, from_s, until_s, series, (unsigned)i);
+		if (err)
+			fprintf(stderr, "buildtrace agent: cannot spool the %s profile of series %zu for pushing: %s\n",
+				f->ext, i, strerror(-err));
+		free(buf);
+		free(series);
+	}
 }
 
 /* Ends an interval: everything sampled so far named and written, then a fresh profile. */
@@ -313,10 +351,17 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	if (a->push)
 		push_window(a, until_ns, &from_s, &until_s);
 	bool pp = a->conf.fmt_pprof, fo = a->conf.fmt_folded;
+	/* one request per series: several series are pushed apart, one is the whole profile */
+	bool split = push && s->prof.nseries > 1;
 	if (pp || (push && !a->conf.push_folded) || a->serve)
-		write_format(a, &pprof_format, &oo, pp, push && !a->conf.push_folded, from_s, until_s);
+		write_format(a, &pprof_format, &oo, pp, push && !split && !a->conf.push_folded, from_s, until_s);
 	if (fo || (push && a->conf.push_folded))
-		write_format(a, &folded_format, &oo, fo, push && a->conf.push_folded, from_s, until_s);
+		write_format(a, &folded_format, &oo, fo, push && !split && a->conf.push_folded, from_s, until_s);
+	if (split)
+		push_series(a, a->conf.push_folded ? &folded_format : &pprof_format, &oo, from_s, until_s);
+	a->last_series = s->prof.nseries;
+	a->series_folded += s->prof.series_folded;
+	a->series_folded_samples += s->prof.series_folded_samples;
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
@@ -325,6 +370,7 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	bt_profile_init(&s->prof);
 	s->prof.per_pid = per_pid;
 	s->prof.labels = labels;
+	s->prof.series_max = a->conf.max_series;
 	/* Symbol tables no interval asked for during evict-after are dropped. */
 	s->dsos.epoch++;
 	uint64_t keep = (uint64_t)(a->conf.evict_s / a->conf.interval_s) + 1;
@@ -448,6 +494,30 @@ static const struct bt_push_conf *push_conf(const struct bt_agent_conf *c, struc
 	return pc;
 }
 
+/* Whether what names the processes changed between two configurations. */
+static bool targets_changed(const struct bt_agent_conf *o, const struct bt_agent_conf *n)
+{
+	return o->nrelabel != n->nrelabel || o->ntarget_env != n->ntarget_env || o->nlabels != n->nlabels ||
+	       strcmp(o->app_name, n->app_name) ||
+	       memcmp(o->relabel, n->relabel, sizeof(o->relabel[0]) * n->nrelabel) ||
+	       memcmp(o->target_env, n->target_env, sizeof(o->target_env[0]) * n->ntarget_env) ||
+	       memcmp(o->labels, n->labels, sizeof(o->labels[0]) * n->nlabels);
+}
+
+/* New rules: every process is named again, and sampled again until they drop it. */
+static void targets_reload(struct agent *a)
+{
+	char msg[512];
+	struct bt_session *s = &a->live.session;
+	s->targets = NULL;
+	agent_series_free(&a->series);
+	bt_capture_skip_clear(a->live.cap);
+	if (agent_series_init(&a->series, &a->conf, msg, sizeof(msg)) == 0)
+		s->targets = &a->series.targets;
+	else
+		fprintf(stderr, "buildtrace agent: relabel: %s; processes are not told apart until the next reload\n", msg);
+}
+
 /* SIGHUP: the config file read again; what needs no new attachment takes effect now. */
 static void reload(struct agent *a)
 {
@@ -481,8 +551,11 @@ static void reload(struct agent *a)
 			    memcmp(n.labels, a->conf.labels, sizeof(n.labels[0]) * n.nlabels) ||
 			    n.spool_max_files != a->conf.spool_max_files || n.spool_max_bytes != a->conf.spool_max_bytes ||
 			    strcmp(n.ca_file, a->conf.ca_file) || n.tls_verify != a->conf.tls_verify;
-	bool had_push = a->push != NULL;
+	bool had_push = a->push != NULL, retarget = targets_changed(&a->conf, &n);
 	a->conf = n;
+	a->live.session.prof.series_max = n.max_series;
+	if (retarget)
+		targets_reload(a);
 	if (a->push && !push_changed) {
 		if (bt_push_set_auth(a->push, push_conf(&a->conf, &pc), err, sizeof(err)))
 			fprintf(stderr, "buildtrace agent: credentials not reloaded: %s\n", err);
@@ -535,6 +608,16 @@ static void metrics_text(struct agent *a, char *buf, size_t len)
 		 rss < 0 ? 0LL : (long long)rss * 1024, (unsigned long long)a->intervals,
 		 (unsigned long long)ps.sent, (unsigned long long)ps.errors, (unsigned long long)ps.dropped,
 		 (unsigned long long)ps.spool_files);
+	size_t used = strlen(buf);
+	snprintf(buf + used, len - used,
+		 "# HELP buildtrace_series Series of the last interval.\n# TYPE buildtrace_series gauge\n"
+		 "buildtrace_series %zu\n"
+		 "# HELP buildtrace_series_folded_total Label sets beyond max-series, folded into service_name=other.\n"
+		 "# TYPE buildtrace_series_folded_total counter\nbuildtrace_series_folded_total %llu\n"
+		 "# HELP buildtrace_samples_dropped_total Samples of processes the relabel rules drop.\n"
+		 "# TYPE buildtrace_samples_dropped_total counter\nbuildtrace_samples_dropped_total %llu\n",
+		 a->last_series, (unsigned long long)a->series_folded,
+		 (unsigned long long)(s->stats.samples_dropped + cs.skipped));
 }
 
 /* The profile of a pull request ends: named, encoded, handed to the request. Samples stop going to
@@ -551,10 +634,9 @@ static void finish_pull(struct agent *a)
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = a->pull_from_ns,
 				     .duration_ns = wall_ns() - a->pull_from_ns };
 	struct membuf m = { 0 };
-	FILE *mf = open_memstream(&m.buf, &m.len);
-	int err = mf ? bt_output_session(s, BT_FMT_PPROF, &oo, mf) : -ENOMEM;
-	if (mf && fclose(mf) != 0)
-		err = -ENOMEM;
+	/* the series the request's labels select, all of them when it names none */
+	struct agent_select *sel = &a->pull_select;
+	int err = agent_encode(s, sel->n ? agent_select_keep : NULL, sel, BT_FMT_PPROF, &oo, &m.buf, &m.len);
 	*a->pull = s->prof;
 	s->prof = interval;
 	bt_serve_job_done(a->serve, err ? NULL : m.buf, m.len);
@@ -571,11 +653,17 @@ static void pull_turn(struct agent *a, double elapsed)
 	struct bt_session *s = &a->live.session;
 	if (a->pull && elapsed >= a->pull_until)
 		finish_pull(a);
-	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve);
-	if (secs && (a->pull = calloc(1, sizeof(*a->pull))) != NULL) {
+	char query[BT_SERVE_MAX_QUERY], why[128];
+	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve, query, sizeof(query));
+	if (secs && agent_select_parse(query, &a->pull_select, why, sizeof(why)) != 0) {
+		if (a->verbose)
+			fprintf(stderr, "buildtrace agent: profile request refused: %s\n", why);
+		bt_serve_job_done(a->serve, NULL, 0);
+	} else if (secs && (a->pull = calloc(1, sizeof(*a->pull))) != NULL) {
 		bt_profile_init(a->pull);
 		a->pull->per_pid = s->prof.per_pid;
 		a->pull->labels = s->prof.labels;
+		a->pull->series_max = a->conf.max_series;
 		s->also = a->pull;
 		a->pull_until = elapsed + secs;
 		a->pull_from_ns = wall_ns();
@@ -583,7 +671,7 @@ static void pull_turn(struct agent *a, double elapsed)
 		bt_serve_job_done(a->serve, NULL, 0);
 	}
 	if (elapsed - a->metrics_at >= 1 || a->metrics_at == 0) {
-		char text[4096];
+		char text[8192];
 		metrics_text(a, text, sizeof(text));
 		bt_serve_set_metrics(a->serve, text);
 		a->metrics_at = elapsed;
@@ -611,6 +699,31 @@ static void on_turn(void *ctx, struct bt_live *l, double elapsed)
 		pull_turn(a, bt_live_elapsed(l));
 }
 
+/* A process the rules drop: the kernel side takes no more samples of it (while it stays in that
+ * cgroup and program). When the kernel side has no room, it is dropped in userspace only. */
+static void on_drop(void *ctx, int pid, uint64_t cgroup_id, uint64_t time_ns)
+{
+	struct agent *a = ctx;
+	if (a->live.cap && pid > 0)
+		bt_capture_skip(a->live.cap, pid, cgroup_id, time_ns);
+}
+
+/* The session's targets made from the configuration: the processes' labels and series. 0, or an
+ * exit code after saying what failed. */
+static int targets_start(struct agent *a)
+{
+	char msg[512];
+	int err = agent_series_init(&a->series, &a->conf, msg, sizeof(msg));
+	if (err)
+		return bt_cli_error(1, "relabel: %s", msg);
+	struct bt_session *s = &a->live.session;
+	s->targets = &a->series.targets;
+	s->on_drop = on_drop;
+	s->drop_ctx = a;
+	s->prof.series_max = a->conf.max_series;
+	return 0;
+}
+
 /* Attached and running as the configured user with only the capabilities it still needs: 0, or the
  * exit code after saying what failed. */
 static int start(struct agent *a)
@@ -623,10 +736,13 @@ static int start(struct agent *a)
 		.labels = c->sample_labels, .idle = c->idle,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
 		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
+		.skip = true,
 	};
 	int err = bt_live_init(&a->live, &lo);
 	if (err)
 		return bt_cli_error(1, "cannot start the session: %s", strerror(-err));
+	if ((err = targets_start(a)))
+		return err;
 	if (bt_live_attach(&a->live, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
 	if (c->push_url[0] && (err = bt_push_open(push_conf(c, &pc), &a->push, msg, sizeof(msg))))
@@ -692,11 +808,14 @@ out:
 	bt_serve_stop(a->serve);
 	bt_push_stop(a->push);
 	bt_live_close(&a->live);
+	agent_series_free(&a->series);
 	return rc;
 }
 
 int cmd_agent(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "targets"))
+		return cmd_agent_targets(argc - 1, argv + 1);
 	const struct bt_cmd_doc *doc = bt_agent_doc();
 	struct bt_getopt g;
 	if (bt_opts_getopt(doc->opts, ":", &g))

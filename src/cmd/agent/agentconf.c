@@ -4,6 +4,7 @@
 #include "cmd/net/serve.h"
 #include "capture/callgraph.h"
 #include "capture/capture.h"
+#include "session/relabel.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,7 +25,6 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->freq_hz = 19;
 	c->fmt_pprof = c->fmt_folded = true;
 	c->max_files = 60;
-	snprintf(c->app_name, sizeof(c->app_name), "buildtrace");
 	c->spool_max_files = 100;
 	c->spool_max_bytes = 64ULL << 20;
 	c->evict_s = 600;
@@ -34,6 +34,7 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->tls_verify = true;
 	c->drain_s = 10;
 	c->sample_labels = true;
+	c->max_series = 100;
 }
 
 static int say(char *err, size_t len, int code, const char *fmt, ...)
@@ -163,7 +164,7 @@ static int set_push(struct bt_agent_conf *c, const char *key, const char *v, cha
 
 static int set_app_name(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
-	if (!name_ok(v, true))
+	if (*v && !name_ok(v, true))
 		return say(err, errlen, -EINVAL, "app-name: '%s' may hold only letters, digits, '_', '-', '.'", v);
 	return copy(c->app_name, sizeof(c->app_name), key, v, err, errlen);
 }
@@ -182,9 +183,9 @@ static int set_label(struct bt_agent_conf *c, const char *key, const char *v, ch
 	memcpy(l->key, v, kl);
 	l->key[kl] = '\0';
 	strcpy(l->value, eq + 1);
-	if (!name_ok(l->key, false) || !name_ok(l->value, true))
-		return say(err, errlen, -EINVAL, "label: '%s': names and values may hold only letters, "
-			   "digits, '_', '-' (and '.' in values)", v);
+	if (!bt_label_name_ok(l->key) || !name_ok(l->value, true))
+		return say(err, errlen, -EINVAL, "label: '%s': names may hold only letters, digits and '_' (not "
+			   "first), values letters, digits, '_', '-' and '.'", v);
 	c->nlabels++;
 	return 0;
 }
@@ -345,6 +346,55 @@ static int set_ringbuf_size(struct bt_agent_conf *c, const char *key, const char
 	return 0;
 }
 
+/* A rule is checked as it is read (its line named if it is wrong); the agent compiles them again. */
+static int set_relabel(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (c->nrelabel == BT_AGENT_MAX_RULES)
+		return say(err, errlen, -E2BIG, "relabel: at most %d rules", BT_AGENT_MAX_RULES);
+	struct bt_relabel r;
+	bt_relabel_init(&r);
+	char msg[384];
+	int e = bt_relabel_add(&r, v, msg, sizeof(msg));
+	bt_relabel_free(&r);
+	if (e)
+		return say(err, errlen, e, "relabel: %s", msg);
+	e = copy(c->relabel[c->nrelabel], sizeof(c->relabel[0]), key, v, err, errlen);
+	if (!e)
+		c->nrelabel++;
+	return e;
+}
+
+/* Names of environment variables, joined by commas. */
+static int set_target_env(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	char buf[1024], *save = NULL;
+	if (strlen(v) >= sizeof(buf))
+		return say(err, errlen, -EINVAL, "target-env: too long");
+	strcpy(buf, v);
+	for (char *t = strtok_r(buf, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+		if (!bt_label_name_ok(t) || strlen(t) >= sizeof(c->target_env[0]))
+			return say(err, errlen, -EINVAL, "target-env: '%s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", t);
+		bool dup = false;
+		for (size_t i = 0; i < c->ntarget_env; i++)
+			dup |= !strcmp(c->target_env[i], t);
+		if (dup)
+			continue;
+		if (c->ntarget_env == BT_AGENT_MAX_ENV)
+			return say(err, errlen, -E2BIG, "target-env: at most %d variables", BT_AGENT_MAX_ENV);
+		strcpy(c->target_env[c->ntarget_env++], t);
+	}
+	return 0;
+}
+
+static int set_max_series(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+	if (parse_u64(v, 1, 100000, &n))
+		return say(err, errlen, -EINVAL, "max-series: '%s' is not 1..100000", v);
+	c->max_series = (unsigned)n;
+	return 0;
+}
+
 /* Every setting, in the order --help and buildtrace-agent.conf(5) list them: its key (also its long
  * option, --KEY VALUE), what --help says of it, the other spelling config files may use, and its
  * parser. A setting added here is read from config files and the command line, listed by --help
@@ -369,10 +419,10 @@ static const struct setting {
 	    .def = "60" }, "max_files", set_max_files },
 	{ { .name = "push", .arg = "URL", .help = "also send each interval's profile to this "
 	    "Pyroscope-compatible server (POST /ingest), such as http://pyroscope:4040" }, NULL, set_push },
-	{ { .name = "app-name", .arg = "NAME", .help = "the application pushed profiles are named after "
-	    "(NAME.cpu)", .def = "buildtrace" }, "app_name", set_app_name },
-	{ { .name = "label", .arg = "KEY=VALUE", .help = "a label of the pushed series (repeatable, up to "
-	    "16)" }, NULL, set_label },
+	{ { .name = "app-name", .arg = "NAME", .help = "the service_name of processes no relabel rule "
+	    "names (default: inferred as Grafana Alloy does, else unspecified)" }, "app_name", set_app_name },
+	{ { .name = "label", .arg = "KEY=VALUE", .help = "a label every target starts with, so of every "
+	    "series unless a rule changes it (repeatable, up to 16)" }, NULL, set_label },
 	{ { .name = "push-format", .arg = "pprof|folded", .help = "what is pushed", .def = "pprof",
 	    .values = "pprof folded" }, "push_format", set_push_format },
 	{ { .name = "push-empty", .arg = "yes|no", .help = "push intervals without samples too",
@@ -417,6 +467,15 @@ static const struct setting {
 	    "OUTPUT-DIR/status.json)", .values = "@file" }, "status_file", set_status_file },
 	{ { .name = "user", .arg = "USER", .help = "run as this user once the BPF programs are attached",
 	    .values = "@user" }, NULL, set_user },
+	{ { .name = "relabel", .arg = "RULE", .help = "a relabeling rule over each process's __meta_* "
+	    "labels, as Prometheus' relabel_config: key=value fields action, source_labels, separator, "
+	    "regex, modulus, target_label, replacement (repeatable, up to 64, applied in order)" },
+	  NULL, set_relabel },
+	{ { .name = "target-env", .arg = "NAMES", .help = "environment variables read as "
+	    "__meta_process_env_NAME, from processes whose owner could read them (names joined by commas; "
+	    "up to 16)" }, "target_env", set_target_env },
+	{ { .name = "max-series", .arg = "N", .help = "series per interval, 1 to 100000; the label sets "
+	    "beyond fold into one with service_name=other", .def = "100" }, "max_series", set_max_series },
 };
 
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
@@ -474,9 +533,16 @@ int bt_agent_conf_load(struct bt_agent_conf *c, const char *path, char *err, siz
 			rc = say(err, errlen, -EINVAL, "%s:%u: line too long", path, lineno);
 			break;
 		}
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
+		/* a comment starts at '#', but not inside double quotes (a rule's quoted regex) */
+		bool quoted = false;
+		for (char *h = line; *h; h++) {
+			if (*h == '"' && (h == line || h[-1] != '\\'))
+				quoted = !quoted;
+			else if (*h == '#' && !quoted) {
+				*h = '\0';
+				break;
+			}
+		}
 		char *s = trim(line);
 		if (!*s)
 			continue;

@@ -13,6 +13,9 @@
 #define BT_AGENT_MAX_LABELS 16
 #define BT_AGENT_STR 512
 #define BT_AGENT_MAX_HEADERS 8
+#define BT_AGENT_MAX_RULES 64
+#define BT_AGENT_RULE_LEN 1024
+#define BT_AGENT_MAX_ENV 16
 
 struct bt_agent_conf {
 	char output_dir[BT_AGENT_STR];   /* default /var/lib/buildtrace/profiles */
@@ -21,7 +24,8 @@ struct bt_agent_conf {
 	bool fmt_pprof, fmt_folded;      /* default both */
 	unsigned max_files;              /* per format; default 60 */
 	char push_url[BT_AGENT_STR];     /* "" : no push */
-	char app_name[128];              /* default "buildtrace" */
+	char app_name[128];              /* service_name of processes no rule names; "" (the default):
+					  * "unspecified", as Grafana Alloy */
 	struct bt_push_label labels[BT_AGENT_MAX_LABELS];
 	size_t nlabels;
 	char user[64];                   /* "" : stay root */
@@ -48,6 +52,12 @@ struct bt_agent_conf {
 	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
 	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
 	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
+	/* Targets: each process's labels, and so its series */
+	char relabel[BT_AGENT_MAX_RULES][BT_AGENT_RULE_LEN];  /* relabel: rules, in order (checked) */
+	size_t nrelabel;
+	char target_env[BT_AGENT_MAX_ENV][64];  /* target-env: variables read as __meta_process_env_NAME */
+	size_t ntarget_env;
+	unsigned max_series;             /* max-series: series per interval, besides "other" (default 100) */
 };
 
 /* The defaults. */

@@ -15,6 +15,7 @@ int cmd_report(int argc, char **argv);        /* buildtrace report */
 int cmd_cache(int argc, char **argv);         /* buildtrace cache list|add|remove|prune */
 int cmd_archive(int argc, char **argv);       /* buildtrace archive */
 int cmd_agent(int argc, char **argv);         /* buildtrace agent: the always-on fleet agent */
+int cmd_agent_targets(int argc, char **argv); /* buildtrace agent targets: processes as the agent names them */
 int cmd_trace(int argc, char **argv);         /* buildtrace trace: uprobes and SDT markers, by build-id */
 int cmd_probe(int argc, char **argv);         /* buildtrace probe add|list|remove: the probe cache */
 

@@ -130,7 +130,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf, .bpf_unwind = o->bpf_unwind,
 		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
-		.idle = o->idle, .python = o->user,
+		.idle = o->idle, .python = o->user, .skip = o->skip,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)

@@ -40,6 +40,7 @@ struct bt_live_opts {
 	bool dwarf;               /* user stacks unwound with call frame information from a copy */
 	bool bpf_unwind;          /* user stacks walked in BPF with compiled unwind tables */
 	unsigned ustack_bytes;    /* stack bytes copied per sample; 0: the default */
+	bool skip;                /* the sampler can be told to skip processes (bt_capture_skip) */
 	const char *cache_dir;    /* build-id cache; NULL: ~/.debug */
 	bool cache_store;         /* store sampled binaries in the cache */
 	uint64_t cache_max_file;  /* bt_session_opts' limits of those stores; 0: the defaults */

@@ -89,3 +89,41 @@ unsigned bt_http_query_seconds(const char *q, unsigned dflt, unsigned max)
 	}
 	return dflt;
 }
+
+/* q[0..n) percent-decoded into out: 0 or -EINVAL. */
+static int decode(const char *q, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)q[i];
+		if (c == '%') {
+			if (i + 2 >= n || !isxdigit((unsigned char)q[i + 1]) || !isxdigit((unsigned char)q[i + 2]))
+				return -EINVAL;
+			char hex[3] = { q[i + 1], q[i + 2], 0 };
+			c = (int)strtol(hex, NULL, 16);
+			i += 2;
+		} else if (c == '+') {
+			c = ' ';
+		}
+		if (c < 0x20 || c == 0x7f || o + 1 >= len)
+			return -EINVAL;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int bt_http_query_next(const char *query, size_t *pos, char *name, size_t nl, char *value, size_t vl)
+{
+	const char *p = query + *pos;
+	while (*p == '&')
+		p++;
+	if (!*p)
+		return 0;
+	const char *end = strchrnul(p, '&'), *eq = memchr(p, '=', (size_t)(end - p));
+	const char *ne = eq ? eq : end;
+	*pos = (size_t)(end - query);
+	if (decode(p, (size_t)(ne - p), name, nl) || decode(eq ? eq + 1 : end, eq ? (size_t)(end - eq - 1) : 0, value, vl))
+		return -EINVAL;
+	return 1;
+}

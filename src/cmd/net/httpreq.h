@@ -23,4 +23,9 @@ int bt_http_parse(char *buf, size_t len, struct bt_http_req *out);
 /* The value of "seconds=N" in query: dflt when absent, 0 when it is not a number in 1..max. */
 unsigned bt_http_query_seconds(const char *query, unsigned dflt, unsigned max);
 
+/* The parameters of query one by one: *pos (0 at first) moves past each. Its name and value,
+ * percent-decoded ('+' as a blank), into name and value: 1; 0 when there are no more; -EINVAL when
+ * one is malformed (a bad escape, a NUL or control byte decoded, longer than its buffer). */
+int bt_http_query_next(const char *query, size_t *pos, char *name, size_t nl, char *value, size_t vl);
+
 #endif

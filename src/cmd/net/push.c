@@ -44,7 +44,7 @@ struct bt_push {
 	struct push_auth *auth_next;  /* set under the lock by bt_push_set_auth, taken up by the worker */
 	char ca_file[BT_PUSH_STR];
 	bool tls_verify;
-	char name[1024];             /* app{k=v,...}, URL-encoded */
+	char fallback[1024];         /* the series of a profile spooled without one */
 	unsigned rate;
 	char spool[BT_PUSH_STR];
 	unsigned max_files;
@@ -78,13 +78,28 @@ static int spooled_cmp(const void *a, const void *b)
 	return strcmp(((const struct spooled *)a)->name, ((const struct spooled *)b)->name);
 }
 
+/* A spool entry's name: FROM-UNTIL[-SEQ].FORMAT (SEQ tells the series of one window apart). */
+static bool spool_parse(const char *n, int64_t *from, int64_t *until, char fmt[16])
+{
+	unsigned seq;
+	int used = 0;
+	if (sscanf(n, "%" SCNd64 "-%" SCNd64 "-%u.%15s%n", from, until, &seq, fmt, &used) != 4 &&
+	    sscanf(n, "%" SCNd64 "-%" SCNd64 ".%15s%n", from, until, fmt, &used) != 3)
+		return false;
+	return !n[used] && (!strcmp(fmt, "pprof") || !strcmp(fmt, "folded"));
+}
+
 static bool spool_name_ok(const char *n)
 {
 	int64_t from, until;
 	char fmt[16];
-	return sscanf(n, "%" SCNd64 "-%" SCNd64 ".%15s", &from, &until, fmt) == 3 &&
-	       (!strcmp(fmt, "pprof") || !strcmp(fmt, "folded"));
+	return spool_parse(n, &from, &until, fmt);
 }
+
+/* A spooled profile begins with its series: SERIES_MAGIC, the labels, a newline. */
+#define SERIES_MAGIC "\0BTSERIES "
+#define SERIES_MAGIC_LEN 10
+#define SERIES_MAX 8192
 
 /* The spool's profiles, oldest first (*out malloc'ed). Count or -errno. */
 static int spool_list(const char *dir, struct spooled **out, uint64_t *bytes)
@@ -161,18 +176,22 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	return p->quit || (p->draining && mono_s() >= p->drain_until) ? 1 : 0;
 }
 
-/* One POST /ingest; 0 when the server answered 2xx, else -EIO with the reason in why. */
-static int post(struct bt_push *p, const struct push_auth *au, CURL *h, const char *file, const void *buf,
-		size_t len, char *why, size_t wl)
+static void series_name(char *out, size_t len, const char *series);
+
+/* One POST /ingest of the profile buf of series; 0 when the server answered 2xx, else -EIO with
+ * the reason in why. */
+static int post(struct bt_push *p, const struct push_auth *au, CURL *h, const char *file, const char *series,
+		const void *buf, size_t len, char *why, size_t wl)
 {
 	int64_t from = 0, until = 0;
 	char fmt[16] = "";
-	sscanf(file, "%" SCNd64 "-%" SCNd64 ".%15s", &from, &until, fmt);
-	char url[BT_PUSH_STR + 1400];
+	spool_parse(file, &from, &until, fmt);
+	static char name[3 * SERIES_MAX + 1024], url[sizeof(name) + BT_PUSH_STR + 256];  /* the worker's */
+	series_name(name, sizeof(name), series);
 	const char *slash = p->url[0] && p->url[strlen(p->url) - 1] == '/' ? "" : "/";
 	snprintf(url, sizeof(url), "%s%singest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=%s"
 		 "&sampleRate=%u&spyName=ebpfspy%s",
-		 p->url, slash, p->name, from, until, fmt, p->rate,
+		 p->url, slash, name, from, until, fmt, p->rate,
 		 strcmp(fmt, "folded") ? "" : "&units=samples&aggregationType=sum");
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -329,9 +348,19 @@ static void *worker(void *arg)
 		}
 		pthread_mutex_unlock(&p->mu);
 		size_t len = 0;
-		void *buf = read_all(path, &len);
+		char *buf = read_all(path, &len), *body = buf;
+		const char *series = p->fallback;
+		if (buf && len > SERIES_MAGIC_LEN && !memcmp(buf, SERIES_MAGIC, SERIES_MAGIC_LEN)) {
+			char *nl = memchr(buf + SERIES_MAGIC_LEN, '\n', len - SERIES_MAGIC_LEN);
+			if (nl) {
+				*nl = '\0';
+				series = buf + SERIES_MAGIC_LEN;
+				len -= (size_t)(nl + 1 - buf);
+				body = nl + 1;
+			}
+		}
 		char why[160] = "";
-		int err = !h ? -ENOMEM : buf ? post(p, p->auth, h, file, buf, len, why, sizeof(why)) : -ENOENT;
+		int err = !h ? -ENOMEM : buf ? post(p, p->auth, h, file, series, body, len, why, sizeof(why)) : -ENOENT;
 		free(buf);
 		pthread_mutex_lock(&p->mu);
 		if (err == 0) {
@@ -354,14 +383,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static bool has_label(const struct bt_push_conf *c, const char *key)
-{
-	for (size_t i = 0; i < c->nlabels; i++)
-		if (!strcmp(c->labels[i].key, key))
-			return true;
-	return false;
-}
-
 /* The machine's name as a label value: bytes a label may not hold become '_'. */
 static void host_label(char *out, size_t len)
 {
@@ -374,30 +395,38 @@ static void host_label(char *out, size_t len)
 			*s = '_';
 }
 
-/* name{host=H,service_name=APP,k=v,...} with every byte outside [A-Za-z0-9._-] percent-encoded: the
- * series a server keeps apart, so only the machine, the application and the configured labels
- * (per-process labels are in the pprof samples). host and service_name give way to configured
- * labels of the same keys. */
-static void encode_name(char *out, size_t len, const struct bt_push_conf *c)
+/* The value of label key in series ("name=value,..."), into out: whether there is one. */
+static bool series_get(const char *series, const char *key, char *out, size_t len)
 {
-	char raw[1024], host[256];
+	size_t kl = strlen(key);
+	for (const char *s = series; *s;) {
+		const char *end = strchrnul(s, ',');
+		if ((size_t)(end - s) > kl && !strncmp(s, key, kl) && s[kl] == '=') {
+			snprintf(out, len, "%.*s", (int)(end - s - kl - 1), s + kl + 1);
+			return true;
+		}
+		s = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/* SERVICE.cpu{host=H,name=value,...} with every byte outside [A-Za-z0-9._-] percent-encoded:
+ * SERVICE the series' service_name in the letters Pyroscope allows in an application's name, host
+ * the machine unless the series names its own. */
+static void series_name(char *out, size_t len, const char *series)
+{
+	static char raw[SERIES_MAX + 1024];  /* the worker's */
+	char host[256], app[256];
+	if (!series_get(series, "service_name", app, sizeof(app)) || !app[0])
+		snprintf(app, sizeof(app), "unspecified");
+	for (char *c = app; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		      *c == '.' || *c == '_' || *c == '-' || *c == '/'))
+			*c = '_';
 	host_label(host, sizeof(host));
-	size_t w = (size_t)snprintf(raw, sizeof(raw), "%s.cpu{", c->app_name);
-	const char *sep = "";
-	if (!has_label(c, "host")) {
-		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "host=%s", host);
-		sep = ",";
-	}
-	if (!has_label(c, "service_name") && w < sizeof(raw)) {
-		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%sservice_name=%s", sep, c->app_name);
-		sep = ",";
-	}
-	for (size_t i = 0; i < c->nlabels && w < sizeof(raw); i++) {
-		w += (size_t)snprintf(raw + w, sizeof(raw) - w, "%s%s=%s", sep, c->labels[i].key, c->labels[i].value);
-		sep = ",";
-	}
-	if (w < sizeof(raw))
-		snprintf(raw + w, sizeof(raw) - w, "}");
+	bool own_host = series_get(series, "host", raw, sizeof(raw));
+	snprintf(raw, sizeof(raw), "%s.cpu{%s%s%s%.*s}", app, own_host ? "" : "host=", own_host ? "" : host,
+		 !own_host && *series ? "," : "", SERIES_MAX, series);
 	size_t o = 0;
 	for (const unsigned char *s = (const unsigned char *)raw; *s && o + 4 < len; s++) {
 		if ((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
@@ -407,6 +436,21 @@ static void encode_name(char *out, size_t len, const struct bt_push_conf *c)
 			o += (size_t)snprintf(out + o, len - o, "%%%02X", *s);
 	}
 	out[o] = '\0';
+}
+
+/* The series of a profile spooled without one (by an older version): the configured labels, and
+ * service_name the app name unless a label sets it. */
+static void fallback_series(char *out, size_t len, const struct bt_push_conf *c)
+{
+	size_t w = 0;
+	bool svc = false;
+	for (size_t i = 0; i < c->nlabels && w < len; i++) {
+		w += (size_t)snprintf(out + w, len - w, "%s%s=%s", w ? "," : "", c->labels[i].key, c->labels[i].value);
+		svc |= !strcmp(c->labels[i].key, "service_name");
+	}
+	if (!svc && w < len)
+		snprintf(out + w, len - w, "%sservice_name=%s", w ? "," : "",
+			 c->app_name && *c->app_name ? c->app_name : "unspecified");
 }
 
 /* A credential file's content without its final line end: a regular file (not followed through a
@@ -532,7 +576,7 @@ int bt_push_open(const struct bt_push_conf *c, struct bt_push **out, char *err, 
 	p->tls_verify = c->tls_verify;
 	snprintf(p->url, sizeof(p->url), "%s", c->url);
 	snprintf(p->spool, sizeof(p->spool), "%s", c->spool_dir);
-	encode_name(p->name, sizeof(p->name), c);
+	fallback_series(p->fallback, sizeof(p->fallback), c);
 	p->rate = c->freq_hz;
 	p->max_files = c->spool_max_files;
 	p->max_bytes = c->spool_max_bytes;
@@ -566,20 +610,26 @@ int bt_push_run(struct bt_push *p, char *err, size_t errlen)
 struct bufw {
 	const void *buf;
 	size_t len;
+	const char *series;
 };
 
 static int write_buf(void *ctx, FILE *f)
 {
 	const struct bufw *b = ctx;
+	if (b->series && (fwrite(SERIES_MAGIC, 1, SERIES_MAGIC_LEN, f) != SERIES_MAGIC_LEN ||
+			  fprintf(f, "%.*s\n", SERIES_MAX, b->series) < 0))
+		return -EIO;
 	return fwrite(b->buf, 1, b->len, f) == b->len ? 0 : -EIO;
 }
 
 int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,
-		    int64_t until_s)
+		    int64_t until_s, const char *series, unsigned seq)
 {
 	char path[BT_PUSH_STR + 128];
-	snprintf(path, sizeof(path), "%s/%020" PRId64 "-%020" PRId64 ".%s", p->spool, from_s, until_s, format);
-	struct bufw b = { buf, len };
+	snprintf(path, sizeof(path), "%s/%020" PRId64 "-%020" PRId64 "-%05u.%s", p->spool, from_s, until_s, seq, format);
+	if (series && strchr(series, '\n'))
+		return -EINVAL;
+	struct bufw b = { buf, len, series };
 	pthread_mutex_lock(&p->mu);
 	int err = bt_atomic_write(path, write_buf, &b);
 	spool_bound(p);

@@ -21,8 +21,9 @@ struct bt_push_label {
 /* What the worker needs to know; the strings are copied (or read) by bt_push_open. */
 struct bt_push_conf {
 	const char *url;                      /* the server: http(s)://HOST[:PORT][/PREFIX] */
-	const char *app_name;                 /* the series' name, and service_name unless a label sets it */
-	const struct bt_push_label *labels;   /* the series' labels (host and service_name give way) */
+	const char *app_name;                 /* service_name of a profile spooled without a series
+					       * (by an older version); "": "unspecified" */
+	const struct bt_push_label *labels;   /* the labels of such a profile */
 	size_t nlabels;
 	const char *basic_auth_file;          /* a file holding USER:PASSWORD; "" none */
 	const char *bearer_token_file;        /* a file holding the token; "" none */
@@ -59,10 +60,13 @@ int bt_push_run(struct bt_push *p, char *err, size_t errlen);
  * (SIGHUP: a rotated token). 0, or -errno with the file named in err (the old ones stay). */
 int bt_push_set_auth(struct bt_push *p, const struct bt_push_conf *c, char *err, size_t errlen);
 
-/* Spools one profile (format "pprof" or "folded", covering [from_s, until_s] in UNIX seconds) for
- * sending. 0 or -errno (the spool cannot be written). */
+/* Spools one profile (format "pprof" or "folded", covering [from_s, until_s] in UNIX seconds) of
+ * the series labelled series ("name=value,...", values without ',', '=' or braces; it is sent as
+ * SERVICE.cpu{host=HOST,name=value,...}, host unless the series has its own, SERVICE its
+ * service_name). seq tells apart the series of one window. 0 or -errno (the spool cannot be
+ * written). */
 int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,
-		    int64_t until_s);
+		    int64_t until_s, const char *series, unsigned seq);
 
 void bt_push_get_stats(struct bt_push *p, struct bt_push_stats *out);
 

@@ -18,6 +18,7 @@
 
 struct job {
 	unsigned seconds;
+	const char *query;
 	int state;                 /* 0 queued, 1 taken by the loop, 2 done, 3 failed */
 	void *buf;
 	size_t len;
@@ -110,9 +111,9 @@ static int read_head(int fd, char *buf, size_t cap, struct bt_http_req *req)
 }
 
 /* Queues a profile request of seconds and waits for the loop to complete it (or for the stop). */
-static void serve_profile(struct bt_serve *s, int fd, unsigned seconds)
+static void serve_profile(struct bt_serve *s, int fd, unsigned seconds, const char *query)
 {
-	struct job j = { .seconds = seconds };
+	struct job j = { .seconds = seconds, .query = query };
 	pthread_mutex_lock(&s->mu);
 	if (s->tail)
 		s->tail->next = &j;
@@ -199,8 +200,10 @@ static void handle(struct bt_serve *s, int fd)
 		unsigned secs = bt_http_query_seconds(r.query, 30, BT_SERVE_MAX_SECONDS);
 		if (!secs)
 			respond_text(fd, 400, "Bad Request", "seconds: expected 1..300\n");
+		else if (strlen(r.query) >= BT_SERVE_MAX_QUERY)
+			respond_text(fd, 414, "URI Too Long", "query too long\n");
 		else
-			serve_profile(s, fd, secs);
+			serve_profile(s, fd, secs, r.query);
 	} else {
 		respond_text(fd, 404, "Not Found", "not found: /debug/pprof/profile?seconds=N, "
 			     "/debug/pprof/latest, /metrics, /healthz\n");
@@ -391,9 +394,10 @@ void bt_serve_set_metrics(struct bt_serve *s, const char *text)
 	pthread_mutex_unlock(&s->mu);
 }
 
-unsigned bt_serve_next_job(struct bt_serve *s)
+unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len)
 {
 	unsigned secs = 0;
+	query[0] = '\0';
 	pthread_mutex_lock(&s->mu);
 	if (!s->taken && s->head) {
 		s->taken = s->head;
@@ -402,6 +406,7 @@ unsigned bt_serve_next_job(struct bt_serve *s)
 			s->tail = NULL;
 		s->taken->state = 1;
 		secs = s->taken->seconds;
+		snprintf(query, len, "%s", s->taken->query);
 	}
 	pthread_mutex_unlock(&s->mu);
 	return secs;

@@ -14,6 +14,7 @@
 #define BT_SERVE_MAX_CONN 4
 #define BT_SERVE_MAX_REQ 8192
 #define BT_SERVE_MAX_SECONDS 300
+#define BT_SERVE_MAX_QUERY 1024
 
 struct bt_serve;
 
@@ -41,8 +42,9 @@ void bt_serve_set_latest(struct bt_serve *s, const void *buf, size_t len);
 void bt_serve_set_metrics(struct bt_serve *s, const char *text);
 
 /* The loop's side of profile requests: the seconds of the oldest request not yet taken up (and
- * marks it taken), or 0 when there is none. */
-unsigned bt_serve_next_job(struct bt_serve *s);
+ * marks it taken), or 0 when there is none; its query string (what besides seconds= selects) into
+ * query. */
+unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len);
 
 /* Completes the request taken up last with this gzip pprof (copied), or with none (buf NULL: the
  * client gets 500). */

@@ -123,6 +123,12 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "listen", "1.2.3:80", "listen", -EINVAL },
 		{ "idle", "sometimes", "idle", -EINVAL },
 		{ "sample-labels", "all", "sample-labels", -EINVAL },
+		{ "label", "a-b=c", "names may hold only", -EINVAL },
+		{ "relabel", "action=explode", "relabel: unknown action 'explode'", -EINVAL },
+		{ "relabel", "regex=a*? target_label=x", "relabel: regex 'a*?'", -EINVAL },
+		{ "relabel", "action=replace", "relabel: replace needs a target_label", -EINVAL },
+		{ "target-env", "OTEL-NAME", "target-env: 'OTEL-NAME'", -EINVAL },
+		{ "max-series", "0", "max-series", -EINVAL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bt_agent_conf c;
@@ -199,6 +205,40 @@ static void agentconf__push_keys__read(void **state)
 	assert_int_equal(bt_serve_parse_addr("10.1.2.3:80", &a, &port), 0);
 	assert_int_equal(a, htonl(0x0a010203));
 	assert_int_equal(bt_serve_parse_addr(":-1", &a, &port), -EINVAL);
+}
+
+/* The targets' settings: rules in order (a '#' inside a quoted value is no comment), environment
+ * names, the series bound; defaults. */
+static void agentconf__targets_keys__read(void **state)
+{
+	char path[] = "/tmp/bt-agentconf-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_conf(path, "relabel = action=drop source_labels=__meta_process_comm regex=sh|bash  # shells\n"
+		   "relabel = source_labels=__meta_process_commandline regex=\".*#(\\w+)\" target_label=tag\n"
+		   "target-env = OTEL_SERVICE_NAME, DEPLOY_ENV\ntarget-env = OTEL_SERVICE_NAME\nmax-series = 7\n");
+	struct bt_agent_conf c;
+	char err[256] = "";
+	bt_agent_conf_defaults(&c);
+	assert_string_equal(c.app_name, "");
+	assert_int_equal(c.max_series, 100);
+	assert_int_equal(c.nrelabel, 0);
+	if (bt_agent_conf_load(&c, path, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(c.nrelabel, 2);
+	assert_string_equal(c.relabel[0], "action=drop source_labels=__meta_process_comm regex=sh|bash");
+	assert_string_equal(c.relabel[1], "source_labels=__meta_process_commandline regex=\".*#(\\w+)\" target_label=tag");
+	assert_int_equal(c.ntarget_env, 2);
+	assert_string_equal(c.target_env[1], "DEPLOY_ENV");
+	assert_int_equal(c.max_series, 7);
+	/* a bad rule is named with its line */
+	write_conf(path, "interval = 5\nrelabel = action=keep regex=(\n");
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, ":2: relabel: regex '('"))
+		fail_msg("'%s'", err);
+	unlink(path);
 }
 
 static void agentconf__bad_file__line_named(void **state)
@@ -303,6 +343,7 @@ int main(void)
 		cmocka_unit_test(agentconf__push_keys__read),
 		cmocka_unit_test(agentconf__documented_defaults__are_the_defaults),
 		cmocka_unit_test(agentconf__documented_ranges__are_the_ranges),
+		cmocka_unit_test(agentconf__targets_keys__read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

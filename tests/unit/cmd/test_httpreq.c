@@ -77,12 +77,36 @@ static void httpreq__seconds__range_and_default(void **state)
 	assert_int_equal(bt_http_query_seconds("seconds=99999999999999999999", 30, 300), 0);
 }
 
+/* Query parameters one by one, percent-decoded; what cannot be a label refused. */
+static void httpreq__query_params__decoded_in_turn(void **state)
+{
+	const char *q = "seconds=2&service_name=svc%2Dalpha&&env=a+b&flag&x=%41%42";
+	char n[32], v[32];
+	size_t pos = 0;
+	static const char *const want[][2] = { { "seconds", "2" }, { "service_name", "svc-alpha" }, { "env", "a b" },
+					       { "flag", "" }, { "x", "AB" } };
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(bt_http_query_next(q, &pos, n, sizeof(n), v, sizeof(v)), 1);
+		assert_string_equal(n, want[i][0]);
+		assert_string_equal(v, want[i][1]);
+	}
+	assert_int_equal(bt_http_query_next(q, &pos, n, sizeof(n), v, sizeof(v)), 0);
+	static const char *const bad[] = { "a=%4", "a=%zz", "a=%0a", "a=%00", "%=1", "a=0123456789012345678901234567890123" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pos = 0;
+		assert_int_equal(bt_http_query_next(bad[i], &pos, n, sizeof(n), v, sizeof(v)), -EINVAL);
+	}
+	pos = 0;
+	assert_int_equal(bt_http_query_next("", &pos, n, sizeof(n), v, sizeof(v)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(httpreq__good_heads__split),
 		cmocka_unit_test(httpreq__bad_heads__refused_or_waiting),
 		cmocka_unit_test(httpreq__seconds__range_and_default),
+		cmocka_unit_test(httpreq__query_params__decoded_in_turn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
