@@ -49,6 +49,22 @@ struct {
 	__type(value, __u8);
 } watched SEC(".maps");
 
+/* Processes not to sample (BT_CFG_SKIP), written by userspace; and when each last exec'd, so that a
+ * process that exec'd after the sample that decided its skipping is sampled again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct bt_skip);
+} skipped SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} exec_at SEC(".maps");
+
 /* Build-ids the iterator read, for the mmap tracepoint, which cannot fault pages in. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -92,6 +108,16 @@ static __always_inline bool is_watched(__u32 tgid)
 	if (cfg_flags & BT_CFG_ALL)
 		return true;
 	return bpf_map_lookup_elem(&watched, &tgid) != NULL;
+}
+
+/* A process userspace drops, still in the cgroup and the program it was dropped in. */
+static __always_inline bool skip_sample(__u32 tgid)
+{
+	struct bt_skip *s = bpf_map_lookup_elem(&skipped, &tgid);
+	if (!s || s->cgroup_id != bpf_get_current_cgroup_id())
+		return false;
+	__u64 *exec = bpf_map_lookup_elem(&exec_at, &tgid);
+	return !exec || *exec < s->since_ns;
 }
 
 static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 size)
@@ -221,6 +247,10 @@ int sample(struct bpf_perf_event_data *ctx)
 	/* The idle task is nobody's work, unless idle time is asked for (as perf's swapper). */
 	if (tid == 0 ? !((cfg_flags & BT_CFG_IDLE) && (cfg_flags & BT_CFG_ALL)) : !is_watched(tgid))
 		return 0;
+	if ((cfg_flags & BT_CFG_SKIP) && tid && skip_sample(tgid)) {
+		count(BT_CNT_SKIPPED);
+		return 0;
+	}
 	count(BT_CNT_SAMPLES);
 	__u64 now = bpf_ktime_get_ns();
 	if ((cfg_flags & BT_CFG_DWARF) && tid)
@@ -295,6 +325,10 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (cfg_flags & BT_CFG_SKIP) {
+		__u64 now = bpf_ktime_get_ns();
+		bpf_map_update_elem(&exec_at, &tgid, &now, BPF_ANY);
+	}
 	if (!is_watched(tgid))
 		return 0;
 	if (cfg_flags & BT_CFG_PYTHON)
@@ -358,6 +392,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	if (cfg_flags & BT_CFG_SKIP) {  /* the pid may come back as another process */
+		bpf_map_delete_elem(&skipped, &tgid);
+		bpf_map_delete_elem(&exec_at, &tgid);
+	}
 	if (!is_watched(tgid))
 		return 0;
 	if (!(cfg_flags & BT_CFG_ALL))

@@ -259,15 +259,26 @@ _Static_assert(sizeof(struct bt_rec_pystack) == 32 + 24 * BT_PY_MAX_FRAMES, "bt_
 #define BT_CFG_DWARF 0x10       /* copy user registers and stack for unwinding in userspace */
 #define BT_CFG_IDLE 0x20        /* sample the idle tasks too (pid 0, comm swapper/N), with BT_CFG_ALL */
 #define BT_CFG_PYTHON 0x100     /* walk the Python frames of the processes in py_procs */
+#define BT_CFG_SKIP 0x200       /* no samples of the processes in skipped (see struct bt_skip) */
 
 /* Index of the per-CPU counters map (bt_counters) besides the per-type drop counts. */
 enum bt_counter {
 	BT_CNT_DROP_BASE = 0,              /* + enum bt_rec_type: ring buffer reservation failed */
 	BT_CNT_SAMPLES = BT_REC_TYPE_MAX,  /* samples taken for watched processes */
 	BT_CNT_BID_FAULT,                  /* build-id reads that failed in the iterator */
+	BT_CNT_SKIPPED,                    /* samples not taken: their process is in skipped */
 	BT_CNT_MAX,
 };
 
+
+/* A process userspace takes no samples of (the agent's rules drop it): the sampler skips it while
+ * it runs in this cgroup and has not exec'd since the sample that decided it (at since_ns, the
+ * clock of bpf_ktime_get_ns; exec_at holds each process's last exec). */
+struct bt_skip {
+	__u64 cgroup_id;
+	__u64 since_ns;
+};
+_Static_assert(sizeof(struct bt_skip) == 16, "bt_skip size");
 
 /* ---- user stacks walked in BPF from compiled unwind tables (--call-graph dwarf-bpf) -------- */
 

@@ -716,9 +716,16 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 	size_t nlines = 0;
 	for (size_t i = 0; i < p->nlocs; i++)
 		nlines += p->locs[i].nlines ? p->locs[i].nlines : 1;
+	/* and the labels of each sample's series, one per name=value */
+	size_t series_labels = 0;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const char *t = p->stacks[i].series_id != BT_NAME_UNSET ? bt_strtab_get(&p->names, p->stacks[i].series_id) : "";
+		for (series_labels += *t != '\0'; *t; t++)
+			series_labels += *t == ',';
+	}
 	struct pb_sizes sz = { .maps = p->nlocs + 2, .locs = p->nlocs, .funcs = nlines, .samples = p->nstacks,
 			      .loc_ids = p->nframes, .values = 2 * p->nstacks,
-			      .labels = (p->labels ? 8 : 3) * p->nstacks };
+			      .labels = (p->labels ? 8 : 3) * p->nstacks + series_labels };
 	int err = build_init(&b, &sz);
 	if (err)
 		return err;

@@ -246,6 +246,30 @@ static void pprof__samples__values_period_and_labels(void **state)
 	os_teardown(x);
 }
 
+/* A profile of series: each sample carries its series' labels besides its own, as pprof-format
+ * reads them. */
+static void pprof__series__labels_on_every_sample(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	struct bt_profile *p = &x->s.prof;
+	int64_t a = bt_strtab_add(&p->names, "env=ci,service_name=alpha"), b = bt_strtab_add(&p->names, "service_name=beta");
+	assert_true(a >= 0 && b >= 0);
+	for (size_t i = 0; i < p->nstacks; i++)
+		p->stacks[i].series_id = (uint32_t)(i % 2 ? b : a);
+	write_session(x, OS_TMP "/series.pb.gz", PERIOD);
+	dump(OS_TMP "/series.pb.gz");
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "cat " OS_TMP "/series.pb.gz.dump | awk -F'\\t' '$1 == \"sample\" "
+			     "{ if ($3 ~ /(^|,)env=ci(,|$)/ && $3 ~ /(^|,)service_name=alpha(,|$)/) na++; "
+			     "else if ($3 ~ /(^|,)service_name=beta(,|$)/ && $3 !~ /env=/) nb++; else bad++ } "
+			     "END { printf \"%%d %%d %%d\", na, nb, bad }'");
+	assert_int_equal(rc, 0);
+	char want[64];
+	snprintf(want, sizeof(want), "%zu %zu 0", (p->nstacks + 1) / 2, p->nstacks / 2);
+	assert_string_equal(out, want);
+	os_teardown(x);
+}
+
 static void pprof__unknown_period__samples_only(void **state)
 {
 	struct os_fixture *x = os_setup(false);
@@ -656,6 +680,7 @@ int main(void)
 		cmocka_unit_test(pprof__locations__offsets_and_names_match_nm),
 		cmocka_unit_test(pprof__jit_frames__own_mapping_and_real_addresses),
 		cmocka_unit_test(pprof__samples__values_period_and_labels),
+		cmocka_unit_test(pprof__series__labels_on_every_sample),
 		cmocka_unit_test(pprof__unknown_period__samples_only),
 		cmocka_unit_test(pprof__session__round_trips_to_the_same_folded),
 		cmocka_unit_test(pprof__folded_input__round_trips),
