@@ -6,7 +6,7 @@ of a forbidden comm anywhere, at most a number of series per window, and (with -
 the agent kept acknowledged in exactly one series. Prints what it found; exits 1 with a reason at the
 first thing that is wrong.
 
-Usage: check_series.py RECV_DIR [--expect SERVICE=PID,PID...:FORBIDDEN,...]... [--forbid-comm C,C...]
+Usage: check_series.py RECV_DIR|--profile FILE [--expect SERVICE=PID,PID...:FORBIDDEN,...]... [--forbid-comm C,C...]
                        [--max-series N] [--want-other] [--status FILE]
   --expect   a series whose service_name is SERVICE must exist; its samples all carry one of those
              pids and its profile none of the FORBIDDEN strings (another workload's functions or files)
@@ -14,7 +14,9 @@ Usage: check_series.py RECV_DIR [--expect SERVICE=PID,PID...:FORBIDDEN,...]... [
   --max-series   no window has more than N series (besides service_name=other)
   --want-other   some window has the service_name=other series
   --status       status.json: the samples acknowledged are those the agent took less those its rules
-                 dropped"""
+                 dropped
+  --profile FILE one gzip pprof (a pull request's answer) instead of what the server received: the
+                 same checks of its samples (their series from their service_name label)"""
 import gzip
 import json
 import os
@@ -44,9 +46,39 @@ def series_of(name):
     return app, labels
 
 
+def bodies(recv, profile):
+    """(request name, labels, window, body) of every acknowledged request, or of the one profile."""
+    if profile:
+        data = open(profile, "rb").read()
+        svcs = set(d.get("service_name") for d in sample_labels(data))
+        if len(svcs) != 1:
+            die("%s: samples of services %s, not one" % (profile, svcs))
+        return [(profile, {"service_name": svcs.pop()}, ("0", "0"), data)]
+    out = []
+    for name in sorted(os.listdir(recv)):
+        if not name.endswith(".meta"):
+            continue
+        meta = open(os.path.join(recv, name)).read().split("\n")
+        if meta[6] != "200":
+            continue
+        body = open(os.path.join(recv, name[:-5] + ".body"), "rb").read()
+        q = dict(urllib.parse.parse_qsl(meta[2]))
+        app, labels = series_of(q["name"])
+        svc = labels.get("service_name")
+        if not svc or app != re.sub(r"[^A-Za-z0-9._/-]", "_", svc) + ".cpu":
+            die("%s: name %s: application and service_name differ" % (name, q["name"]))
+        out.append((name, labels, (q["from"], q["until"]), body))
+    return out
+
+
 def main():
-    recv = sys.argv[1]
-    opts = sys.argv[2:]
+    recv, profile = None, None
+    opts = sys.argv[1:]
+    if opts[0] == "--profile":
+        opts.pop(0)
+        profile = opts.pop(0)
+    else:
+        recv = opts.pop(0)
     expect, forbid, max_series, want_other, status = [], set(), None, False, None
     while opts:
         o = opts.pop(0)
@@ -65,19 +97,8 @@ def main():
         else:
             die("unknown option " + o)
     windows, seen, total = {}, {}, 0
-    for name in sorted(os.listdir(recv)):
-        if not name.endswith(".meta"):
-            continue
-        meta = open(os.path.join(recv, name)).read().split("\n")
-        if meta[6] != "200":
-            continue
-        body = open(os.path.join(recv, name[:-5] + ".body"), "rb").read()
-        q = dict(urllib.parse.parse_qsl(meta[2]))
-        app, labels = series_of(q["name"])
-        svc = labels.get("service_name")
-        if not svc or app != re.sub(r"[^A-Za-z0-9._/-]", "_", svc) + ".cpu":
-            die("%s: name %s: application and service_name differ" % (name, q["name"]))
-        key = (q["from"], q["until"])
+    for name, labels, key, body in bodies(recv, profile):
+        svc = labels["service_name"]
         if svc in windows.setdefault(key, set()):
             die("%s: service %s twice in window %s" % (name, svc, key))
         windows[key].add(svc)

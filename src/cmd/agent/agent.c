@@ -205,7 +205,7 @@ static int write_status(void *ctx, FILE *f)
 	json_str(f, a->last_error);
 	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
 	const struct bt_targets_stats *ts = &a->series.targets.st;
-	fprintf(f, ",\n  \"targets\": {\"processes\": %llu, \"dropped\": %llu, \"from_sample\": %llu, "
+	fprintf(f, ",\n  \"targets\": {\"processes_named\": %llu, \"processes_dropped\": %llu, \"named_from_sample\": %llu, "
 		"\"samples_dropped\": %llu, \"samples_skipped\": %llu, \"skip_full\": %llu},\n"
 		"  \"series\": {\"last_interval\": %zu, \"max\": %u, \"folded\": %llu, \"folded_samples\": %llu}",
 		(unsigned long long)ts->targets, (unsigned long long)ts->dropped, (unsigned long long)ts->from_sample,

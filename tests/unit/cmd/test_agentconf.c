@@ -241,6 +241,24 @@ static void agentconf__targets_keys__read(void **state)
 	unlink(path);
 }
 
+/* The example config file reads as it is, and with its commented rules and settings turned on. */
+static void agentconf__example_file__reads(void **state)
+{
+	struct bt_agent_conf c;
+	char err[256] = "";
+	bt_agent_conf_defaults(&c);
+	if (bt_agent_conf_load(&c, "tools/agent.conf.example", err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(bt_test_run(NULL, 0, "sed 's/^#\\(relabel\\|target-env\\|app-name\\|label\\) =/\\1 =/' "
+				     "tools/agent.conf.example > build/tests/agent.conf.on"), 0);
+	bt_agent_conf_defaults(&c);
+	if (bt_agent_conf_load(&c, "build/tests/agent.conf.on", err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(c.nrelabel >= 6);
+	assert_int_equal(c.ntarget_env, 1);
+	assert_string_equal(c.app_name, "web");
+}
+
 static void agentconf__bad_file__line_named(void **state)
 {
 	char path[] = "/tmp/bt-agentconf-XXXXXX";
@@ -344,6 +362,7 @@ int main(void)
 		cmocka_unit_test(agentconf__documented_defaults__are_the_defaults),
 		cmocka_unit_test(agentconf__documented_ranges__are_the_ranges),
 		cmocka_unit_test(agentconf__targets_keys__read),
+		cmocka_unit_test(agentconf__example_file__reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,334 @@
+/* test_agent_targets.c - `buildtrace agent` naming processes with relabel rules, against the
+ * Pyroscope stand-in (tests/tools/ingest_server.py, checked by tests/tools/check_series.py): two
+ * workloads in two cgroups named like systemd units arrive as two series with their own
+ * service_name and their own stacks only, shells dropped everywhere (and skipped by the sampler);
+ * the pull endpoint's profile selected by label; a fork bomb of 5,000 distinct commands kept to
+ * max-series series an interval, the rest folded into service_name=other and counted; and
+ * `agent targets` listing every process as /proc says it is (tests/tools/check_targets.py),
+ * environment variables read only from processes whose owner could read them. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TMP "build/tests/tmp-agent-targets"
+#define SPIN "build/tests/session/spin"
+
+static pid_t started[32];
+static int nstarted;
+static char mnt[512], cg[600];  /* the cgroup2 mount, and the test's slice under it */
+
+static pid_t spawn(const char *cmd)
+{
+	pid_t pid = bt_test_spawn_group(cmd);
+	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
+		started[nstarted++] = pid;
+	return pid;
+}
+
+/* Ends what the test started and did not wait for itself, and removes its cgroups. */
+static int end_started(void **state)
+{
+	for (int i = 0; i < nstarted; i++)
+		if (waitpid(started[i], NULL, WNOHANG) == 0) {
+			kill(-started[i], SIGKILL);
+			waitpid(started[i], NULL, 0);
+		}
+	nstarted = 0;
+	if (cg[0])
+		bt_test_run(NULL, 0, "for d in %s/*/; do for p in $(cat $d/cgroup.procs 2>/dev/null); do "
+			    "kill -9 $p; done; done; sleep 0.2; rmdir %s/*/ %s 2>/dev/null", cg, cg, cg);
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int wait_for(pid_t pid, double secs)
+{
+	double end = now_s() + secs;
+	int st;
+	while (now_s() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+static long long status_field(const char *status, const char *key)
+{
+	if (access(status, R_OK) != 0)
+		return -1;
+	size_t len;
+	char *s = bt_test_read_file(status, &len);
+	char k[96];
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	const char *at = strstr(s, k);
+	long long v = at ? strtoll(at + strlen(k), NULL, 10) : -1;
+	free(s);
+	return v;
+}
+
+static void wait_field(const char *status, const char *key, long long min, double secs)
+{
+	double end = now_s() + secs;
+	while (status_field(status, key) < min && now_s() < end)
+		usleep(100000);
+	if (status_field(status, key) < min)
+		fail_msg("%s stayed below %lld in %s", key, min, status);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static pid_t start_receiver(int port, const char *dir)
+{
+	char cmd[1024], out[64];
+	snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 tests/tools/ingest_server.py %d %s", port, dir);
+	pid_t pid = spawn(cmd);
+	for (int i = 0; i < 200; i++) {
+		bt_test_run(out, sizeof(out), "curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/ready", port);
+		if (!strcmp(out, "200"))
+			return pid;
+		usleep(50000);
+	}
+	fail_msg("the receiver did not answer on port %d", port);
+	return -1;
+}
+
+static pid_t start_agent(const char *name, const char *conf, const char *opts)
+{
+	char cwd[512], cmd[2048];
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir %s/" TMP "/%s --config %s "
+		 "--format pprof --max-files 100000 %s 2> " TMP "/%s.err", cwd, name, conf, opts, name);
+	return spawn(cmd);
+}
+
+static void show_err(const char *name)
+{
+	char out[8192];
+	bt_test_run(out, sizeof(out), "tail -n 20 " TMP "/%s.err", name);
+	print_message("agent %s:\n%s", name, out);
+}
+
+static int setup(void **state)
+{
+	char out[4096];
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	if (out[0])
+		print_message("setup: %s", out);
+	return rc == 0 ? 0 : -1;
+}
+
+/* The test's slice in the cgroup2 hierarchy, with a cgroup of each name: NAME.service as systemd
+ * names a service's (systemd is not PID 1 here: the cgroups are made by hand, as it would make
+ * them), or any other. */
+static void make_cgroups(const char *const *names, size_t n)
+{
+	assert_int_equal(bt_test_run(mnt, sizeof(mnt), "awk '$9 == \"cgroup2\" { print $5; exit }' "
+				     "/proc/self/mountinfo | tr -d '\\n'"), 0);
+	assert_true(mnt[0] == '/');
+	snprintf(cg, sizeof(cg), "%s/bt-targets-%d.slice", mnt, (int)getpid());
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/%s", cg, names[i]), 0);
+}
+
+/* cmd run inside cgroup name from its first instruction on: a shell that moves itself there, then
+ * exec's cmd (its pid is the program's). */
+static pid_t spawn_in(const char *name, const char *cmd)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "echo $$ > %s/%s/cgroup.procs && exec %s", cg, name, cmd);
+	return spawn(buf);
+}
+
+static void run_check(const char *script, const char *args)
+{
+	static char out[65536];
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/%s %s 2>&1", script, args);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+}
+
+/* A service per systemd unit, shells dropped: spin in alpha.service and python in beta.service,
+ * each started through a shell that exec's it, and a busy sh and a busy bash loop in each. The
+ * server gets one series per service and window: alpha's samples are spin's only and hold nothing
+ * of python, beta's the reverse; no sample anywhere is a shell's, every sample the agent kept was
+ * acknowledged, and the shells were skipped in the kernel once dropped. A pull request for
+ * service_name=alpha answers alpha's samples only, labelled with its series. */
+static void targets__two_cgroups__two_series_no_shells(void **state)
+{
+	bt_test_require_priv();
+	static const char *const names[] = { "alpha.service", "beta.service" };
+	make_cgroups(names, 2);
+	int port = bt_test_free_port(), lport = bt_test_free_port();
+	write_text(TMP "/a.conf", "interval = 2\n"
+		   "relabel = action=drop source_labels=__meta_process_comm regex=sh|bash\n"
+		   "relabel = action=replace source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
+	pid_t srv = start_receiver(port, TMP "/recv-a");
+	char opts[512];
+	snprintf(opts, sizeof(opts), "-F 199 --push http://127.0.0.1:%d --listen 127.0.0.1:%d", port, lport);
+	pid_t ag = start_agent("a", TMP "/a.conf", opts);
+	wait_field(TMP "/a/status.json", "intervals", 1, 90);
+	pid_t spin = spawn_in("alpha.service", SPIN " 0 60");
+	pid_t py = spawn_in("beta.service", "/usr/bin/python3 -c 'while True: pass'");
+	spawn_in("alpha.service", "sh -c 'while :; do :; done'");
+	spawn_in("beta.service", "bash -c 'while :; do :; done'");
+	long long first = status_field(TMP "/a/status.json", "intervals");
+	wait_field(TMP "/a/status.json", "intervals", first + 4, 90);
+	/* the pull endpoint: two seconds of alpha only */
+	char out[4096];
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o " TMP "/alpha.pb.gz -w '%%{http_code}' "
+				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2&service_name=alpha'", lport), 0);
+	assert_string_equal(out, "200");
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o /dev/null -w '%%{http_code}' "
+				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=1&bad-name=x'", lport), 0);
+	assert_string_equal(out, "500");
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 60);
+	show_err("a");
+	assert_int_equal(rc, 0);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	char args[1024];
+	snprintf(args, sizeof(args), TMP "/recv-a --expect alpha=%d:python,libpython --expect beta=%d:spin,burn "
+		 "--forbid-comm sh,bash --status " TMP "/a/status.json", (int)spin, (int)py);
+	run_check("check_series.py", args);
+	snprintf(args, sizeof(args), "--profile " TMP "/alpha.pb.gz --expect alpha=%d:python --forbid-comm sh,bash",
+		 (int)spin);
+	run_check("check_series.py", args);
+	bt_test_run(out, sizeof(out), "cat " TMP "/a/status.json");
+	print_message("%s", out);
+	/* both shells dropped by the rule, then no more sampled at all */
+	assert_true(status_field(TMP "/a/status.json", "processes_dropped") >= 2);
+	assert_true(status_field(TMP "/a/status.json", "samples_skipped") > 0);
+}
+
+/* 5,000 distinct commands (links to spin named c0000 ... c4999, each burning 3 ms), each its own
+ * service by the rules, against max-series = 20: no window holds more than 20 series besides
+ * other, the rest are folded into service_name=other and counted, and still every sample kept
+ * reaches the server once. */
+static void targets__fork_bomb__series_capped(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	char spin[PATH_MAX], out[4096];
+	assert_non_null(realpath(SPIN, spin));
+	assert_int_equal(bt_test_run(out, sizeof(out), "mkdir -p " TMP "/bomb && cd " TMP "/bomb && for i in "
+				     "$(seq -w 0 4999); do ln -sf %s c$i; done && ls | wc -l", spin), 0);
+	assert_int_equal(atoi(out), 5000);
+	write_text(TMP "/b.conf", "interval = 2\nmax-series = 20\n"
+		   "relabel = source_labels=__meta_process_comm regex=(c[0-9]+) target_label=service_name\n");
+	pid_t srv = start_receiver(port, TMP "/recv-b");
+	char opts[256];
+	snprintf(opts, sizeof(opts), "-F 999 --push http://127.0.0.1:%d", port);
+	pid_t ag = start_agent("b", TMP "/b.conf", opts);
+	wait_field(TMP "/b/status.json", "intervals", 1, 90);
+	/* at most 8 at a time */
+	pid_t bomb = spawn("cd " TMP "/bomb && exec /usr/bin/python3 -c '\n"
+			   "import subprocess\n"
+			   "run = []\n"
+			   "for i in range(5000):\n"
+			   "    run.append(subprocess.Popen([\"./c%04d\" % i, \"0\", \"0.003\"], stdout=subprocess.DEVNULL))\n"
+			   "    if len(run) >= 8:\n"
+			   "        run.pop(0).wait()\n"
+			   "for p in run:\n"
+			   "    p.wait()\n'");
+	assert_int_equal(wait_for(bomb, 600), 0);
+	long long n = status_field(TMP "/b/status.json", "intervals");
+	wait_field(TMP "/b/status.json", "intervals", n + 1, 60);
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 60);
+	show_err("b");
+	assert_int_equal(rc, 0);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	run_check("check_series.py", TMP "/recv-b --max-series 20 --want-other --status " TMP "/b/status.json");
+	bt_test_run(out, sizeof(out), "cat " TMP "/b/status.json");
+	print_message("%s", out);
+	assert_true(status_field(TMP "/b/status.json", "folded") > 0);
+	assert_true(status_field(TMP "/b/status.json", "folded_samples") > 0);
+	/* the commands were named one by one */
+	assert_true(status_field(TMP "/b/status.json", "processes_named") >= 100);
+}
+
+/* `agent targets` against /proc for every process; and for processes of ours, the labels the rules
+ * give: a service per unit, a shell dropped by rule 1, OTEL_SERVICE_NAME read from another user's
+ * dumpable process and not from one that made itself undumpable. */
+static void targets__listing__matches_proc(void **state)
+{
+	bt_test_require_priv();
+	/* "plain" names no unit: whatever cgroup the test runs in, its processes there have none */
+	static const char *const names[] = { "alpha.service", "plain" };
+	make_cgroups(names, 2);
+	pid_t spin = spawn_in("alpha.service", SPIN " 0 60");
+	pid_t sh = spawn_in("plain", "sh -c 'while :; do sleep 1; done'");
+	pid_t otel = spawn_in("plain", "setpriv --reuid=nobody --regid=nogroup --clear-groups env "
+			      "OTEL_SERVICE_NAME=checkout sleep 60");
+	pid_t secret = spawn_in("plain", "setpriv --reuid=nobody --regid=nogroup --clear-groups env "
+				"OTEL_SERVICE_NAME=hidden /usr/bin/python3 -c 'import ctypes, time; "
+				"ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(60)'");
+	write_text(TMP "/c.conf", "target-env = OTEL_SERVICE_NAME\nlabel = env=ci\n"
+		   "relabel = action=drop source_labels=__meta_process_comm regex=sh\n"
+		   "relabel = source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n"
+		   "relabel = source_labels=__meta_process_env_OTEL_SERVICE_NAME regex=(.+) target_label=service_name\n");
+	/* the processes are what they will be (exec'd, undumpable) */
+	char out[256];
+	for (int i = 0; i < 200; i++) {
+		bt_test_run(out, sizeof(out), "cat /proc/%d/comm /proc/%d/comm /proc/%d/comm 2>/dev/null | tr '\\n' ' '",
+			    (int)spin, (int)otel, (int)secret);
+		if (!strcmp(out, "spin sleep python3 ") &&
+		    bt_test_run(NULL, 0, "[ $(stat -c %%u /proc/%d/environ) = 0 ]", (int)secret) == 0)
+			break;
+		usleep(50000);
+	}
+	char args[2048];
+	snprintf(args, sizeof(args), "./buildtrace --config " TMP "/c.conf "
+		 "--expect '%d={\"env\": \"ci\", \"service_name\": \"alpha\"}' --expect %d=1 "
+		 "--expect '%d={\"env\": \"ci\", \"service_name\": \"checkout\"}' "
+		 "--expect '%d={\"env\": \"ci\", \"service_name\": \"unspecified\"}'",
+		 (int)spin, (int)sh, (int)otel, (int)secret);
+	run_check("check_targets.py", args);
+	/* without --config: every process, the default labels */
+	run_check("check_targets.py", "./buildtrace");
+	/* the text form escapes what the processes chose */
+	pid_t odd = spawn("exec /usr/bin/python3 -c 'import time, sys; time.sleep(60)' 'x\"y\\z' \"$(printf 'a\\033b')\"");
+	usleep(300000);
+	static char listing[1 << 20];
+	assert_int_equal(bt_test_run(listing, sizeof(listing), "./buildtrace agent targets"), 0);
+	char want[256];
+	snprintf(want, sizeof(want), "__meta_process_pid=\"%d\"", (int)odd);
+	assert_non_null(strstr(listing, want));
+	assert_non_null(strstr(listing, "x\\\"y\\\\z a\\x1bb\""));
+	assert_null(strchr(listing, '\033'));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(targets__two_cgroups__two_series_no_shells, end_started),
+		cmocka_unit_test_teardown(targets__fork_bomb__series_capped, end_started),
+		cmocka_unit_test_teardown(targets__listing__matches_proc, end_started),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
