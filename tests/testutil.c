@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 int bt_test_run(char *out, size_t len, const char *fmt, ...)
 {
@@ -255,4 +256,56 @@ const char *bt_test_pyenv(unsigned minor, char *buf, size_t len)
 	char py[1024];
 	snprintf(py, sizeof(py), "%s/bin/python3.%u", buf, minor);
 	return access(py, X_OK) == 0 ? buf : NULL;
+}
+
+void bt_test_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	if (!f)
+		fail_msg("cannot write %s", path);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int bt_test_wait_exit(pid_t pid, double secs)
+{
+	double end = mono_s() + secs;
+	int st;
+	while (mono_s() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+long long bt_test_json_number(const char *path, const char *key)
+{
+	if (access(path, R_OK) != 0)
+		return -1;
+	size_t len;
+	char *s = bt_test_read_file(path, &len), k[128];
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	const char *at = strstr(s, k);
+	long long v = at ? strtoll(at + strlen(k), NULL, 10) : -1;
+	free(s);
+	return v;
+}
+
+void bt_test_wait_json_number(const char *path, const char *key, long long min, double secs)
+{
+	double end = mono_s() + secs;
+	while (bt_test_json_number(path, key) < min && mono_s() < end)
+		usleep(100000);
+	if (bt_test_json_number(path, key) < min)
+		fail_msg("%s stayed below %lld in %s", key, min, path);
 }

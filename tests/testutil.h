@@ -77,4 +77,17 @@ const char *bt_test_pyenv(unsigned minor, char *buf, size_t len);
 /* The whole file, malloc'ed (NUL-terminated beyond *len); fails the test when unreadable. */
 void *bt_test_read_file(const char *path, size_t *len);
 
+/* Writes text into path (created or emptied); fails the test when it cannot. */
+void bt_test_write_text(const char *path, const char *text);
+
+/* The exit status of child pid (128 + N when signal N ended it), waiting up to secs; -1 when it did
+ * not end by then (it is then killed and reaped). */
+int bt_test_wait_exit(pid_t pid, double secs);
+
+/* The first number written "key": N in the file at path (the agent's status.json), or -1 when
+ * there is no such file or key. */
+long long bt_test_json_number(const char *path, const char *key);
+/* Waits until that number reaches min, at most secs; fails the test when it does not. */
+void bt_test_wait_json_number(const char *path, const char *key, long long min, double secs);
+
 #endif

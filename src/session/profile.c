@@ -152,6 +152,16 @@ static int id_set(struct bt_htab *h, uint64_t id, bool add)
 	return add && bt_htab_insert(h, hash, id) ? -ENOMEM : 0;
 }
 
+/* id (in names) becomes a series of p. 0 or -ENOMEM. */
+static int series_add(struct bt_profile *p, uint32_t id)
+{
+	if (bt_grow((void **)&p->series, &p->series_cap, p->nseries + 1, sizeof(*p->series), 16) ||
+	    id_set(&p->series_index, id, true) < 0)
+		return -ENOMEM;
+	p->series[p->nseries++] = id;
+	return 0;
+}
+
 int64_t bt_profile_series(struct bt_profile *p, const char *text, const char *other)
 {
 	int64_t id = bt_strtab_add(&p->names, text);
@@ -171,11 +181,7 @@ int64_t bt_profile_series(struct bt_profile *p, const char *text, const char *ot
 		if ((known = id_set(&p->series_index, (uint64_t)id, false)))
 			return known < 0 ? known : id;
 	}
-	if (bt_grow((void **)&p->series, &p->series_cap, p->nseries + 1, sizeof(*p->series), 16) ||
-	    id_set(&p->series_index, (uint64_t)id, true) < 0)
-		return -ENOMEM;
-	p->series[p->nseries++] = (uint32_t)id;
-	return id;
+	return series_add(p, (uint32_t)id) ? -ENOMEM : id;
 }
 
 /* A string of p's names (BT_NAME_UNSET stays so) interned in dst's. */
@@ -235,12 +241,9 @@ static int copy_stack(struct bt_profile *dst, const struct bt_profile *p, const 
 		return -ENOMEM;
 	struct bt_sample_key key = { .comm_id = (uint32_t)comm, .pid = st->pid, .tid = st->tid,
 				     .exe_file = st->exe_file, .cgroup_id = (uint32_t)cg, .series_id = (uint32_t)series };
-	if (series != BT_NAME_UNSET && id_set(&dst->series_index, (uint64_t)series, false) == 0) {
-		if (bt_grow((void **)&dst->series, &dst->series_cap, dst->nseries + 1, sizeof(*dst->series), 16) ||
-		    id_set(&dst->series_index, (uint64_t)series, true) < 0)
-			return -ENOMEM;
-		dst->series[dst->nseries++] = (uint32_t)series;
-	}
+	if (series != BT_NAME_UNSET && id_set(&dst->series_index, (uint64_t)series, false) == 0 &&
+	    series_add(dst, (uint32_t)series))
+		return -ENOMEM;
 	return bt_profile_add_key(dst, &key, ids, st->nframes, st->count);
 }
 

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TMP "build/tests/tmp-agent-targets"
@@ -46,58 +45,6 @@ static int end_started(void **state)
 		bt_test_run(NULL, 0, "for d in %s/*/; do for p in $(cat $d/cgroup.procs 2>/dev/null); do "
 			    "kill -9 $p; done; done; sleep 0.2; rmdir %s/*/ %s 2>/dev/null", cg, cg, cg);
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int wait_for(pid_t pid, double secs)
-{
-	double end = now_s() + secs;
-	int st;
-	while (now_s() < end) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(20000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
-static long long status_field(const char *status, const char *key)
-{
-	if (access(status, R_OK) != 0)
-		return -1;
-	size_t len;
-	char *s = bt_test_read_file(status, &len);
-	char k[96];
-	snprintf(k, sizeof(k), "\"%s\": ", key);
-	const char *at = strstr(s, k);
-	long long v = at ? strtoll(at + strlen(k), NULL, 10) : -1;
-	free(s);
-	return v;
-}
-
-static void wait_field(const char *status, const char *key, long long min, double secs)
-{
-	double end = now_s() + secs;
-	while (status_field(status, key) < min && now_s() < end)
-		usleep(100000);
-	if (status_field(status, key) < min)
-		fail_msg("%s stayed below %lld in %s", key, min, status);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 static pid_t start_receiver(int port, const char *dir)
@@ -182,20 +129,20 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 	static const char *const names[] = { "alpha.service", "beta.service" };
 	make_cgroups(names, 2);
 	int port = bt_test_free_port(), lport = bt_test_free_port();
-	write_text(TMP "/a.conf", "interval = 2\n"
+	bt_test_write_text(TMP "/a.conf", "interval = 2\n"
 		   "relabel = action=drop source_labels=__meta_process_comm regex=sh|bash\n"
 		   "relabel = action=replace source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a");
 	char opts[512];
 	snprintf(opts, sizeof(opts), "-F 199 --push http://127.0.0.1:%d --listen 127.0.0.1:%d", port, lport);
 	pid_t ag = start_agent("a", TMP "/a.conf", opts);
-	wait_field(TMP "/a/status.json", "intervals", 1, 90);
+	bt_test_wait_json_number(TMP "/a/status.json", "intervals", 1, 90);
 	pid_t spin = spawn_in("alpha.service", SPIN " 0 60");
 	pid_t py = spawn_in("beta.service", "/usr/bin/python3 -c 'while True: pass'");
 	spawn_in("alpha.service", "sh -c 'while :; do :; done'");
 	spawn_in("beta.service", "bash -c 'while :; do :; done'");
-	long long first = status_field(TMP "/a/status.json", "intervals");
-	wait_field(TMP "/a/status.json", "intervals", first + 4, 90);
+	long long first = bt_test_json_number(TMP "/a/status.json", "intervals");
+	bt_test_wait_json_number(TMP "/a/status.json", "intervals", first + 4, 90);
 	/* the pull endpoint: two seconds of alpha only */
 	char out[4096];
 	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o " TMP "/alpha.pb.gz -w '%%{http_code}' "
@@ -205,7 +152,7 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=1&bad-name=x'", lport), 0);
 	assert_string_equal(out, "500");
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 60);
+	int rc = bt_test_wait_exit(ag, 60);
 	show_err("a");
 	assert_int_equal(rc, 0);
 	kill(srv, SIGKILL);
@@ -220,8 +167,8 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 	bt_test_run(out, sizeof(out), "cat " TMP "/a/status.json");
 	print_message("%s", out);
 	/* both shells dropped by the rule, then no more sampled at all */
-	assert_true(status_field(TMP "/a/status.json", "processes_dropped") >= 2);
-	assert_true(status_field(TMP "/a/status.json", "samples_skipped") > 0);
+	assert_true(bt_test_json_number(TMP "/a/status.json", "processes_dropped") >= 2);
+	assert_true(bt_test_json_number(TMP "/a/status.json", "samples_skipped") > 0);
 }
 
 /* 5,000 distinct commands (links to spin named c0000 ... c4999, each burning 3 ms), each its own
@@ -237,13 +184,13 @@ static void targets__fork_bomb__series_capped(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "mkdir -p " TMP "/bomb && cd " TMP "/bomb && for i in "
 				     "$(seq -w 0 4999); do ln -sf %s c$i; done && ls | wc -l", spin), 0);
 	assert_int_equal(atoi(out), 5000);
-	write_text(TMP "/b.conf", "interval = 2\nmax-series = 20\n"
+	bt_test_write_text(TMP "/b.conf", "interval = 2\nmax-series = 20\n"
 		   "relabel = source_labels=__meta_process_comm regex=(c[0-9]+) target_label=service_name\n");
 	pid_t srv = start_receiver(port, TMP "/recv-b");
 	char opts[256];
 	snprintf(opts, sizeof(opts), "-F 999 --push http://127.0.0.1:%d", port);
 	pid_t ag = start_agent("b", TMP "/b.conf", opts);
-	wait_field(TMP "/b/status.json", "intervals", 1, 90);
+	bt_test_wait_json_number(TMP "/b/status.json", "intervals", 1, 90);
 	/* at most 8 at a time */
 	pid_t bomb = spawn("cd " TMP "/bomb && exec /usr/bin/python3 -c '\n"
 			   "import subprocess\n"
@@ -254,11 +201,11 @@ static void targets__fork_bomb__series_capped(void **state)
 			   "        run.pop(0).wait()\n"
 			   "for p in run:\n"
 			   "    p.wait()\n'");
-	assert_int_equal(wait_for(bomb, 600), 0);
-	long long n = status_field(TMP "/b/status.json", "intervals");
-	wait_field(TMP "/b/status.json", "intervals", n + 1, 60);
+	assert_int_equal(bt_test_wait_exit(bomb, 600), 0);
+	long long n = bt_test_json_number(TMP "/b/status.json", "intervals");
+	bt_test_wait_json_number(TMP "/b/status.json", "intervals", n + 1, 60);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 60);
+	int rc = bt_test_wait_exit(ag, 60);
 	show_err("b");
 	assert_int_equal(rc, 0);
 	kill(srv, SIGKILL);
@@ -266,10 +213,10 @@ static void targets__fork_bomb__series_capped(void **state)
 	run_check("check_series.py", TMP "/recv-b --max-series 20 --want-other --status " TMP "/b/status.json");
 	bt_test_run(out, sizeof(out), "cat " TMP "/b/status.json");
 	print_message("%s", out);
-	assert_true(status_field(TMP "/b/status.json", "folded") > 0);
-	assert_true(status_field(TMP "/b/status.json", "folded_samples") > 0);
+	assert_true(bt_test_json_number(TMP "/b/status.json", "folded") > 0);
+	assert_true(bt_test_json_number(TMP "/b/status.json", "folded_samples") > 0);
 	/* the commands were named one by one */
-	assert_true(status_field(TMP "/b/status.json", "processes_named") >= 100);
+	assert_true(bt_test_json_number(TMP "/b/status.json", "processes_named") >= 100);
 }
 
 /* `agent targets` against /proc for every process; and for processes of ours, the labels the rules
@@ -288,7 +235,7 @@ static void targets__listing__matches_proc(void **state)
 	pid_t secret = spawn_in("plain", "setpriv --reuid=nobody --regid=nogroup --clear-groups env "
 				"OTEL_SERVICE_NAME=hidden /usr/bin/python3 -c 'import ctypes, time; "
 				"ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); time.sleep(60)'");
-	write_text(TMP "/c.conf", "target-env = OTEL_SERVICE_NAME\nlabel = env=ci\n"
+	bt_test_write_text(TMP "/c.conf", "target-env = OTEL_SERVICE_NAME\nlabel = env=ci\n"
 		   "relabel = action=drop source_labels=__meta_process_comm regex=sh\n"
 		   "relabel = source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n"
 		   "relabel = source_labels=__meta_process_env_OTEL_SERVICE_NAME regex=(.+) target_label=service_name\n");
