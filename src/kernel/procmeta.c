@@ -185,3 +185,15 @@ void bt_procmeta_free(struct bt_procmeta *m)
 		free(m->env[i]);
 	memset(m, 0, sizeof(*m));
 }
+
+int bt_procmeta_thread_comm(const char *root, int pid, int tid, char *buf, size_t len)
+{
+	char rest[64];
+	snprintf(rest, sizeof(rest), "task/%d/comm", tid);
+	ssize_t n = read_small(root, pid, rest, buf, len, NULL);
+	if (n < 0)
+		return (int)n;
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}

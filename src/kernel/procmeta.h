@@ -32,4 +32,8 @@ int bt_procmeta_read(const char *root, int pid, const char *const *env_names, si
 
 void bt_procmeta_free(struct bt_procmeta *m);
 
+/* The comm of thread tid of process pid now (/proc/PID/task/TID/comm) into buf: 0, or -ENOENT when
+ * the thread is gone, -errno. */
+int bt_procmeta_thread_comm(const char *root, int pid, int tid, char *buf, size_t len);
+
 #endif

@@ -231,11 +231,12 @@ static int set_field(struct bt_relabel_rule *u, const char *k, char *v, unsigned
 	size_t i = 0;
 	while (i < 7 && strcmp(k, keys[i]))
 		i++;
-	if (i == 7)
-		return say(err, errlen, -EINVAL, "unknown field '%s' (action, source_labels, separator, regex, "
-			   "modulus, target_label, replacement)", k);
-	if (*seen & (1u << i))
-		return say(err, errlen, -EINVAL, "%s given twice", k);
+	if (i == 7 || (*seen & (1u << i))) {
+		free(v);
+		return i == 7 ? say(err, errlen, -EINVAL, "unknown field '%s' (action, source_labels, separator, "
+				    "regex, modulus, target_label, replacement)", k) :
+				say(err, errlen, -EINVAL, "%s given twice", k);
+	}
 	*seen |= 1u << i;
 	char **slot[] = { NULL, NULL, &u->separator, &u->regex_text, NULL, &u->target, &u->replacement };
 	if (slot[i]) {

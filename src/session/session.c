@@ -423,7 +423,7 @@ static int sample_target(struct bt_session *s, const struct bt_rec_sample *r, co
 	const char *cg = cgroup_path(s, r->cgroup_id);
 	if (!cg)
 		return -ENOMEM;
-	struct bt_target_hint h = { .pid = (int)r->pid, .cgroup_id = r->cgroup_id, .cgroup = *cg ? cg : NULL,
+	struct bt_target_hint h = { .pid = (int)r->pid, .tid = (int)r->tid, .cgroup_id = r->cgroup_id, .cgroup = *cg ? cg : NULL,
 				    .comm = comm, .exe = f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL };
 	int k = bt_targets_lookup(s->targets, &h, series);
 	if (k == 0) {

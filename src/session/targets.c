@@ -124,6 +124,8 @@ struct target {
 	int pid;
 	uint64_t cgroup_id;
 	char *series;        /* NULL: dropped */
+	char comms[BT_TARGET_COMMS][16];  /* the comms of the samples it was found for */
+	unsigned ncomms;
 };
 
 static bool target_eq(void *ctx, uint64_t val, const void *key)
@@ -190,7 +192,12 @@ static int describe(struct bt_targets *t, const struct bt_target_hint *h, struct
 	int e = bt_procmeta_read(t->conf.proc_root, h->pid, t->conf.env, t->conf.nenv, &m);
 	if (e == -ENOMEM)
 		return e;
-	bool same = !e && ((!h->comm || !strcmp(m.comm, h->comm)) || (h->exe && !strcmp(m.exe, h->exe)));
+	bool same = !e;
+	if (same && h->comm) {
+		char tc[64];
+		same = !bt_procmeta_thread_comm(t->conf.proc_root, h->pid, h->tid > 0 ? h->tid : h->pid, tc, sizeof(tc)) &&
+		       !strcmp(tc, h->comm);
+	}
 	if (!same) {
 		if (!e)
 			bt_procmeta_free(&m);
@@ -224,6 +231,9 @@ static int make(struct bt_targets *t, const struct bt_target_hint *h, struct tar
 	int k = e ? e : bt_targets_finish(&t->conf, &l, NULL);
 	g->pid = h->pid;
 	g->cgroup_id = h->cgroup_id;
+	g->ncomms = 0;
+	if (h->comm)
+		snprintf(g->comms[g->ncomms++], sizeof(g->comms[0]), "%s", h->comm);
 	g->series = k == 1 ? bt_targets_series_text(&l) : NULL;
 	bt_labels_free(&l);
 	if (k < 0 || (k == 1 && !g->series))
@@ -231,6 +241,29 @@ static int make(struct bt_targets *t, const struct bt_target_hint *h, struct tar
 	t->st.targets++;
 	t->st.dropped += k == 0;
 	return k;
+}
+
+/* A known target sampled with a comm not seen with it: made again. The same labels: a thread of
+ * another name, its comm noted; others: the process exec'd (its record lost), the new ones kept. */
+static int recheck(struct bt_targets *t, const struct bt_target_hint *h, struct target *g)
+{
+	for (unsigned i = 0; i < g->ncomms; i++)
+		if (!strncmp(g->comms[i], h->comm, sizeof(g->comms[0]) - 1))
+			return 0;
+	if (g->ncomms == BT_TARGET_COMMS)
+		return 0;
+	struct target n;
+	int k = make(t, h, &n);
+	if (k < 0)
+		return k;
+	if ((!n.series && !g->series) || (n.series && g->series && !strcmp(n.series, g->series))) {
+		free(n.series);
+		snprintf(g->comms[g->ncomms++], sizeof(g->comms[0]), "%s", h->comm);
+		return 0;
+	}
+	free(g->series);
+	*g = n;
+	return 0;
 }
 
 int bt_targets_lookup(struct bt_targets *t, const struct bt_target_hint *h, const char **series)
@@ -246,6 +279,9 @@ int bt_targets_lookup(struct bt_targets *t, const struct bt_target_hint *h, cons
 		bt_targets_forget(t, h->pid);  /* moved to another cgroup: another target */
 		g = NULL;
 	}
+	int e = g && h->comm ? recheck(t, h, g) : 0;
+	if (e)
+		return e;
 	if (!g) {
 		if (t->n >= BT_TARGETS_KEPT)
 			clear(t);

@@ -44,14 +44,17 @@ int bt_targets_finish(const struct bt_targets_conf *c, struct bt_labels *l, size
 char *bt_targets_series_text(const struct bt_labels *l);
 
 /* What the session knows of a sampled process, to ask for its target. /proc says what the process
- * is now, which may already be after an exec the sample came before: when /proc's comm and
- * executable both differ from these, the sample's own are used (and no command line or
- * environment). */
+ * is now, which may already be after an exec the sample came before (a shell's child running a
+ * script, on the same executable): when the sampled thread's comm in /proc is not the sample's, the
+ * sample's own comm and executable are used (and no command line or environment). A known process
+ * sampled with a comm not seen with it before is read again (up to BT_TARGET_COMMS comms, the names
+ * of its threads): an exec whose record was lost is caught so. */
+#define BT_TARGET_COMMS 8
 struct bt_target_hint {
-	int pid;
+	int pid, tid;
 	uint64_t cgroup_id;     /* the sample's cgroup; a process moved to another one is a new target */
 	const char *cgroup;     /* its path; NULL: /proc's */
-	const char *comm;       /* the sample's comm; NULL unknown */
+	const char *comm;       /* the sample's comm (its thread's); NULL unknown */
 	const char *exe;        /* the process's executable as the session has it; NULL unknown */
 };
 

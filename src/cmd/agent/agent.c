@@ -324,16 +324,17 @@ static void push_series(struct agent *a, const struct agent_format *f, const str
 {
 	const struct bt_profile *pr = &a->live.session.prof;
 	for (size_t i = 0; i < pr->nseries; i++) {
-		char *series = strdup(bt_strtab_get(&pr->names, pr->series[i])), *buf = NULL;
+		/* the interval's profile is left as it is meanwhile: the text stays where it is */
+		const char *series = bt_strtab_get(&pr->names, pr->series[i]);
+		char *buf = NULL;
 		size_t len = 0;
-		int err = series ? agent_encode(&a->live.session, agent_series_is, series, f->fmt, oo, &buf, &len) : -ENOMEM;
+		int err = agent_encode(&a->live.session, agent_series_is, (void *)series, f->fmt, oo, &buf, &len);
 		if (!err)
 			err = bt_push_enqueue(a->push, buf, len, f->pushfmt, from_s, until_s, series, (unsigned)i);
 		if (err)
 			fprintf(stderr, "buildtrace agent: cannot spool the %s profile of series %zu for pushing: %s\n",
 				f->ext, i, strerror(-err));
 		free(buf);
-		free(series);
 	}
 }
 

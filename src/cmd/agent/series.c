@@ -79,7 +79,7 @@ int agent_encode(struct bt_session *s, bt_series_keep_fn keep, void *ctx, enum b
 
 bool agent_series_is(void *ctx, const char *series)
 {
-	return series && !strcmp(series, ctx);
+	return series && series == ctx;
 }
 
 int agent_select_parse(const char *query, struct agent_select *sel, char *err, size_t errlen)

@@ -32,7 +32,8 @@ void agent_series_free(struct agent_series *as);
 int agent_encode(struct bt_session *s, bt_series_keep_fn keep, void *ctx, enum bt_format fmt,
 		 const struct bt_output_opts *oo, char **buf, size_t *len);
 
-/* keep for one series: ctx is its labels text. */
+/* keep for one series: ctx is its labels text as the extracted profile's names hold it (compared by
+ * address: a profile interns each text once). */
 bool agent_series_is(void *ctx, const char *series);
 
 /* A pull request's selection: the labels its query names (every parameter but seconds) a series

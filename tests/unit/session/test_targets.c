@@ -26,6 +26,16 @@ static void put(int pid, const char *name, const char *data, size_t len)
 	fclose(f);
 }
 
+/* Thread tid of process pid, named comm. */
+static void thread(int pid, int tid, const char *comm)
+{
+	char name[64], buf[64];
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/%d/task/%d", root, pid, tid), 0);
+	snprintf(name, sizeof(name), "task/%d/comm", tid);
+	snprintf(buf, sizeof(buf), "%s\n", comm);
+	put(pid, name, buf, strlen(buf));
+}
+
 /* A process: comm, executable, command line (NUL-separated), cgroup, environment. */
 static void proc(int pid, const char *comm, const char *exe, const char *cmd, size_t cmdlen, const char *cg,
 		 const char *env, size_t envlen)
@@ -37,6 +47,7 @@ static void proc(int pid, const char *comm, const char *exe, const char *cmd, si
 	put(pid, "status", buf, strlen(buf));
 	snprintf(buf, sizeof(buf), "%s\n", comm);
 	put(pid, "comm", buf, strlen(buf));
+	thread(pid, pid, comm);
 	put(pid, "cmdline", cmd, cmdlen);
 	snprintf(buf, sizeof(buf), "1:name=systemd:/x\n0::%s\n", cg);
 	put(pid, "cgroup", buf, strlen(buf));
@@ -204,10 +215,32 @@ static void targets__lookup__cached_until_exec_or_move(void **state)
 	struct bt_target_hint early = { .pid = 202, .cgroup_id = 7, .comm = "sh", .exe = "/usr/bin/dash" };
 	assert_int_equal(bt_targets_lookup(&t, &early, &s), 0);
 	assert_int_equal(t.st.from_sample, 1);
-	/* a thread named apart from its process: the executable agrees, /proc is read */
-	struct bt_target_hint thr = { .pid = 200, .cgroup_id = 9, .comm = "worker-3", .exe = "/opt/spin" };
+	/* a shell's child runs a script on the same executable: a sample of it from before the exec
+	 * is the shell's, though /proc's executable is the same */
+	proc(203, "run.sh", "/usr/bin/dash", "/bin/sh\0./run.sh\0", 17, "/bt.slice/alpha.service", "", 0);
+	struct bt_target_hint script = { .pid = 203, .cgroup_id = 7, .comm = "sh", .exe = "/usr/bin/dash" };
+	assert_int_equal(bt_targets_lookup(&t, &script, &s), 0);
+	assert_int_equal(t.st.from_sample, 2);
+	/* a thread named apart from its process: its own comm in /proc agrees, /proc is read, and the
+	 * process keeps its labels (the name noted, not read again) */
+	thread(200, 2001, "worker-3");
+	struct bt_target_hint thr = { .pid = 200, .tid = 2001, .cgroup_id = 9, .comm = "worker-3", .exe = "/opt/spin" };
 	assert_int_equal(bt_targets_lookup(&t, &thr, &s), 1);
-	assert_int_equal(t.st.from_sample, 1);
+	assert_string_equal(s, "env=ci,service_name=beta");
+	struct bt_target_hint main_thr = { .pid = 200, .tid = 200, .cgroup_id = 9, .comm = "spin", .exe = "/opt/spin" };
+	assert_int_equal(bt_targets_lookup(&t, &main_thr, &s), 1);
+	uint64_t made = t.st.targets;
+	assert_int_equal(bt_targets_lookup(&t, &thr, &s), 1);
+	assert_int_equal(bt_targets_lookup(&t, &main_thr, &s), 1);
+	assert_int_equal(t.st.targets, made);
+	assert_int_equal(t.st.from_sample, 2);
+	/* an exec whose record was lost: the new comm makes it read again */
+	proc(204, "work", "/opt/work", "work\0", 5, "/bt.slice/alpha.service", "", 0);
+	struct bt_target_hint w = { .pid = 204, .cgroup_id = 7, .comm = "work", .exe = "/opt/work" };
+	assert_int_equal(bt_targets_lookup(&t, &w, &s), 1);
+	proc(204, "bash", "/usr/bin/bash", "bash\0", 5, "/bt.slice/alpha.service", "", 0);
+	w.comm = "bash";
+	assert_int_equal(bt_targets_lookup(&t, &w, &s), 0);
 	/* gone before it was read: the sample's comm decides */
 	struct bt_target_hint gone = { .pid = 99999, .cgroup_id = 7, .comm = "bash", .exe = "/usr/bin/bash" };
 	assert_int_equal(bt_targets_lookup(&t, &gone, &s), 0);
