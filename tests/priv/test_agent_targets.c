@@ -5,7 +5,8 @@
  * the pull endpoint's profile selected by label; a fork bomb of 5,000 distinct commands kept to
  * max-series series an interval, the rest folded into service_name=other and counted; and
  * `agent targets` listing every process as /proc says it is (tests/tools/check_targets.py),
- * environment variables read only from processes whose owner could read them. */
+ * environment variables read only from processes whose owner could read them; rules given by a
+ * SIGHUP taken up. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -270,12 +271,54 @@ static void targets__listing__matches_proc(void **state)
 	assert_null(strchr(listing, '\033'));
 }
 
+/* SIGHUP with rules where there were none: before it, every process is in one series
+ * (service_name=unspecified); after it, spin in alpha.service is a series of its own, holding only
+ * its samples, and every sample kept still reaches the server once. */
+static void targets__sighup__new_rules_taken_up(void **state)
+{
+	bt_test_require_priv();
+	static const char *const names[] = { "alpha.service" };
+	make_cgroups(names, 1);
+	int port = bt_test_free_port();
+	bt_test_write_text(TMP "/d.conf", "interval = 1\n");
+	pid_t srv = start_receiver(port, TMP "/recv-d");
+	char opts[256], out[4096];
+	snprintf(opts, sizeof(opts), "-F 99 --push http://127.0.0.1:%d", port);
+	pid_t ag = start_agent("d", TMP "/d.conf", opts);
+	bt_test_wait_json_number(TMP "/d/status.json", "intervals", 1, 90);
+	pid_t spin = spawn_in("alpha.service", SPIN " 0 60");
+	long long n = bt_test_json_number(TMP "/d/status.json", "intervals");
+	bt_test_wait_json_number(TMP "/d/status.json", "intervals", n + 2, 60);
+	bt_test_write_text(TMP "/d.conf", "interval = 1\n"
+			   "relabel = source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
+	kill(ag, SIGHUP);
+	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "grep -q 'config reloaded' " TMP "/d.err") != 0; i++)
+		usleep(100000);
+	n = bt_test_json_number(TMP "/d/status.json", "intervals");
+	bt_test_wait_json_number(TMP "/d/status.json", "intervals", n + 3, 60);
+	kill(ag, SIGTERM);
+	int rc = bt_test_wait_exit(ag, 60);
+	show_err("d");
+	assert_int_equal(rc, 0);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "sed -n 3p " TMP "/recv-d/0001.meta"), 0);
+	assert_non_null(strstr(out, "service_name%3Dunspecified"));
+	assert_null(strstr(out, "service_name%3Dalpha"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -l 'service_name%%3Dalpha' " TMP "/recv-d/*.meta | wc -l"), 0);
+	assert_true(atoi(out) >= 2);
+	char args[512];
+	snprintf(args, sizeof(args), TMP "/recv-d --expect alpha=%d:python --status " TMP "/d/status.json", (int)spin);
+	run_check("check_series.py", args);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(targets__two_cgroups__two_series_no_shells, end_started),
 		cmocka_unit_test_teardown(targets__fork_bomb__series_capped, end_started),
 		cmocka_unit_test_teardown(targets__listing__matches_proc, end_started),
+		cmocka_unit_test_teardown(targets__sighup__new_rules_taken_up, end_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
