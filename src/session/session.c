@@ -434,6 +434,33 @@ static int sample_target(struct bt_session *s, const struct bt_rec_sample *r, co
 	return k;
 }
 
+/* The sample whose frames are s->scratch[0..n) into the profile (and the second one, and the
+ * sample log), under its comm, labels and series. 0 or -ENOMEM. */
+static int add_sample(struct bt_session *s, const struct bt_rec_sample *r, const struct bt_process *p, size_t n,
+		      const char *series)
+{
+	size_t clen = strnlen(r->comm, BT_COMM_LEN);
+	int64_t comm = bt_strtab_intern(&s->prof.names, r->comm, clen);
+	if (comm < 0)
+		return (int)comm;
+	struct bt_sample_key key;
+	int err = sample_key(s, r, p, (uint32_t)comm, &key);
+	if (!err && series) {
+		int64_t id = bt_profile_series(&s->prof, series, bt_targets_other(s->targets));
+		err = id < 0 ? (int)id : 0;
+		key.series_id = (uint32_t)id;
+	}
+	if (!err && s->also)
+		err = add_also(s, &key, n, series);
+	if (!err)
+		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
+	if (err || !s->log)
+		return err;
+	struct bt_sample_rec rec = { .time_ns = r->hdr.time_ns, .stack = s->prof.last_stack, .pid = r->pid,
+				     .tid = r->tid, .cpu = r->cpu };
+	return bt_samplelog_add(s->log, &rec);
+}
+
 static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
 {
 	size_t kn = r->kern_n, un = r->user_n;
@@ -449,7 +476,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	if (tk <= 0) {
 		/* nothing of it is named or kept; its stack records were for it alone */
 		s->ustack.n = 0;
-		s->pystack.n = 0;
+		bt_pystack_done(s, false);
 		return tk;
 	}
 	size_t n = 0;
@@ -510,26 +537,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 			return (int)id;
 		s->scratch[n++] = (uint32_t)id;
 	}
-	size_t clen = strnlen(r->comm, BT_COMM_LEN);
-	int64_t comm = bt_strtab_intern(&s->prof.names, r->comm, clen);
-	if (comm < 0)
-		return (int)comm;
-	struct bt_sample_key key;
-	err = sample_key(s, r, p, (uint32_t)comm, &key);
-	if (!err && series) {
-		int64_t id = bt_profile_series(&s->prof, series, bt_targets_other(s->targets));
-		err = id < 0 ? (int)id : 0;
-		key.series_id = (uint32_t)id;
-	}
-	if (!err && s->also)
-		err = add_also(s, &key, n, series);
-	if (!err)
-		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
-	if (err || !s->log)
-		return err;
-	struct bt_sample_rec rec = { .time_ns = r->hdr.time_ns, .stack = s->prof.last_stack, .pid = r->pid,
-				     .tid = r->tid, .cpu = r->cpu };
-	return bt_samplelog_add(s->log, &rec);
+	return add_sample(s, r, p, n, series);
 }
 
 /* A process gone before a snapshot read the build-ids of files it mapped (a short command): each

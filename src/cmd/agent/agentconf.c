@@ -421,8 +421,8 @@ static const struct setting {
 	    "Pyroscope-compatible server (POST /ingest), such as http://pyroscope:4040" }, NULL, set_push },
 	{ { .name = "app-name", .arg = "NAME", .help = "the service_name of processes no relabel rule "
 	    "names (default: inferred as Grafana Alloy does, else unspecified)" }, "app_name", set_app_name },
-	{ { .name = "label", .arg = "KEY=VALUE", .help = "a label every target starts with, so of every "
-	    "series unless a rule changes it (repeatable, up to 16)" }, NULL, set_label },
+	{ { .name = "label", .arg = "KEY=VALUE", .help = "a label of the pushed series (repeatable, up to "
+	    "16): every target starts with it, and rules may change it" }, NULL, set_label },
 	{ { .name = "push-format", .arg = "pprof|folded", .help = "what is pushed", .def = "pprof",
 	    .values = "pprof folded" }, "push_format", set_push_format },
 	{ { .name = "push-empty", .arg = "yes|no", .help = "push intervals without samples too",
