@@ -158,12 +158,16 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 	assert_int_equal(rc, 0);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
-	char args[1024];
-	snprintf(args, sizeof(args), TMP "/recv-a --expect alpha=%d:python,libpython --expect beta=%d:spin,burn "
-		 "--forbid-comm sh,bash --status " TMP "/a/status.json", (int)spin, (int)py);
+	/* each series holds none of the other's executable and hottest function */
+	char args[2 * PATH_MAX + 512], spin_exe[PATH_MAX], py_exe[PATH_MAX];
+	assert_non_null(realpath(SPIN, spin_exe));
+	assert_non_null(realpath("/usr/bin/python3", py_exe));
+	snprintf(args, sizeof(args), TMP "/recv-a --expect alpha=%d:%s,_PyEval_EvalFrameDefault "
+		 "--expect beta=%d:%s,burn --forbid-comm sh,bash --status " TMP "/a/status.json", (int)spin, py_exe,
+		 (int)py, spin_exe);
 	run_check("check_series.py", args);
-	snprintf(args, sizeof(args), "--profile " TMP "/alpha.pb.gz --expect alpha=%d:python --forbid-comm sh,bash",
-		 (int)spin);
+	snprintf(args, sizeof(args), "--profile " TMP "/alpha.pb.gz --expect alpha=%d:%s,_PyEval_EvalFrameDefault "
+		 "--forbid-comm sh,bash", (int)spin, py_exe);
 	run_check("check_series.py", args);
 	bt_test_run(out, sizeof(out), "cat " TMP "/a/status.json");
 	print_message("%s", out);
@@ -308,7 +312,7 @@ static void targets__sighup__new_rules_taken_up(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "grep -l 'service_name%%3Dalpha' " TMP "/recv-d/*.meta | wc -l"), 0);
 	assert_true(atoi(out) >= 2);
 	char args[512];
-	snprintf(args, sizeof(args), TMP "/recv-d --expect alpha=%d:python --status " TMP "/d/status.json", (int)spin);
+	snprintf(args, sizeof(args), TMP "/recv-d --expect alpha=%d --status " TMP "/d/status.json", (int)spin);
 	run_check("check_series.py", args);
 }
 

@@ -9,7 +9,8 @@ first thing that is wrong.
 Usage: check_series.py RECV_DIR|--profile FILE [--expect SERVICE=PID,PID...:FORBIDDEN,...]... [--forbid-comm C,C...]
                        [--max-series N] [--want-other] [--status FILE]
   --expect   a series whose service_name is SERVICE must exist; its samples all carry one of those
-             pids and its profile none of the FORBIDDEN strings (another workload's functions or files)
+             pids and its profile none of the FORBIDDEN strings (another workload's functions or files,
+             each the whole of a string of the profile)
   --forbid-comm  no sample anywhere has one of these comms
   --max-series   no window has more than N series (besides service_name=other)
   --want-other   some window has the service_name=other series
@@ -116,9 +117,9 @@ def main():
             pid_seen = set(d.get("pid") for d in sample_labels(body))
             if not pid_seen <= pids:
                 die("%s: series %s holds samples of pids %s, not only %s" % (name, svc, pid_seen - pids, pids))
-            strs = strings(body)
+            strs = set(strings(body))
             for b in bad:
-                if any(b in s for s in strs):
+                if b in strs:
                     die("%s: series %s holds '%s'" % (name, svc, b))
             seen[svc] = seen.get(svc, 0) + n
     print("windows %d, series per window at most %d, samples %d" %
