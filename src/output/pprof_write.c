@@ -499,11 +499,20 @@ static int place_maps(struct pb_build *b, struct map_index *mi)
 			m->file_offset = m->memory_start - delta;
 			continue;
 		}
-		/* JIT code: at a synthetic address too, its file offset the page of its lowest address */
-		uint64_t base = in->jit && in->sampled ? in->lo & ~(PAGE - 1) : 0;
-		if (in->sampled && in->hi - base >= SYNTH_END)
-			return -E2BIG;
-		uint64_t size = in->sampled && in->hi - base >= in->size ? in->hi - base + 1 : in->size;
+		if (in->jit) {
+			/* JIT code has no file: its mapping is where it ran, and its locations keep the
+			 * process's own addresses (whatever they are: a walk that went astray in JIT
+			 * code may give any address, and one such frame must not cost the profile) */
+			uint64_t base = in->sampled ? in->lo & ~(PAGE - 1) : 0;
+			uint64_t limit = in->sampled && in->hi < UINT64_MAX - PAGE ? (in->hi + PAGE) & ~(PAGE - 1)
+										  : UINT64_MAX;
+			m->memory_start = base;
+			m->memory_limit = limit > base ? limit : base + PAGE;
+			m->file_offset = base;
+			continue;
+		}
+		/* a file whose layout is unknown: at a synthetic address, from offset 0 */
+		uint64_t size = in->sampled && in->hi >= in->size ? in->hi + 1 : in->size;
 		size = (size + PAGE - 1) & ~(PAGE - 1);
 		if (!size)
 			size = PAGE;
@@ -511,7 +520,6 @@ static int place_maps(struct pb_build *b, struct map_index *mi)
 			return -E2BIG;
 		m->memory_start = next;
 		m->memory_limit = next + size;
-		m->file_offset = base;
 		if (SYNTH_END - m->memory_limit < SYNTH_GAP)
 			return -E2BIG;
 		next = m->memory_limit + SYNTH_GAP;
@@ -704,6 +712,9 @@ static int build_session(struct pb_build *b, const struct bt_session *s, const s
 		else if (in && !in->kernel)
 			loc->address = b->maps[loc->mapping_id - 1].memory_start + l->addr -
 				       b->maps[loc->mapping_id - 1].file_offset;
+		/* the one address no mapping can hold (its limit is past its last byte) */
+		if (in && in->jit && loc->address >= b->maps[loc->mapping_id - 1].memory_limit)
+			loc->mapping_id = 0;
 	}
 	return add_samples(b, s, o);
 }

@@ -671,6 +671,28 @@ static void pprof__jit_frames__own_mapping_and_real_addresses(void **state)
 	os_teardown(x);
 }
 
+/* A walk gone astray in JIT code gives addresses anywhere, text read as an address among them: the
+ * profile is still written, every location in its mapping, each keeping its run-time address. */
+static void pprof__jit_frames_at_any_address__profile_written(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	uint32_t jit = os_add_jit(x);
+	uint32_t hot = os_loc(x, BT_LOC_JIT, jit, OS_JIT_ADDR + 0x10, false);
+	uint32_t zero = os_loc(x, BT_LOC_JIT, jit, 0, true);
+	uint32_t text = os_loc(x, BT_LOC_JIT, jit, 0x6f6f6c6620303120ULL, true);
+	uint32_t top = os_loc(x, BT_LOC_JIT, jit, UINT64_MAX, true);
+	os_add(x, "node", 200, (uint32_t[]){ top, text, zero, hot }, 4, 2);
+	assert_int_equal(bt_session_resolve(&x->s), 0);
+	write_session(x, OS_TMP "/jany.pb.gz", PERIOD);
+	/* pprof_dump refuses a location outside its mapping */
+	dump(OS_TMP "/jany.pb.gz");
+	char out[512];
+	bt_test_run(out, sizeof(out), "awk -F'\\t' '$1 == \"location\" && $5 ~ /^0x(0|6f6f6c6620303120|ffffffffffffffff)$/ "
+		    "{ n++ } END { print n }' " OS_TMP "/jany.pb.gz.dump");
+	assert_string_equal(out, "3\n");
+	os_teardown(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +701,7 @@ int main(void)
 		cmocka_unit_test(pprof__module_frames__own_mapping_and_round_trip),
 		cmocka_unit_test(pprof__locations__offsets_and_names_match_nm),
 		cmocka_unit_test(pprof__jit_frames__own_mapping_and_real_addresses),
+		cmocka_unit_test(pprof__jit_frames_at_any_address__profile_written),
 		cmocka_unit_test(pprof__samples__values_period_and_labels),
 		cmocka_unit_test(pprof__series__labels_on_every_sample),
 		cmocka_unit_test(pprof__unknown_period__samples_only),
