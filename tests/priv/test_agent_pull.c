@@ -155,11 +155,14 @@ static void pull__latest_metrics_and_refusals(void **state)
 	print_message("capabilities of the agent's threads: %s", out);
 	assert_int_equal(bt_test_run(NULL, 0, "[ $(ls /proc/%d/task | wc -l) -ge 3 ] && [ $(cat /proc/%d/task/*/status "
 				     "| awk '/^CapEff/ { print $2 }' | sort -u | wc -l) -eq 1 ]", (int)ag, (int)ag), 0);
-	for (int i = 0; i < 600 && access(TMP "/b/status.json", R_OK) != 0; i++)
+	/* status.json is written as the agent starts, the latest profile when the first interval
+	 * ends (a 404 until then): the first profile's file is waited for, then the endpoint */
+	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "ls " TMP "/b/*.pb.gz >/dev/null 2>&1") != 0; i++)
 		usleep(100000);
 	assert_int_equal(access(TMP "/b/status.json", R_OK), 0);
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/latest.pb.gz "
-				     "http://127.0.0.1:%d/debug/pprof/latest && for f in " TMP "/b/*.pb.gz; do "
+	assert_int_equal(bt_test_run(out, sizeof(out), "for i in $(seq 100); do curl -sf -o " TMP "/latest.pb.gz "
+				     "http://127.0.0.1:%d/debug/pprof/latest && break; sleep 0.1; done; "
+				     "[ -s " TMP "/latest.pb.gz ] && for f in " TMP "/b/*.pb.gz; do "
 				     "cmp -s $f " TMP "/latest.pb.gz && echo same $f; done", port), 0);
 	print_message("%s", out);
 	assert_non_null(strstr(out, "same "));
@@ -190,12 +193,17 @@ static void pull__idle__every_cpu_counted(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/idle.pb.gz "
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=3'", port), 0);
 	waitpid(perf, NULL, 0);
-	char nperf[32] = "";
-	assert_int_equal(bt_test_run(nperf, sizeof(nperf), "perf script -F cpu -i " TMP "/idle.perf 2>/dev/null "
-				     "| wc -l"), 0);
-	assert_true(atoi(nperf) > 0);
+	/* perf's count and the seconds its samples span: the two windows are started apart, so
+	 * perf's rate over its own span is what is compared, not its count alone */
+	char nperf[128] = "";
+	assert_int_equal(bt_test_run(nperf, sizeof(nperf), "perf script -F time -i " TMP "/idle.perf 2>/dev/null "
+				     "| tr -d ' :' | awk 'NR==1{a=$1} {b=$1; n++} END{printf \"%%d %%.6f\", n, b-a}'"), 0);
+	int n = 0;
+	double span = 0;
+	assert_int_equal(sscanf(nperf, "%d %lf", &n, &span), 2);
+	assert_true(n > 0 && span > 0);
 	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/idle_check.py " TMP "/idle.pb.gz "
-			     "$(nproc) 99 %d 2>&1", atoi(nperf));
+			     "$(nproc) 99 %d %.6f 2>&1", n, span);
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
 	stop_agent(ag);

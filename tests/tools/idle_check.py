@@ -4,10 +4,11 @@ CPU's time (samples >= 85% of rate x CPUs x duration, and not above 110%), and e
 task (comm swapper/N) has pid 0 and an idle function of the kernel in its stack.
 
 With PERF_SAMPLES, the samples `perf record -a -e cpu-clock` took at the same rate over the same
-seconds, swapper's included, are what is expected instead: a kernel whose idle CPUs stop their
+seconds, swapper's included, are what is expected instead (with PERF_SECONDS, the span of
+perf's samples, their rate over the profile's duration): a kernel whose idle CPUs stop their
 timers (as on some virtual machines) gives perf no more samples than it gives buildtrace.
 
-Usage: idle_check.py FILE NCPUS HZ [PERF_SAMPLES]"""
+Usage: idle_check.py FILE NCPUS HZ [PERF_SAMPLES [PERF_SECONDS]]"""
 import gzip
 import os
 import re
@@ -67,7 +68,13 @@ def main():
     total = sum(c for _, c, _ in samples)
     expected = hz * ncpus * duration / 1e9
     oracle = "%d Hz x %d CPUs x %.2f s" % (hz, ncpus, duration / 1e9)
-    if len(sys.argv) > 4:
+    if len(sys.argv) > 5:
+        # perf's rate over the span of its samples (one period more than first to last), over
+        # the profile's own duration
+        span = float(sys.argv[5]) + 1.0 / hz
+        expected = float(sys.argv[4]) / span * duration / 1e9
+        oracle = "perf record -a: %s samples in %.2f s" % (sys.argv[4], span)
+    elif len(sys.argv) > 4:
         expected = float(sys.argv[4])
         oracle = "perf record -a over the same seconds"
     idle = 0
