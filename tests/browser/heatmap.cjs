@@ -31,7 +31,7 @@ function samples(text) {
 			fail('no event line: ' + lines[0]);
 		const frames = lines.slice(1).map((l) => {
 			const f = /^\t *[0-9a-f]+ (.+) \(([^()]*)\)$/.exec(l) || fail('no frame line: ' + l);
-			const kernel = f[2].startsWith('[') && f[2] !== '[unknown]';
+			const kernel = f[2].startsWith('[') && !['[unknown]', '[vdso]', '[vsyscall]'].includes(f[2]);  // [vdso]: user space's
 			return f[1].replace(/\+0x[\da-f]+$/, '') + (kernel ? '_[k]' : '');
 		}).reverse();
 		out.push({ line: [`${m[1]}-${m[2]}/${m[3]}`].concat(frames).join(';'), t: BigInt(m[4]) * 1000000000n + BigInt(m[5]) * 1000n });

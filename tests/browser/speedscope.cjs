@@ -50,7 +50,9 @@ function parsePerfScript(text) {
 	return samples;
 }
 
-const isKernel = (file) => file.startsWith('[') && file !== '[unknown]';
+// The kernel's frames are those of [kernel.kallsyms] and of modules ([name]); [vdso] and
+// [vsyscall] are user space's, [unknown] no file's.
+const isKernel = (file) => file.startsWith('[') && !['[unknown]', '[vdso]', '[vsyscall]'].includes(file);
 
 async function exported(samplesPath) {
 	const pkg = path.join(process.env.NODE_PATH || 'build/npm/node_modules', 'speedscope/dist/release/index.html');
