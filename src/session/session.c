@@ -338,16 +338,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
+/* Where user space can have code on x86-64: above the first page, below the top of a 57-bit
+ * address space (5-level paging; 47 bits with 4 levels, a subset). */
+#define USER_CODE_MIN 0x1000ULL
+#define USER_CODE_END 0x00fffffffffff000ULL
+
 /* A user address outside every file mapping: JIT code when the process writes a perf map (its
- * table id in *jit, looked for once per sample: -2 not yet), else unmapped. */
+ * table id in *jit, looked for once per sample: -2 not yet), else unmapped. An address no user
+ * code can have (0, a kernel address a walk read as a return address) is unmapped whatever the
+ * process writes. */
 static int64_t outside_loc(struct bt_session *s, int pid, uint64_t ip, bool caller, int64_t *jit)
 {
+	if (ip < USER_CODE_MIN || ip >= USER_CODE_END)
+		goto unmapped;
 	if (*jit == -2)
 		*jit = bt_jitmaps_proc(&s->jit, pid, now_ns());
 	if (*jit == -ENOMEM)
 		return -ENOMEM;
 	if (*jit >= 0)
 		return bt_profile_loc(&s->prof, BT_LOC_JIT, (uint32_t)*jit, ip, caller);
+unmapped:
 	s->stats.unmapped_frames++;
 	return bt_profile_loc(&s->prof, BT_LOC_UNMAPPED, 0, ip, caller);
 }

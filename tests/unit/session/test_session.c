@@ -226,6 +226,34 @@ static void session__munmap_then_sample__frame_unmapped(void **state)
 	teardown(x);
 }
 
+/* A process writing a perf map: an address outside its files is JIT code, named from the map,
+ * but an address no user code can have (0, or one above user space that a walk gone astray
+ * read) is unmapped, not JIT code the map does not name. */
+static void session__perf_map__jit_named_impossible_addresses_unmapped(void **state)
+{
+	struct fx *x = setup(false);
+	/* the process's status and its root, with the map in its /tmp (the fake root's own) */
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/500/root/tmp && printf 'Name:\tfx\nNSpid:\t500\n' > "
+				     "%s/proc/500/status && printf '7f0000001000 100 jitted_fn\n' > "
+				     "%s/proc/500/root/tmp/perf-500.map", x->root, x->root, x->root), 0);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	const uint64_t addrs[] = { 0x7f0000001010ULL, 0, 0xffff800000001000ULL, 0x0100000000000000ULL };
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		struct bt_rec_sample r = { .pid = 500, .tid = 500, .user_n = 2 };
+		hdr(x, &r.hdr, BT_REC_SAMPLE, sizeof(r));
+		snprintf(r.comm, sizeof(r.comm), "fx");
+		r.ips[0] = addrs[i];
+		r.ips[1] = BASE + x->off_main + 1;
+		assert_int_equal(bt_session_record(&x->s, &r.hdr), 0);
+	}
+	assert_int_equal(x->s.stats.unmapped_frames, 3);
+	char *out = folded(x);
+	assert_string_equal(out, "fx;main;[unknown] 3\nfx;main;jitted_fn 1\n");
+	free(out);
+	teardown(x);
+}
+
 static void session__fork__child_inherits_mappings(void **state)
 {
 	struct fx *x = setup(false);
@@ -565,6 +593,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(session__exec_mmap_sample__names_of_nm),
 		cmocka_unit_test(session__exit__mappings_kept_until_reaped),
+		cmocka_unit_test(session__perf_map__jit_named_impossible_addresses_unmapped),
 		cmocka_unit_test(session__mmap_record_after_exit__process_stays_dead),
 		cmocka_unit_test(session__munmap_then_sample__frame_unmapped),
 		cmocka_unit_test(session__fork__child_inherits_mappings),
