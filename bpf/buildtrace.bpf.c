@@ -9,7 +9,6 @@
 #include "bt_maps.h"
 #include "bt_vfs.h"
 #include "bt_elf.h"
-#include "bt_unwind.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -141,6 +140,7 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 	})
 
 #include "bt_python.h"
+#include "bt_unwind.h"
 
 /* ---- samples ---------------------------------------------------------------------------- */
 
@@ -263,6 +263,7 @@ int sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	rec->pid = tgid;
 	rec->tid = tid;
+	rec->hdr.time_ns = now;  /* the time of the records that go with it (stack copies) */
 	rec->cpu = bpf_get_smp_processor_id();
 	rec->kern_err = 0;
 	rec->user_err = 0;
@@ -284,7 +285,7 @@ int sample(struct bpf_perf_event_data *ctx)
 		barrier_var(kn);
 		if (kn <= BT_MAX_STACK) {
 			if (cfg_flags & BT_CFG_UNWIND) {
-				un = bt_unw_walk(ctx, tgid, rec, kn);
+				un = bt_unw_walk(rec, kn);
 			} else {
 				long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
 						       BPF_F_USER_STACK);
@@ -333,6 +334,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		return 0;
 	if (cfg_flags & BT_CFG_PYTHON)
 		bt_py_exec(tgid);
+	/* The walker's entry describes the old image: until userspace writes the new one, samples
+	 * of the process are walked on in userspace. */
+	if (cfg_flags & BT_CFG_UNWIND)
+		bpf_map_delete_elem(&unw_procs, &tgid);
 	struct bt_rec_exec *rec;
 	if (!RESERVE(rec, BT_REC_EXEC))
 		return 0;
@@ -373,6 +378,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	if (cfg_flags & BT_CFG_PYTHON)
 		bt_py_fork(ptgid, ctgid);
+	/* A child maps what its parent maps: it is walked with its parent's entry from its first
+	 * sample, not only once userspace has read its fork. */
+	if (cfg_flags & BT_CFG_UNWIND) {
+		struct bt_unw_proc *pp = bpf_map_lookup_elem(&unw_procs, &ptgid);
+		if (pp)
+			bpf_map_update_elem(&unw_procs, &ctgid, pp, BPF_NOEXIST);
+	}
 	struct bt_rec_fork *rec;
 	if (!RESERVE(rec, BT_REC_FORK))
 		return 0;

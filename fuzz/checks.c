@@ -215,14 +215,20 @@ int bt_check_ehtable(const uint8_t *data, size_t len)
 	if (r == -ENODATA || r == -ENOEXEC || r == -E2BIG || r == -ENOMEM)
 		return 0;
 	CHECK(r == 0);
-	CHECK(t.n >= 1 && t.rows[t.n - 1].cfa == BT_UNW_NONE && t.rows[0].pc == 0);
+	CHECK(t.nrules >= 1 && t.nrules <= BT_UNW_RULES_MAX && t.rules[0].cfa == BT_UNW_NONE);
+	for (size_t i = 0; i < t.nrules; i++) {
+		const struct bt_unw_rule *rule = &t.rules[i];
+		CHECK(rule->cfa <= BT_UNW_SIGNAL && rule->rbp <= BT_UNW_RBP_LOST && rule->rbx <= BT_UNW_RBP_LOST);
+	}
+	CHECK(t.n >= 1 && t.rows[t.n - 1].rule == 0 && t.rows[0].pc == 0);
 	for (size_t i = 0; i < t.n; i++) {
 		const struct bt_unw_row *row = &t.rows[i];
 		CHECK(i == 0 || row->pc > t.rows[i - 1].pc);
-		CHECK(row->cfa <= BT_UNW_SIGNAL && row->rbp <= BT_UNW_RBP_LOST && row->rbx <= BT_UNW_RBP_LOST);
-		CHECK(bt_ehtable_lookup(&t, t.base + row->pc) == row);
+		CHECK(i == 0 || row->rule != t.rows[i - 1].rule);
+		CHECK(row->rule < t.nrules);
+		CHECK(bt_ehtable_lookup(&t, t.base + row->pc) == &t.rules[row->rule]);
 	}
-	CHECK(bt_ehtable_bytes(&t) == t.n * sizeof(struct bt_unw_row));
+	CHECK(bt_ehtable_bytes(&t) == t.n * sizeof(struct bt_unw_row) + t.nrules * sizeof(struct bt_unw_rule));
 out:
 	if (r == 0)
 		bt_ehtable_free(&t);

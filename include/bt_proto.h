@@ -31,7 +31,8 @@ enum bt_rec_type {
 	BT_REC_DLSTATE = 10, /* struct bt_rec_exit: ld.so announced a change of its loaded objects */
 	BT_REC_KSYM = 11,   /* struct bt_rec_ksym: kernel code came or went (BPF programs, trampolines) */
 	BT_REC_PYSTACK = 12, /* struct bt_rec_pystack: the Python frames of the sample after it */
-	BT_REC_TYPE_MAX = 13,
+	BT_REC_UCONT = 13,  /* struct bt_rec_ucont: what the sample after it needs to finish its user stack */
+	BT_REC_TYPE_MAX = 14,
 };
 
 /* Every record starts with this; size is the whole record's size in bytes. */
@@ -308,31 +309,43 @@ enum bt_unw_rbp {
 	BT_UNW_RBP_LOST = 2,   /* not recoverable: the caller's value is unknown (0) */
 };
 
-/* One row of a compiled table: it holds from pc up to the next row's pc. pc is relative to the
- * table's base address (the lowest address its CFI covers, as the file's symbols express it). */
-struct bt_unw_row {
-	__u32 pc;
+/* How the caller's frame is found over a range of pcs (struct bt_unw_row.rule): rules are few (a
+ * few thousand distinct ones over all the libraries of a machine), rows many, so rows name them. */
+struct bt_unw_rule {
 	__s32 cfa_off;
 	__s16 rbp_off;
+	__s16 rbx_off;
 	__u8 cfa;   /* enum bt_unw_cfa */
 	__u8 rbp;   /* enum bt_unw_rbp */
-	__s16 rbx_off;
 	__u8 rbx;   /* enum bt_unw_rbp */
 	__u8 pad;
 };
-_Static_assert(sizeof(struct bt_unw_row) == 16, "bt_unw_row size");
+_Static_assert(sizeof(struct bt_unw_rule) == 12, "bt_unw_rule size");
+
+/* One row of a compiled table: rule holds from pc up to the next row's pc. pc is relative to the
+ * table's base address (the lowest address its CFI covers, as the file's symbols express it). In a
+ * compiled table rule indexes the table's own rules; in unw_rows, the shared unw_rules. */
+struct bt_unw_row {
+	__u32 pc;
+	__u32 rule;
+};
+_Static_assert(sizeof(struct bt_unw_row) == 8, "bt_unw_row size");
+
+/* Rules of every loaded table, one array shared by all (BPF map unw_rules); rule 0 is BT_UNW_NONE. */
+#define BT_UNW_RULES_MAX (1u << 14)
 
 /* Rows of every loaded table, one array shared by all (BPF map unw_rows); a table is a range of it.
  * The most it may hold; the loader sizes it: BT_UNW_ROWS_PIDS for given processes (16 MiB: libc
- * takes 28,000 rows, libLLVM 950,000), BT_UNW_ROWS_ALL for the whole machine (32 MiB). */
-#define BT_UNW_ROWS_MAX (1u << 21)
-#define BT_UNW_ROWS_PIDS (1u << 20)
-#define BT_UNW_ROWS_ALL (1u << 21)
+ * takes 28,000 rows, libLLVM 950,000), BT_UNW_ROWS_ALL for the whole machine (32 MiB: a build with
+ * clang loads libLLVM, libclang-cpp and cc1, 2.4 million rows). */
+#define BT_UNW_ROWS_MAX (1u << 22)
+#define BT_UNW_ROWS_PIDS (1u << 21)
+#define BT_UNW_ROWS_ALL (1u << 22)
 /* Executable mappings per process the walker knows (BPF map unw_procs); more are walked by frame
  * pointers. */
 #define BT_UNW_MAPS_MAX 128
-/* Frames per walk, and the binary-search steps of one lookup (2^22 > BT_UNW_ROWS_MAX). */
-#define BT_UNW_SEARCH_STEPS 22
+/* The binary-search steps of one lookup (2^23 > BT_UNW_ROWS_MAX). */
+#define BT_UNW_SEARCH_STEPS 23
 
 /* One executable mapping of a process: pcs in [start, end) are looked up as pc - adj (relative to
  * the table's base) in rows [row_lo, row_hi); row_hi == row_lo: no table loaded yet, or with
@@ -361,5 +374,25 @@ _Static_assert(sizeof(struct bt_unw_map) == 32, "bt_unw_map size");
 #define BT_UWALK_READ       0x10  /* the walk ended on a stack read that failed */
 #define BT_UWALK_MAX        0x20  /* the walk ended at BT_MAX_STACK frames */
 #define BT_UWALK_NO_PROC    0x40  /* the process had no entry in unw_procs at all */
+#define BT_UWALK_CONT       0x80  /* the walk stopped at a pc whose table (or whose process's or
+				   * mapping's entry) was not loaded yet: a BT_REC_UCONT before the
+				   * sample carries what userspace needs to walk on from there */
+#define BT_UWALK_USER       0x100 /* (set by userspace) the walk was finished there */
+
+/* The rest of a user stack the sampler could not walk (BT_UWALK_CONT), written just before the
+ * BT_REC_SAMPLE of the same tid and time: the registers the walk has at its last frame (that
+ * sample's last user frame, pc), and the stack from sp upwards, len bytes of it (data follows, the
+ * record's size tells how many bytes it has room for). */
+#define BT_UCONT_BYTES 32768
+struct bt_rec_ucont {
+	struct bt_rec_hdr hdr;
+	__u32 pid;
+	__u32 tid;
+	__u64 pc, sp, bp, bx;
+	__u32 exact;   /* pc is where the thread was (the first frame, or one a signal interrupted) */
+	__u32 len;
+	__u8 data[];
+};
+_Static_assert(sizeof(struct bt_rec_ucont) == 16 + 8 + 32 + 8, "bt_rec_ucont size");
 
 #endif

@@ -8,6 +8,7 @@
 #include "capture/sideband.h"
 #include "capture/procmaps.h"
 #include "base/htab.h"
+#include "base/recqueue.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -33,13 +36,18 @@
 #include "../../bpf/bt_maps.h"
 
 #define SAMPLE_BYTES 400      /* a sample record of about forty frames */
-#define SAMPLE_BYTES_WALKED 1024  /* the BPF walk's stacks may be deeper: room for a hundred frames */
+/* The BPF walk's: stacks may be deeper (room for a hundred frames), and a walk the kernel leaves to
+ * userspace (a process or a file it has no table for yet) copies up to BT_UCONT_BYTES of stack:
+ * under a build's churn a sixth of the samples do, 5.5 KiB each on average (measured). */
+#define SAMPLE_BYTES_WALKED 8192
 #define DEFAULT_FREQ 99
 #define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
 #define VERIFIER_LOG_SIZE (256 * 1024)
 #define SIDEBAND_PAGES 16     /* per CPU: 64 KiB of mmap records between two drains */
 #define LDSO_MAX 64           /* watched processes whose dlopen and dlclose are seen */
+#define QUEUE_MIN (64u << 20) /* samples read and not yet delivered, at least (see queue_bytes) */
+#define READ_EVERY_MS 50      /* the reader empties the ring buffer at least this often */
 
 /* Options a caller may leave out: present only when opts->sz covers the field. */
 #define OPT_GIVEN(opts, field) \
@@ -83,6 +91,34 @@ struct bt_capture {
 	 * records it made just before are read: those are judged by this one. */
 	struct bt_htab seen_watched;
 	struct bt_unwtables *unw;      /* with bpf_unwind: the walker's tables and mappings */
+	/* The ring buffer (and the sideband rings) are read by a thread of their own into q, in
+	 * order, so that nothing the delivery does (compiling tables, reading symbols) leaves them
+	 * unread; records are delivered from q. Until the thread runs (the initial snapshot), reads
+	 * happen in the calling thread. */
+	struct bt_recq *q;
+	pthread_t reader;
+	bool reader_running;
+	bool reader_stop;              /* (atomic) */
+	pthread_mutex_t mu;            /* seen_watched, kicks and passes */
+	pthread_cond_t cv;
+	uint64_t kicks, passes;        /* reads asked of the reader, and done */
+	int kick_fd;                   /* eventfd in the reader's epoll set: read now */
+	int wake_fd;                   /* eventfd: the reader queued records */
+	int main_epfd;                 /* wake_fd and the table worker's results */
+	bool sb_lost;                  /* (atomic) the reader saw sideband records lost */
+	uint64_t qdrops[BT_REC_TYPE_MAX];  /* (atomic) records the full queue refused, per type */
+	/* Records the walker's tables have followed, waiting behind a sample whose stack waits for
+	 * a table (a BT_REC_LATER in its place): delivered in order once it is finished. */
+	struct bt_recq *later;
+	bool held;                     /* the oldest of those waits */
+	uint64_t reader_gap_ns;        /* (atomic) the longest the ring buffer went unread */
+};
+
+/* In the delivery queue only: the place of a sample the walker's tables keep until it is finished. */
+#define BT_REC_LATER 0xfffe
+struct rec_later {
+	struct bt_rec_hdr hdr;
+	uint64_t ticket;
 };
 
 static void logf_(struct bt_capture *c, enum bt_log_level lvl, const char *fmt, ...)
@@ -154,15 +190,29 @@ static bool pid_eq(void *ctx, uint64_t val, const void *key)
 	return val == *(const uint32_t *)key;
 }
 
-static bool seen_watched(const struct bt_capture *c, uint32_t pid)
+static bool seen_watched(struct bt_capture *c, uint32_t pid)
 {
-	return bt_htab_find(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid) != NULL;
+	pthread_mutex_lock(&c->mu);
+	bool seen = bt_htab_find(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid) != NULL;
+	pthread_mutex_unlock(&c->mu);
+	return seen;
 }
 
 static void seen_watch(struct bt_capture *c, uint32_t pid)
 {
-	if (!c->all && !seen_watched(c, pid) && c->seen_watched.count < (1u << 20))
+	if (c->all || seen_watched(c, pid))
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->seen_watched.count < (1u << 20))
 		bt_htab_insert(&c->seen_watched, bt_hash_u64(pid), pid);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void seen_unwatch(struct bt_capture *c, uint32_t pid)
+{
+	pthread_mutex_lock(&c->mu);
+	bt_htab_remove(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid);
+	pthread_mutex_unlock(&c->mu);
 }
 
 static bool watched(struct bt_capture *c, uint32_t pid)
@@ -173,10 +223,20 @@ static bool watched(struct bt_capture *c, uint32_t pid)
 	return c->all || bpf_map__lookup_elem(c->skel->maps.watched, &pid, sizeof(pid), &v, sizeof(v), 0) == 0;
 }
 
+/* A record read, into the queue in the order read. Samples and what goes with them are refused
+ * once the queue holds its most (counted as lost); the rest is never dropped. */
+static int enqueue(struct bt_capture *c, const struct bt_rec_hdr *h)
+{
+	bool droppable = h->type == BT_REC_SAMPLE || h->type == BT_REC_UCONT || h->type == BT_REC_USTACK ||
+			 h->type == BT_REC_PYSTACK;
+	if (bt_recq_push(c->q, h, h->size, droppable) == -ENOSPC && h->type < BT_REC_TYPE_MAX)
+		__atomic_add_fetch(&c->qdrops[h->type], 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* One record to the caller. */
 static int deliver(struct bt_capture *c, const struct bt_rec_hdr *h)
 {
-	if (c->unw)
-		bt_unwtables_record(c->unw, h);
 	int r = c->on_record(c->ctx, h);
 	if (r) {
 		c->stopped = true;
@@ -228,7 +288,7 @@ static int on_ksymbol(struct bt_capture *c, const struct bt_sb_rec *m)
 				 .addr = m->start, .len = (uint32_t)m->len, .ksym_type = m->ksym_type,
 				 .flags = m->unregister ? BT_KSYM_F_UNREGISTER : 0 };
 	snprintf(k.name, sizeof(k.name), "%s", m->path);
-	return deliver(c, &k.hdr);
+	return enqueue(c, &k.hdr);
 }
 
 static int on_sideband(void *ctx, const struct bt_sb_rec *m)
@@ -239,9 +299,9 @@ static int on_sideband(void *ctx, const struct bt_sb_rec *m)
 	if (!watched(c, m->pid))
 		return 0;
 	union bt_mapsrc_rec rec;
-	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP && !known_build_id(c, &rec.map))
-		queue_snapshot(c, (int)m->pid);
-	return deliver(c, &rec.hdr);
+	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP)
+		known_build_id(c, &rec.map);   /* else it stays pending: delivering it asks a snapshot */
+	return enqueue(c, &rec.hdr);
 }
 
 /* Kernel mmap records up to time t, before the ring buffer record of time t: any made before t
@@ -260,7 +320,7 @@ static int sideband_until(struct bt_capture *c, uint64_t t)
 			logf_(c, BT_LOG_WARN, "%llu kernel mmap records lost: reading the mappings again",
 			      (unsigned long long)(lost - c->sb_lost_seen));
 			c->sb_lost_seen = lost;
-			c->pending_all = true;
+			__atomic_store_n(&c->sb_lost, true, __ATOMIC_RELAXED);
 		}
 	}
 	int r = bt_sideband_deliver(c->sb, t, on_sideband, c);
@@ -295,7 +355,7 @@ static int emit_gap(struct gaps_ctx *g, uint64_t end)
 	if (end <= g->rec.start)
 		return 0;
 	g->rec.end = end;
-	return deliver(g->c, &g->rec.hdr);
+	return enqueue(g->c, &g->rec.hdr);
 }
 
 static int gap_before(void *ctx, const struct bt_procmap *m)
@@ -328,40 +388,52 @@ static int on_dlstate(struct bt_capture *c, const struct bt_rec_exit *d)
 	return r ? r : emit_gap(&g, UINT64_MAX >> 1);
 }
 
+/* A record read from the ring buffer (by the reader thread, once it runs): checked, preceded by
+ * the kernel's mmap records made before it, queued. What must follow the ring's order at once is
+ * done here: the watched set of the sideband's filter, a dlopen's unmapped libraries. */
 static int on_ring_record(void *ctx, void *data, size_t len)
 {
 	struct bt_capture *c = ctx;
 	const struct bt_rec_hdr *h = data;
 	if (!bt_rec_valid(h, len)) {
-		if (c->malformed++ == 0)
+		if (__atomic_fetch_add(&c->malformed, 1, __ATOMIC_RELAXED) == 0)
 			logf_(c, BT_LOG_WARN, "ignoring a malformed ring buffer record (%zu bytes)", len);
 		return 0;
 	}
 	/* what the record took in the ring: its length rounded to 8 and the ring's own header */
 	if (h->type < BT_REC_TYPE_MAX)
-		c->ring_bytes[h->type] += ((len + 7) & ~(size_t)7) + 8;
-	if (sideband_until(c, h->time_ns) || c->stopped)
-		return -ECANCELED;
+		__atomic_add_fetch(&c->ring_bytes[h->type], ((len + 7) & ~(size_t)7) + 8, __ATOMIC_RELAXED);
+	sideband_until(c, h->time_ns);
 	switch (h->type) {
 	case BT_REC_DLSTATE:
-		return on_dlstate(c, (const void *)h) ? -ECANCELED : 0;
-	case BT_REC_EXEC:
-		queue_snapshot(c, ((const struct bt_rec_exec *)h)->pid);
-		break;
+		on_dlstate(c, (const void *)h);
+		return 0;
 	case BT_REC_FORK: {
 		const struct bt_rec_fork *f = (const void *)h;
 		/* A followed child inherits its parent's mappings without any mmap call. */
-		if (c->follow_forks && !c->all) {
-			queue_snapshot(c, f->child_pid);
+		if (c->follow_forks && !c->all)
 			seen_watch(c, f->child_pid);
-		}
 		break;
 	}
-	case BT_REC_EXIT: {
-		uint32_t pid = ((const struct bt_rec_exit *)h)->pid;
-		bt_htab_remove(&c->seen_watched, bt_hash_u64(pid), pid_eq, NULL, &pid);
+	case BT_REC_EXIT:
+		seen_unwatch(c, ((const struct bt_rec_exit *)h)->pid);
 		break;
 	}
+	return enqueue(c, h);
+}
+
+/* What a record asks of the capture before it is delivered: a snapshot of a process that was
+ * replaced or forked, or whose mapping's build-id could not be read at once. */
+static void snapshot_asked(struct bt_capture *c, const struct bt_rec_hdr *h)
+{
+	switch (h->type) {
+	case BT_REC_EXEC:
+		queue_snapshot(c, ((const struct bt_rec_exec *)h)->pid);
+		break;
+	case BT_REC_FORK:
+		if (c->follow_forks && !c->all)
+			queue_snapshot(c, ((const struct bt_rec_fork *)h)->child_pid);
+		break;
 	case BT_REC_MMAP: {
 		const struct bt_rec_mapping *m = (const void *)h;
 		if (m->build_id_status == BT_BID_PENDING)
@@ -369,8 +441,147 @@ static int on_ring_record(void *ctx, void *data, size_t len)
 		break;
 	}
 	}
-	/* -ECANCELED makes libbpf stop consuming; the caller gets stop_rc */
-	return deliver(c, h) ? -ECANCELED : 0;
+}
+
+/* A record through the walker's tables (which move on at once, and may finish or keep a sample),
+ * then to the caller, unless records wait before it. */
+static void follow(struct bt_capture *c, const struct bt_rec_hdr *h)
+{
+	snapshot_asked(c, h);
+	struct rec_later l = { .hdr = { .type = BT_REC_LATER, .size = sizeof(l) } };
+	if (c->unw) {
+		const struct bt_rec_hdr *out = h;
+		if (bt_unwtables_record(c->unw, h, &out, &l.ticket) == BT_UNWTABLES_LATER)
+			out = &l.hdr;
+		if (!out)
+			return;
+		h = out;
+	}
+	if (h->type != BT_REC_LATER && !bt_recq_bytes(c->later)) {
+		deliver(c, h);
+		return;
+	}
+	bool droppable = h->type == BT_REC_SAMPLE || h->type == BT_REC_PYSTACK || h->type == BT_REC_USTACK;
+	if (bt_recq_push(c->later, h, h->size, droppable) == -ENOSPC && h->type < BT_REC_TYPE_MAX)
+		__atomic_add_fetch(&c->qdrops[h->type], 1, __ATOMIC_RELAXED);
+}
+
+/* The records waiting behind samples being finished, delivered up to the first that still waits
+ * (all of them when give_up: the end of a session). The count delivered. */
+static int deliver_later(struct bt_capture *c, bool give_up)
+{
+	int n = 0;
+	size_t len;
+	const struct bt_rec_hdr *h;
+	while (!c->stopped && (h = bt_recq_peek(c->later, &len)) != NULL) {
+		uint64_t ticket = 0;
+		if (h->type == BT_REC_LATER) {
+			ticket = ((const struct rec_later *)h)->ticket;
+			h = give_up ? bt_unwtables_give_up(c->unw, ticket) : bt_unwtables_finished(c->unw, ticket);
+			if (!h && !give_up) {
+				c->held = true;
+				break;
+			}
+		}
+		if (h)
+			deliver(c, h);
+		if (ticket)
+			bt_unwtables_release(c->unw, ticket);
+		bt_recq_pop(c->later);
+		n += n < INT_MAX;
+	}
+	return n;
+}
+
+/* Delivers the queued records in order: every record read goes through the walker's tables now;
+ * those behind a sample waiting for a table wait with it. The count delivered or queued behind. */
+static int drain(struct bt_capture *c)
+{
+	int n = 0;
+	size_t len;
+	const struct bt_rec_hdr *h;
+	c->held = false;
+	if (c->unw)
+		bt_unwtables_collect(c->unw);
+	n += deliver_later(c, false);
+	while (!c->stopped && (h = bt_recq_peek(c->q, &len)) != NULL) {
+		follow(c, h);
+		bt_recq_pop(c->q);
+		n += n < INT_MAX;
+	}
+	return n;
+}
+
+/* Reads what the ring buffer and the sideband rings hold into the queue. */
+static int read_rings(struct bt_capture *c)
+{
+	int n = ring_buffer__consume(c->rb);
+	sideband_until(c, UINT64_MAX);
+	return n;
+}
+
+static void *reader_main(void *arg)
+{
+	struct bt_capture *c = arg;
+	struct epoll_event ev[8];
+	uint64_t last = mono_ns();
+	while (!__atomic_load_n(&c->reader_stop, __ATOMIC_RELAXED)) {
+		epoll_wait(c->epfd, ev, 8, READ_EVERY_MS);
+		/* beyond the wait asked for: how long the machine kept this thread from the CPU */
+		uint64_t now = mono_ns(), gap = now - last;
+		if (gap > __atomic_load_n(&c->reader_gap_ns, __ATOMIC_RELAXED))
+			__atomic_store_n(&c->reader_gap_ns, gap, __ATOMIC_RELAXED);
+		uint64_t v;
+		ssize_t r = read(c->kick_fd, &v, sizeof(v));
+		(void)r;
+		pthread_mutex_lock(&c->mu);
+		uint64_t want = c->kicks;
+		pthread_mutex_unlock(&c->mu);
+		size_t before = bt_recq_bytes(c->q);
+		read_rings(c);
+		pthread_mutex_lock(&c->mu);
+		c->passes = want;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		last = mono_ns();
+		if (bt_recq_bytes(c->q) != before) {
+			uint64_t one = 1;
+			r = write(c->wake_fd, &one, sizeof(one));
+		}
+	}
+	return NULL;
+}
+
+/* Reads the rings now: by the reader thread (waiting up to a second for it), or here. */
+static void read_now(struct bt_capture *c)
+{
+	if (!c->reader_running) {
+		read_rings(c);
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	uint64_t want = ++c->kicks;
+	uint64_t one = 1;
+	ssize_t w = write(c->kick_fd, &one, sizeof(one));
+	(void)w;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	while (c->passes < want && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
+		;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The reader thread and the table worker, started at the first poll: after the caller dropped the
+ * capabilities it no longer needs (a thread keeps those it starts with). */
+static int start_threads(struct bt_capture *c)
+{
+	if (c->reader_running)
+		return 0;
+	int err = bt_unwtables_start(c->unw);
+	if (!err && (err = -pthread_create(&c->reader, NULL, reader_main, c)) == 0)
+		c->reader_running = true;
+	return err;
 }
 
 /* ---- iterators --------------------------------------------------------------------------- */
@@ -400,8 +611,10 @@ static int run_iter(struct bt_capture *c, struct bpf_program *prog, int pid)
 		char buf[256];
 		for (;;) {
 			ssize_t n = read(fd, buf, sizeof(buf));
-			if (n > 0 && c->rb && !c->stopped)
-				ring_buffer__consume(c->rb);
+			if (n > 0 && c->rb && !c->stopped && !c->reader_running) {
+				read_rings(c);
+				drain(c);
+			}
 			if (n == 0)
 				break;
 			/* EAGAIN: the kernel paused a very long walk; reading again resumes it. */
@@ -570,39 +783,65 @@ int bt_capture_poll(struct bt_capture *c, int timeout_ms)
 	if (!c)
 		return -EINVAL;
 	c->stopped = false;
-	/* Samples do not wake the reader (see the sampler), so what the wait did not deliver is
-	 * taken after it: at most one poll timeout late, for one wakeup per poll instead of per
-	 * sample. Other records and a quarter-full sideband ring end the wait. */
-	struct epoll_event ev[8];
-	if (epoll_wait(c->epfd, ev, 8, timeout_ms) < 0 && errno == EINTR)
-		return -EINTR;
-	int n = ring_buffer__consume(c->rb);
+	int err = start_threads(c);
+	if (err)
+		return err;
+	/* The reader queues what the rings hold at least every READ_EVERY_MS (samples wake nobody),
+	 * other records at once; this waits for either, or for a table being made. A wait of 0
+	 * means: what the kernel has written so far, now. */
+	struct epoll_event ev[4];
+	if (timeout_ms == 0)
+		read_now(c);
+	else if (!bt_recq_bytes(c->q) || c->held)
+		if (epoll_wait(c->main_epfd, ev, 4, timeout_ms) < 0 && errno == EINTR)
+			return -EINTR;
+	uint64_t v;
+	ssize_t r = read(c->wake_fd, &v, sizeof(v));
+	(void)r;
+	int n = drain(c);
 	if (c->stopped)
 		return c->stop_rc;
-	if (n < 0)
-		return n;
-	/* Mappings made while nothing else happened: at most one poll late. */
-	int sb = sideband_until(c, UINT64_MAX);
-	if (c->stopped)
-		return c->stop_rc;
-	if (sb < 0)
-		return sb;
+	if (__atomic_exchange_n(&c->sb_lost, false, __ATOMIC_RELAXED))
+		c->pending_all = true;
 	if (c->npending || c->pending_all) {
-		int err = run_pending(c);
+		err = run_pending(c);
 		if (err)
 			logf_(c, BT_LOG_DEBUG, "iterator run failed: %s", strerror(-err));
 		/* Deliver what the iterator wrote now, so the build-ids follow their triggers closely. */
-		int m = ring_buffer__consume(c->rb);
+		read_now(c);
+		int m = drain(c);
 		if (c->stopped)
 			return c->stop_rc;
-		if (m < 0)
-			return m;
 		n = n > INT_MAX - m ? INT_MAX : n + m;
 	}
-	int err = bt_unwtables_flush(c->unw);
+	err = bt_unwtables_flush(c->unw);
 	if (err)
 		logf_(c, BT_LOG_DEBUG, "updating the unwind tables' process map: %s", strerror(-err));
 	return n;
+}
+
+int bt_capture_settle(struct bt_capture *c, int timeout_ms)
+{
+	if (!c)
+		return -EINVAL;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = bt_capture_poll(c, 0);
+		if (n < 0)
+			return n;
+		if (!c->held && !bt_recq_bytes(c->q))
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			break;
+		if (c->held)
+			bt_unwtables_wait(c->unw, left < 100 ? (int)left : 100);
+	}
+	/* what still waits goes as it is */
+	deliver_later(c, true);
+	return c->stopped ? c->stop_rc : -ETIMEDOUT;
 }
 
 /* ---- open / close ------------------------------------------------------------------------ */
@@ -749,6 +988,15 @@ static size_t ringbuf_size(const struct bt_capture_opts *o)
 	while (sz < want && sz < ((size_t)1 << 30))
 		sz <<= 1;
 	return sz;
+}
+
+/* The records read may wait in memory for as long as the ring buffer's time at the rate asked for,
+ * 64 times over (16 s of samples), and at least QUEUE_MIN: what a slow delivery (a table compiled,
+ * symbols read) leaves unread costs memory while it lasts, not samples. */
+static size_t queue_bytes(const struct bt_capture *c)
+{
+	size_t rb = bpf_map__max_entries(c->skel->maps.events);
+	return rb < QUEUE_MIN / 64 ? QUEUE_MIN : 64 * rb;
 }
 
 /* The per-syscall tracepoints are attached through tracefs; without it mounted, the raw syscall
@@ -949,6 +1197,7 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 	/* the walker's maps take memory only when it is used */
 	uint32_t rows = unwind ? (opts->all ? BT_UNW_ROWS_ALL : BT_UNW_ROWS_PIDS) : 1;
 	if (bpf_map__set_max_entries(c->skel->maps.unw_rows, rows) ||
+	    bpf_map__set_max_entries(c->skel->maps.unw_cont, unwind ? (uint32_t)c->possible_cpus : 1) ||
 	    (!unwind && bpf_map__set_max_entries(c->skel->maps.unw_procs, 1)))
 		return fail(errbuf, errlen, -EINVAL, "sizing the unwind table maps");
 	unsigned ub = OPT_GIVEN(opts, ustack_bytes) ? opts->ustack_bytes : 0;
@@ -1014,6 +1263,7 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	else
 		err = configure(c, opts, errbuf, errlen);
 	if (!err && (err = buildtrace_bpf__load(c->skel))) {
+		{ FILE *df = fopen("/tmp/churn/vlog.txt", "w"); if (df) { fwrite(vlog, 1, strnlen(vlog, VERIFIER_LOG_SIZE), df); fclose(df); } }
 		const char *why = log_tail(vlog, VERIFIER_LOG_SIZE);
 		fail(errbuf, errlen, err, "loading the BPF programs failed%s%s%s",
 		     *why ? " (verifier: " : "", why, *why ? ")" : "");
@@ -1135,11 +1385,39 @@ static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), on_ring_record, c, NULL);
 	if (!c->rb)
 		return fail(errbuf, errlen, -errno, "opening the ring buffer");
+	if ((err = bt_recq_new(queue_bytes(c), &c->q)) || (err = bt_recq_new(queue_bytes(c), &c->later)))
+		return fail(errbuf, errlen, err, "allocating the record queue");
+	struct epoll_event kev = { .events = EPOLLIN };
+	if ((c->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    (c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    (c->main_epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    epoll_ctl(c->main_epfd, EPOLL_CTL_ADD, c->wake_fd, &kev) != 0)
+		return fail(errbuf, errlen, -errno, "waiting on the record queue");
 	struct epoll_event ev = { .events = EPOLLIN };
 	if ((c->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(c->rb), &ev) != 0 ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->kick_fd, &kev) != 0 ||
 	    (c->sb && (err = bt_sideband_add_to_epoll(c->sb, c->epfd, 1))))
 		return fail(errbuf, errlen, err ? err : -errno, "waiting on the ring buffers");
+	return 0;
+}
+
+/* The BPF walker's tables and the processes' mappings it reads, tables kept in opts' store. */
+static int open_unwtables(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
+			  size_t errlen)
+{
+	struct bt_unwtables_opts uo = {
+		.rows_fd = bpf_map__fd(c->skel->maps.unw_rows), .rules_fd = bpf_map__fd(c->skel->maps.unw_rules),
+		.procs_fd = bpf_map__fd(c->skel->maps.unw_procs),
+		.rows_max = bpf_map__max_entries(c->skel->maps.unw_rows), .proc_root = "", .eager = !opts->all,
+		.store = OPT_GIVEN(opts, unw_store) ? opts->unw_store : NULL,
+	};
+	int err = bt_unwtables_new(&uo, &c->unw);
+	if (err)
+		return fail(errbuf, errlen, err, "allocating the unwind tables");
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (epoll_ctl(c->main_epfd, EPOLL_CTL_ADD, bt_unwtables_fd(c->unw), &ev) != 0)
+		return fail(errbuf, errlen, -errno, "waiting on the unwind tables");
 	return 0;
 }
 
@@ -1157,7 +1435,9 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	struct bt_capture *c = calloc(1, sizeof(*c));
 	if (!c)
 		return fail(errbuf, errlen, -ENOMEM, "allocating the capture");
-	c->epfd = -1;
+	c->epfd = c->kick_fd = c->wake_fd = c->main_epfd = -1;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
 	bt_htab_init(&c->seen_watched);
 	c->on_record = opts->on_record;
 	c->ctx = opts->ctx;
@@ -1173,18 +1453,21 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		err = load_or_copy(c, opts, errbuf, errlen);
 	if (!err)
 		err = attach(c, opts, errbuf, errlen);
-	if (!err && (c->skel->rodata->cfg_flags & BT_CFG_UNWIND) &&
-	    (err = bt_unwtables_new(bpf_map__fd(c->skel->maps.unw_rows),
-				    bpf_map__max_entries(c->skel->maps.unw_rows),
-				    bpf_map__fd(c->skel->maps.unw_procs), "", !opts->all, &c->unw)))
-		fail(errbuf, errlen, err, "allocating the unwind tables");
+	if (!err && (c->skel->rodata->cfg_flags & BT_CFG_UNWIND))
+		err = open_unwtables(c, opts, errbuf, errlen);
 	if (!err && c->sb)
 		forget_sideband(c);
 	if (!err && (err = bt_capture_snapshot(c, 0)))
 		fail(errbuf, errlen, err, "running the task_vma iterator for the initial snapshot");
 	/* The walker's tables of what the snapshot delivered, before the first sample. */
-	if (!err && c->unw && (err = bt_unwtables_flush(c->unw)))
-		fail(errbuf, errlen, err, "writing the processes' mappings for the BPF stack walk");
+	if (!err && c->unw) {
+		/* tables the snapshot asked for (eager): made before the first sample where they
+		 * can be quickly (the store has them), else by the worker once it runs */
+		while (bt_unwtables_pending(c->unw) && bt_unwtables_wait(c->unw, 0))
+			bt_unwtables_collect(c->unw);
+		if ((err = bt_unwtables_flush(c->unw)))
+			fail(errbuf, errlen, err, "writing the processes' mappings for the BPF stack walk");
+	}
 	/* Sampling starts once the processes' mappings are in the ring: no sample comes before the
 	 * snapshot that names its frames. What is mapped meanwhile, the hooks report. */
 	if (!err && opts->samples)
@@ -1250,6 +1533,11 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
 		out->drops[t] = sums[BT_CNT_DROP_BASE + t];
 	out->samples = sums[BT_CNT_SAMPLES];
+	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
+		out->queue_drops[t] = __atomic_load_n(&c->qdrops[t], __ATOMIC_RELAXED);
+	out->queue_peak = bt_recq_peak(c->q) + bt_recq_peak(c->later);
+	out->reader_gap_ns = __atomic_load_n(&c->reader_gap_ns, __ATOMIC_RELAXED);
+	out->queue_max = bt_recq_bytes(c->q) > queue_bytes(c) ? bt_recq_bytes(c->q) : queue_bytes(c);
 	out->bid_faults = sums[BT_CNT_BID_FAULT];
 	out->skipped = sums[BT_CNT_SKIPPED];
 	out->skip_full = c->skip_full;
@@ -1261,7 +1549,8 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->sideband_lost = bt_sideband_lost(c->sb);
 	out->dlopen_probes = c->nldso;
 	bt_unwtables_stats(c->unw, &out->unw);
-	memcpy(out->ring_bytes, c->ring_bytes, sizeof(out->ring_bytes));
+	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
+		out->ring_bytes[t] = __atomic_load_n(&c->ring_bytes[t], __ATOMIC_RELAXED);
 	out->sample_insns = c->sample_insns;
 	out->load_insns = c->load_insns;
 	out->load_progs = c->load_progs;
@@ -1357,9 +1646,20 @@ void bt_capture_close(struct bt_capture *c)
 	if (c->malformed)
 		logf_(c, BT_LOG_WARN, "%llu malformed ring buffer records were ignored",
 		      (unsigned long long)c->malformed);
+	if (c->reader_running) {
+		__atomic_store_n(&c->reader_stop, true, __ATOMIC_RELAXED);
+		uint64_t one = 1;
+		ssize_t w = write(c->kick_fd, &one, sizeof(one));
+		(void)w;
+		pthread_join(c->reader, NULL);
+	}
 	ring_buffer__free(c->rb);
-	if (c->epfd >= 0)
-		close(c->epfd);
+	bt_recq_free(c->q);
+	bt_recq_free(c->later);
+	int fds[] = { c->epfd, c->kick_fd, c->wake_fd, c->main_epfd };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	bt_sideband_close(c->sb);
 	for (unsigned i = 0; i < c->nldso; i++)
 		bpf_link__destroy(c->ldso_links[i]);
@@ -1369,6 +1669,8 @@ void bt_capture_close(struct bt_capture *c)
 	buildtrace_bpf__destroy(c->skel);
 	bt_htab_free(&c->seen_watched);
 	bt_unwtables_free(c->unw);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
 	libbpf_set_print(c->old_print);
 	free(c);
 }

@@ -57,6 +57,8 @@ struct bt_capture_opts {
 				 * (capture/unwtables.h) instead of the kernel's frame-pointer walk;
 				 * not with dwarf */
 	bool skip;              /* the sampler can be told to skip processes (bt_capture_skip) */
+	const struct bt_unwtables_store *unw_store;  /* with bpf_unwind: where compiled tables are
+				 * kept between sessions; NULL: nowhere */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -65,11 +67,20 @@ struct bt_capture_opts {
 int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 		    char *errbuf, size_t errlen);
 
-/* Delivers pending records to on_record, waiting up to timeout_ms for the first one. Exec events
- * and mmaps whose build-id could not be read at once cause an iterator run for that process, whose
- * BT_REC_VMA records (with build-ids) follow. Returns records delivered, or -errno (-EINTR when a
- * signal interrupted the wait), or on_record's non-zero return. */
+/* Delivers pending records to on_record, waiting up to timeout_ms for the first one (0: what the
+ * kernel has written so far, without waiting for more). The ring buffer is read by a thread of its
+ * own (started at the first poll: after the caller dropped its capabilities) into memory, so that
+ * a slow delivery loses nothing; a sample whose user stack needs a table being made waits for it,
+ * with every record after it. Exec events and mmaps whose build-id could not be read at once cause
+ * an iterator run for that process, whose BT_REC_VMA records (with build-ids) follow. Returns
+ * records delivered, or -errno (-EINTR when a signal interrupted the wait), or on_record's
+ * non-zero return. */
 int bt_capture_poll(struct bt_capture *c, int timeout_ms);
+
+/* Delivers everything the kernel has written so far, waiting for the tables the stacks among it
+ * need (up to timeout_ms): the end of a session. 0, -ETIMEDOUT (what still waits stays queued),
+ * or what bt_capture_poll returns. */
+int bt_capture_settle(struct bt_capture *c, int timeout_ms);
 
 /* Runs the task_vma iterator for one process now (pid 0: every watched process, or all). */
 int bt_capture_snapshot(struct bt_capture *c, int pid);
@@ -84,6 +95,11 @@ int bt_capture_python(struct bt_capture *c, int pid, const struct bt_py_proc *p)
 
 struct bt_capture_stats {
 	uint64_t drops[BT_REC_TYPE_MAX];  /* ring buffer reservations that failed, per record type */
+	uint64_t queue_drops[BT_REC_TYPE_MAX];  /* records read that the full queue refused, per type */
+	uint64_t queue_peak;              /* the most bytes read and waiting for delivery at once */
+	uint64_t queue_max;               /* what they may take */
+	uint64_t reader_gap_ns;           /* the longest the ring buffer went unread (its reader
+					   * waits up to 50 ms, more when kept from the CPU) */
 	uint64_t samples;                 /* samples taken in BPF for watched processes */
 	uint64_t bid_faults;              /* build-id reads that failed in the iterator */
 	uint64_t iter_runs;               /* iterator runs made */

@@ -18,6 +18,7 @@ static const uint32_t min_size[BT_REC_TYPE_MAX] = {
 	[BT_REC_DLSTATE] = sizeof(struct bt_rec_exit),
 	[BT_REC_KSYM] = sizeof(struct bt_rec_ksym),
 	[BT_REC_PYSTACK] = offsetof(struct bt_rec_pystack, frames),  /* then n frames */
+	[BT_REC_UCONT] = sizeof(struct bt_rec_ucont),                 /* then len stack bytes */
 };
 
 size_t bt_rec_min_size(unsigned type)
@@ -65,6 +66,9 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 		return p->n <= BT_PY_MAX_FRAMES && p->walk < BT_PY_WALK_MAX &&
 		       h->size >= offsetof(struct bt_rec_pystack, frames) + p->n * sizeof(struct bt_py_frame);
 	}
+	case BT_REC_UCONT:
+		return ((const struct bt_rec_ucont *)h)->len == h->size - sizeof(struct bt_rec_ucont) &&
+		       ((const struct bt_rec_ucont *)h)->len <= BT_UCONT_BYTES;
 	case BT_REC_USTACK:
 		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
 		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;

@@ -1,27 +1,37 @@
-/* unwtables.c - keeps unw_rows and unw_procs (bpf/bt_unwind.h) current: a process list of
- * executable mappings from the mapping, exec, fork and exit records; tables compiled from the
- * mapped file itself (through /proc/PID/map_files, its build-id checked) when a sample's walk met
- * a mapping without one; rows placed in the shared array by a first-fit allocator. The vDSO is
- * no file: its range in a process comes from /proc/PID/maps, its table from buildtrace's own copy
- * of the same image (one per kernel, with the same build-id). */
+/* unwtables.c - keeps unw_rows, unw_rules and unw_procs (bpf/bt_unwind.h) current: a process list
+ * of executable mappings from the mapping, exec, fork and exit records; a registry of tables by
+ * build-id (made by the worker from the store or from the mapped file itself, through
+ * /proc/PID/map_files or, once the process is gone, its path, the build-id checked either way);
+ * rows placed in the shared array by a first-fit allocator that frees the least recently used
+ * tables no process maps when it runs out of room; rules interned once into the shared rules. The
+ * stacks the walker stopped (BT_UWALK_CONT) are walked on here, frame by frame as the walker does
+ * (elf/ehwalk.h), over the stack it copied. The vDSO is no file: its range in a process comes from
+ * /proc/PID/maps, its table from buildtrace's own copy of the same image (one per kernel, with the
+ * same build-id). */
 #include "capture/unwtables.h"
 #include "capture/procmaps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
 #include "base/htab.h"
+#include "base/safeopen.h"
 #include "elf/buildid.h"
-#include "elf/ehtable.h"
-#include "elf/elffile.h"
+#include "elf/ehwalk.h"
+
+#define TABLES_KEPT 4096   /* registry entries of build-ids without a table, beyond which the
+			    * unmapped ones are forgotten */
+#define PENDING_MAX 4096   /* samples waiting for tables; more are passed on unfinished */
+#define DEAD_KEEP_NS (30ULL * 1000000000)  /* an exited process's mappings kept for its samples */
 
 struct umap {
 	uint64_t start, end, pgoff;
@@ -34,11 +44,27 @@ struct uproc {
 	uint32_t pid;
 	bool dirty;
 	bool vdso_asked;       /* its [vdso] was looked for since its last exec */
+	bool dead;             /* exited: kept while samples taken before may still be finished */
+	uint64_t since_ns;     /* its mappings describe it from this time on (its last exec) */
+	uint64_t dead_ns;
 	struct umap *maps;     /* sorted by start, not overlapping */
 	size_t n, cap;
+	struct umap *old;      /* the mappings of the image before its last exec, for its samples */
+	size_t nold;
+	uint64_t old_since;
 };
 
-enum { T_FREE, T_LOADED, T_FAILED };
+/* A sample whose stack waits for a table being made, kept with its stack copy. */
+struct pending {
+	uint64_t ticket;
+	bool ready;            /* s is finished (as far as it can be) */
+	struct bt_rec_sample *s;
+	struct bt_rec_ucont *c;
+};
+
+/* T_FAILED: the file has no table to be had (no CFI): frame pointers. T_LOST: it could not be made
+ * this time (the file gone, no room): asked again when a process maps the build-id anew. */
+enum { T_NONE, T_QUEUED, T_LOADED, T_FAILED, T_LOST };
 
 struct utable {
 	int state;
@@ -46,8 +72,10 @@ struct utable {
 	uint8_t bid[BT_BUILD_ID_MAX];
 	uint32_t row_lo, nrows;
 	uint64_t base;
-	struct bt_elf_layout layout;
-	bool used;             /* seen in a process at the last flush */
+	struct bt_elf_layout *layout;  /* when loaded */
+	uint64_t used;                 /* the clock when a stack or a process last needed it */
+	bool mapped;                   /* some process maps it (while evicting) */
+	char *path;                    /* the file's path as last reported */
 };
 
 struct extent {
@@ -55,24 +83,41 @@ struct extent {
 };
 
 struct bt_unwtables {
-	int rows_fd, procs_fd;
+	int rows_fd, rules_fd, procs_fd;
 	uint32_t rows_max;
 	bool rows_unmappable;          /* unw_rows cannot be mapped (not BPF_F_MMAPABLE): batches */
+	const struct bt_unw_row *view; /* unw_rows mapped for reading, until the next flush */
+	size_t view_len;
 	const char *root;
 	struct bt_htab procs;          /* pid -> struct uproc * */
-	struct utable *tables;
-	size_t ntables;
+	struct utable **tables;
+	size_t ntables, captables;
+	struct bt_htab table_index;    /* build-id -> struct utable * */
 	struct extent *free;           /* free rows, sorted, coalesced */
 	size_t nfree, capfree;
+	struct bt_unw_rule *rules;     /* the shared rules, as written to unw_rules */
+	size_t nrules, caprules;
+	struct bt_htab rule_index;     /* rule -> its index */
 	bool dirty;                    /* some process changed since the last flush */
-	bool eager;                    /* tables loaded when mappings are reported */
+	bool eager;
+	uint64_t clock;
+	struct bt_unwjobs *jobs;
 	int vdso_state;                /* 0 untried, 1 vdso_image ready, -errno none */
 	void *vdso_image;
 	size_t vdso_len;
 	struct umap vdso_id;           /* its build-id */
+	struct bt_rec_ucont *cont;     /* the last stack copy, for the sample after it */
+	bool have_cont;
+	struct pending *pend;          /* samples waiting for tables, oldest first */
+	size_t npend, cappend;
+	uint64_t tickets;
+	uint64_t now_ns;               /* the newest record's time */
+	struct bt_rec_sample *fin;     /* the sample finished here */
 	struct bt_unw_proc buf;        /* what is written for one process */
 	struct bt_unwtables_stats st;
 };
+
+/* ---- processes ----------------------------------------------------------------------------- */
 
 static bool pid_eq(void *ctx, uint64_t val, const void *key)
 {
@@ -85,9 +130,16 @@ static struct uproc *find_proc(struct bt_unwtables *u, uint32_t pid)
 	return v ? (struct uproc *)(uintptr_t)*v : NULL;
 }
 
+/* A process's entry as it is now: a dead one under the same pid (reused) starts again. */
 static struct uproc *get_proc(struct bt_unwtables *u, uint32_t pid)
 {
 	struct uproc *p = find_proc(u, pid);
+	if (p && p->dead) {
+		p->dead = false;
+		p->n = 0;
+		p->vdso_asked = false;
+		p->since_ns = p->dead_ns;
+	}
 	if (p)
 		return p;
 	p = calloc(1, sizeof(*p));
@@ -102,62 +154,130 @@ static struct uproc *get_proc(struct bt_unwtables *u, uint32_t pid)
 	return p;
 }
 
-static void drop_proc(struct bt_unwtables *u, uint32_t pid)
+static void free_proc(struct bt_unwtables *u, struct uproc *p)
 {
-	struct uproc *p = find_proc(u, pid);
-	if (!p)
-		return;
-	bt_htab_remove(&u->procs, bt_hash_u64(pid), pid_eq, NULL, &pid);
-	bpf_map_delete_elem(u->procs_fd, &pid);
+	bt_htab_remove(&u->procs, bt_hash_u64(p->pid), pid_eq, NULL, &p->pid);
+	free(p->old);
 	free(p->maps);
 	free(p);
 	u->st.procs--;
+}
+
+/* An exit: the walker forgets the process; its mappings stay for the samples taken before it that
+ * wait for a table, for a while. */
+static void drop_proc(struct bt_unwtables *u, uint32_t pid, uint64_t t)
+{
+	struct uproc *p = find_proc(u, pid);
+	if (!p || p->dead)
+		return;
+	bpf_map_delete_elem(u->procs_fd, &pid);
+	p->dead = true;
+	p->dirty = false;
+	p->dead_ns = t > p->since_ns ? t : p->since_ns;
+	if (!u->npend)
+		free_proc(u, p);
+}
+
+#define FOR_EACH_PROC(u, p)                                                                         \
+	for (size_t i_ = 0; i_ < (u)->procs.cap; i_++)                                              \
+		if (!(u)->procs.slots[i_].used || !((p) = (struct uproc *)(uintptr_t)(u)->procs.slots[i_].val)) { \
+		} else
+
+/* ---- the table registry -------------------------------------------------------------------- */
+
+static bool table_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct utable *t = (const struct utable *)(uintptr_t)val;
+	const struct umap *m = key;
+	return t->bid_len == m->bid_len && !memcmp(t->bid, m->bid, m->bid_len);
+}
+
+static uint32_t bid_hash(const uint8_t *bid, size_t len)
+{
+	return bt_hash_bytes(bid, len, 0x6275696c64ULL);
+}
+
+/* The registry entry of m's build-id, or NULL (none, or m has no build-id). */
+static struct utable *find_table(const struct bt_unwtables *u, const struct umap *m)
+{
+	if (m->bid_status != BT_BID_OK || !m->bid_len)
+		return NULL;
+	uint64_t *v = bt_htab_find(&u->table_index, bid_hash(m->bid, m->bid_len), table_eq, NULL, m);
+	return v ? (struct utable *)(uintptr_t)*v : NULL;
+}
+
+/* The entry of m's build-id, made when new; its path updated. NULL on ENOMEM or no build-id. */
+static struct utable *get_table(struct bt_unwtables *u, const struct umap *m, const char *path)
+{
+	struct utable *t = find_table(u, m);
+	if (!t && m->bid_status == BT_BID_OK && m->bid_len) {
+		if (u->ntables == u->captables) {
+			size_t cap = u->captables ? 2 * u->captables : 64;
+			struct utable **nt = realloc(u->tables, cap * sizeof(*nt));
+			if (!nt)
+				return NULL;
+			u->tables = nt;
+			u->captables = cap;
+		}
+		if (!(t = calloc(1, sizeof(*t))))
+			return NULL;
+		t->bid_len = m->bid_len;
+		memcpy(t->bid, m->bid, m->bid_len);
+		if (bt_htab_insert(&u->table_index, bid_hash(t->bid, t->bid_len), (uint64_t)(uintptr_t)t)) {
+			free(t);
+			return NULL;
+		}
+		u->tables[u->ntables++] = t;
+	}
+	if (t && path && path[0] == '/' && (!t->path || strcmp(t->path, path))) {
+		char *np = strdup(path);
+		if (np) {
+			free(t->path);
+			t->path = np;
+		}
+	}
+	return t;
+}
+
+static void forget_table(struct bt_unwtables *u, size_t i)
+{
+	struct utable *t = u->tables[i];
+	struct umap key = { .bid_status = BT_BID_OK, .bid_len = t->bid_len };
+	memcpy(key.bid, t->bid, t->bid_len);
+	bt_htab_remove(&u->table_index, bid_hash(t->bid, t->bid_len), table_eq, NULL, &key);
+	free(t->layout);
+	free(t->path);
+	free(t);
+	u->tables[i] = u->tables[--u->ntables];
+}
+
+/* Every process mapping the build-id of t is written again at the next flush. */
+static void touch_users(struct bt_unwtables *u, const struct utable *t)
+{
+	struct uproc *p;
+	FOR_EACH_PROC(u, p) {
+		for (size_t j = 0; j < p->n && !p->dirty; j++)
+			if (p->maps[j].bid_len == t->bid_len && !memcmp(p->maps[j].bid, t->bid, t->bid_len))
+				p->dirty = true;
+	}
 	u->dirty = true;
 }
 
-int bt_unwtables_new(int rows_fd, uint32_t rows_max, int procs_fd, const char *proc_root, bool eager,
-		     struct bt_unwtables **out)
+static void mark_mapped(struct bt_unwtables *u)
 {
-	struct bt_unwtables *u = calloc(1, sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	u->rows_fd = rows_fd;
-	u->procs_fd = procs_fd;
-	u->rows_max = rows_max;
-	u->eager = eager;
-	u->root = proc_root ? proc_root : "";
-	bt_htab_init(&u->procs);
-	u->free = malloc(sizeof(*u->free));
-	if (!u->free) {
-		free(u);
-		return -ENOMEM;
+	for (size_t i = 0; i < u->ntables; i++)
+		u->tables[i]->mapped = false;
+	struct uproc *p;
+	FOR_EACH_PROC(u, p) {
+		for (size_t j = 0; j < p->n && !p->dead; j++) {
+			struct utable *t = find_table(u, &p->maps[j]);
+			if (t)
+				t->mapped = true;
+		}
 	}
-	u->free[0] = (struct extent){ 0, rows_max };
-	u->nfree = u->capfree = 1;
-	u->st.rows_max = rows_max;
-	*out = u;
-	return 0;
 }
 
-void bt_unwtables_free(struct bt_unwtables *u)
-{
-	if (!u)
-		return;
-	for (size_t i = 0; i < u->procs.cap; i++) {
-		if (!u->procs.slots[i].used)
-			continue;
-		struct uproc *p = (struct uproc *)(uintptr_t)u->procs.slots[i].val;
-		free(p->maps);
-		free(p);
-	}
-	bt_htab_free(&u->procs);
-	free(u->vdso_image);
-	free(u->tables);
-	free(u->free);
-	free(u);
-}
-
-/* ---- rows ---------------------------------------------------------------------------------- */
+/* ---- rows and rules ------------------------------------------------------------------------ */
 
 static int rows_alloc(struct bt_unwtables *u, uint32_t n, uint32_t *lo)
 {
@@ -204,6 +324,13 @@ static void rows_release(struct bt_unwtables *u, uint32_t lo, uint32_t n)
 		u->free[i] = (struct extent){ lo, n };
 		u->nfree++;
 	}
+}
+
+static void view_drop(struct bt_unwtables *u)
+{
+	if (u->view)
+		munmap((void *)u->view, u->view_len);
+	u->view = NULL;
 }
 
 /* Writes the rows into rows_fd's array through a mapping of the pages that hold them: a copy,
@@ -254,136 +381,235 @@ static int rows_write(struct bt_unwtables *u, uint32_t lo, const struct bt_unw_r
 	return 0;
 }
 
-/* ---- tables -------------------------------------------------------------------------------- */
-
-static struct utable *find_table(struct bt_unwtables *u, const struct umap *m)
+/* Row k of unw_rows as the walker reads it; false when it cannot be read. */
+static bool row_at(struct bt_unwtables *u, uint32_t k, struct bt_unw_row *out)
 {
-	if (m->bid_status != BT_BID_OK || !m->bid_len)
-		return NULL;
+	if (!u->view && !u->rows_unmappable) {
+		size_t len = (size_t)u->rows_max * sizeof(struct bt_unw_row);
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, u->rows_fd, 0);
+		if (m == MAP_FAILED) {
+			u->rows_unmappable = true;
+		} else {
+			u->view = m;
+			u->view_len = len;
+		}
+	}
+	if (u->view) {
+		*out = u->view[k];
+		return true;
+	}
+	return bpf_map_lookup_elem(u->rows_fd, &k, out) == 0;
+}
+
+static bool rule_eq(void *ctx, uint64_t val, const void *key)
+{
+	const struct bt_unwtables *u = ctx;
+	return !memcmp(&u->rules[val], key, sizeof(struct bt_unw_rule));
+}
+
+/* The index of rule in unw_rules, written there when new; -errno (-ENOSPC: the array is full). */
+static int64_t intern_rule(struct bt_unwtables *u, const struct bt_unw_rule *rule)
+{
+	struct bt_unw_rule r = *rule;
+	r.pad = 0;
+	uint32_t h = bt_hash_bytes(&r, sizeof(r), 0);
+	uint64_t *v = bt_htab_find(&u->rule_index, h, rule_eq, u, &r);
+	if (v)
+		return (int64_t)*v;
+	if (u->nrules == BT_UNW_RULES_MAX)
+		return -ENOSPC;
+	if (u->nrules == u->caprules) {
+		size_t cap = u->caprules ? 2 * u->caprules : 256;
+		struct bt_unw_rule *nr = realloc(u->rules, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		u->rules = nr;
+		u->caprules = cap;
+	}
+	uint32_t k = (uint32_t)u->nrules;
+	if (bpf_map_update_elem(u->rules_fd, &k, &r, BPF_ANY))
+		return -errno;
+	if (bt_htab_insert(&u->rule_index, h, k))
+		return -ENOMEM;
+	u->rules[u->nrules++] = r;
+	u->st.rules = u->nrules;
+	return k;
+}
+
+/* ---- loading tables ------------------------------------------------------------------------ */
+
+static int flush_procs(struct bt_unwtables *u);
+static void retry_pending(struct bt_unwtables *u);
+
+/* Frees the least recently used loaded table no process maps; false when there is none. Every
+ * process's entry is written first, so that none still leads to rows about to be reused. */
+static bool evict_one(struct bt_unwtables *u)
+{
+	struct utable *victim = NULL;
 	for (size_t i = 0; i < u->ntables; i++) {
-		struct utable *t = &u->tables[i];
-		if (t->state != T_FREE && t->bid_len == m->bid_len && !memcmp(t->bid, m->bid, m->bid_len))
-			return t;
+		struct utable *t = u->tables[i];
+		if (t->state == T_LOADED && !t->mapped && (!victim || t->used < victim->used))
+			victim = t;
 	}
-	return NULL;
+	if (!victim)
+		return false;
+	rows_release(u, victim->row_lo, victim->nrows);
+	u->st.tables--;
+	u->st.rows -= victim->nrows;
+	u->st.evicted++;
+	free(victim->layout);
+	victim->layout = NULL;
+	victim->state = T_NONE;
+	return true;
 }
 
-static struct utable *new_table(struct bt_unwtables *u, const struct umap *m)
+/* Room for n rows, tables no process maps freed for it, least recently used first. */
+static int rows_room(struct bt_unwtables *u, uint32_t n, uint32_t *lo)
 {
-	struct utable *t = NULL;
-	for (size_t i = 0; i < u->ntables && !t; i++)
-		if (u->tables[i].state == T_FREE)
-			t = &u->tables[i];
-	if (!t) {
-		struct utable *nt = realloc(u->tables, (u->ntables + 1) * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		u->tables = nt;
-		t = &u->tables[u->ntables++];
+	if (rows_alloc(u, n, lo) == 0)
+		return 0;
+	flush_procs(u);
+	mark_mapped(u);
+	while (evict_one(u))
+		if (rows_alloc(u, n, lo) == 0)
+			return 0;
+	return -ENOSPC;
+}
+
+/* The job's table into the shared arrays: its rules interned, its rows naming them written. */
+static int load_rows(struct bt_unwtables *u, struct utable *t, struct bt_unwjob *job)
+{
+	struct bt_ehtable *et = &job->t;
+	uint32_t *map = malloc(et->nrules * sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	int err = 0;
+	for (size_t i = 0; i < et->nrules && !err; i++) {
+		int64_t k = intern_rule(u, &et->rules[i]);
+		if (k < 0)
+			err = (int)k;
+		else
+			map[i] = (uint32_t)k;
 	}
-	memset(t, 0, sizeof(*t));
-	t->state = T_FAILED;
-	t->bid_len = m->bid_len;
-	memcpy(t->bid, m->bid, m->bid_len);
-	return t;
+	for (size_t i = 0; i < et->n && !err; i++)
+		et->rows[i].rule = et->rows[i].rule < et->nrules ? map[et->rows[i].rule] : 0;
+	free(map);
+	uint32_t lo = 0;
+	if (!err && !(t->layout = malloc(sizeof(*t->layout))))
+		err = -ENOMEM;
+	if (!err && (err = rows_room(u, (uint32_t)et->n, &lo)) == 0 &&
+	    (err = rows_write(u, lo, et->rows, (uint32_t)et->n)) != 0)
+		rows_release(u, lo, (uint32_t)et->n);
+	if (err) {
+		free(t->layout);
+		t->layout = NULL;
+		return err;
+	}
+	*t->layout = job->lay;
+	t->row_lo = lo;
+	t->nrows = (uint32_t)et->n;
+	t->base = et->base;
+	t->state = T_LOADED;
+	t->used = ++u->clock;
+	u->st.loads++;
+	u->st.tables++;
+	u->st.rows += t->nrows;
+	u->st.rows_loaded += t->nrows;
+	return 0;
 }
 
-static uint64_t mono_ns(void)
+/* What a failure to make a table means: none to be had from this file (no or malformed CFI, too
+ * big), or not this time. */
+static bool lasting(int err)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return err == -ENODATA || err == -ENOEXEC || err == -E2BIG;
 }
 
-/* The file mapped at m in pid, when it still carries m's build-id; -errno otherwise. */
-static int open_checked(struct bt_unwtables *u, uint32_t pid, const struct umap *m)
+int bt_unwtables_collect(struct bt_unwtables *u)
+{
+	int n = 0;
+	struct bt_unwjob *job;
+	while (u && (job = bt_unwjobs_take(u->jobs)) != NULL) {
+		struct umap key = { .bid_status = BT_BID_OK, .bid_len = job->bid_len };
+		memcpy(key.bid, job->bid, job->bid_len);
+		struct utable *t = find_table(u, &key);
+		u->st.compile_ns += job->compile_ns;
+		u->st.cache_refused += job->refused;
+		u->st.cache_stored += job->stored;
+		if (t && t->state == T_QUEUED) {
+			int err = job->err ? job->err : load_rows(u, t, job);
+			if (!err) {
+				u->st.from_cache += job->from_cache;
+				u->st.compiled += !job->from_cache;
+			} else if (lasting(err)) {
+				t->state = T_FAILED;
+				u->st.load_failed++;
+			} else {
+				t->state = T_LOST;
+				u->st.unavailable++;
+			}
+			touch_users(u, t);
+			n++;
+		}
+		bt_unwjobs_free_job(job);
+	}
+	if (n)
+		retry_pending(u);
+	return n;
+}
+
+/* The file of m: as pid maps it (the build-id is checked by the worker), else at its path. */
+static int open_file(struct bt_unwtables *u, uint32_t pid, const struct umap *m, const struct utable *t)
 {
 	int fd = bt_procmaps_open_mapped(u->root, (int)pid, m->start, m->end);
-	if (fd < 0)
-		return fd;
-	struct bt_build_id id;
-	if (bt_buildid_from_fd(fd, &id) != 0 || id.len != m->bid_len || memcmp(id.data, m->bid, id.len)) {
-		close(fd);
-		return -ESTALE;
-	}
+	if (fd < 0 && t->path)
+		fd = bt_open_regular(AT_FDCWD, t->path, 0, NULL);
 	return fd;
 }
 
-/* Compiles the table of the file open as fd (the vDSO image when fd < 0) and loads its rows
- * into t. */
-static int load_into(struct bt_unwtables *u, int fd, struct utable *t)
+/* Asks the worker for the table of the file at m of process p, unless it has one or one is being
+ * made. The table's state afterwards. */
+static int request_table(struct bt_unwtables *u, struct uproc *p, const struct umap *m)
 {
-	struct bt_elf *be = NULL;
-	int err = fd >= 0 ? bt_elf_open_fd(fd, &be) : bt_elf_open_mem(u->vdso_image, u->vdso_len, &be);
-	if (!err)
-		err = bt_elf_layout(be, &t->layout);
-	bt_elf_close(be);
-	if (err)
-		return err;
-	struct bt_ehtable et;
-	uint64_t t0 = mono_ns();
-	err = fd >= 0 ? bt_ehtable_compile(fd, &et) : bt_ehtable_compile_mem(u->vdso_image, u->vdso_len, &et);
-	u->st.compile_ns += mono_ns() - t0;
-	if (err)
-		return err;
-	uint32_t lo = 0;
-	if (et.n > UINT32_MAX)
-		err = -E2BIG;
-	else if ((err = rows_alloc(u, (uint32_t)et.n, &lo)) == 0) {
-		if ((err = rows_write(u, lo, et.rows, (uint32_t)et.n)) != 0) {
-			rows_release(u, lo, (uint32_t)et.n);
-		} else {
-			t->row_lo = lo;
-			t->nrows = (uint32_t)et.n;
-			t->base = et.base;
-		}
+	struct utable *t = get_table(u, m, NULL);
+	if (!t)
+		return T_LOST;
+	if (t->state != T_NONE)
+		return t->state;
+	struct bt_unwjob *job = calloc(1, sizeof(*job));
+	if (!job)
+		return T_LOST;
+	job->fd = -1;
+	if (m->vdso) {
+		job->image = u->vdso_image;
+		job->image_len = u->vdso_len;
+	} else if ((job->fd = open_file(u, p->pid, m, t)) < 0) {
+		free(job);
+		t->state = T_LOST;
+		u->st.unavailable++;
+		return T_LOST;
 	}
-	bt_ehtable_free(&et);
-	return err;
+	job->bid_len = t->bid_len;
+	memcpy(job->bid, t->bid, t->bid_len);
+	if (t->path)
+		snprintf(job->path, sizeof(job->path), "%s", t->path);
+	bt_unwjobs_submit(u->jobs, job);
+	return t->state = T_QUEUED;
 }
 
-/* Every process mapping the build-id of t is written again at the next flush. */
-static void touch_users(struct bt_unwtables *u, const struct utable *t)
+int bt_unwtables_fd(const struct bt_unwtables *u)
 {
-	for (size_t i = 0; i < u->procs.cap; i++) {
-		if (!u->procs.slots[i].used)
-			continue;
-		struct uproc *p = (struct uproc *)(uintptr_t)u->procs.slots[i].val;
-		for (size_t j = 0; j < p->n && !p->dirty; j++)
-			if (p->maps[j].bid_len == t->bid_len && !memcmp(p->maps[j].bid, t->bid, t->bid_len))
-				p->dirty = true;
-	}
-	u->dirty = true;
+	return u ? bt_unwjobs_fd(u->jobs) : -1;
 }
 
-/* The table of the file at m of process p: compiled and loaded once per build-id. A failure that
- * a later try could overcome (the process gone, the mapping changed) leaves no trace. */
-static void load_table(struct bt_unwtables *u, struct uproc *p, const struct umap *m)
+size_t bt_unwtables_pending(const struct bt_unwtables *u)
 {
-	if (m->bid_status != BT_BID_OK || !m->bid_len || find_table(u, m))
-		return;
-	int fd = m->vdso ? -1 : open_checked(u, p->pid, m);
-	if (fd < 0 && !m->vdso)
-		return;
-	struct utable *t = new_table(u, m);
-	if (!t) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	int err = load_into(u, fd, t);
-	if (fd >= 0)
-		close(fd);
-	if (err) {
-		u->st.load_failed++;
-	} else {
-		t->state = T_LOADED;
-		u->st.loads++;
-		u->st.tables++;
-		u->st.rows += t->nrows;
-		u->st.rows_loaded += t->nrows;
-	}
-	touch_users(u, t);
+	return u ? bt_unwjobs_pending(u->jobs) : 0;
+}
+
+bool bt_unwtables_wait(struct bt_unwtables *u, int timeout_ms)
+{
+	return u && bt_unwjobs_wait(u->jobs, timeout_ms);
 }
 
 /* ---- mappings ------------------------------------------------------------------------------ */
@@ -413,19 +639,19 @@ static void unmap_range(struct uproc *p, uint64_t start, uint64_t end)
 	p->n = w;
 }
 
-static void map_add(struct bt_unwtables *u, const struct bt_rec_mapping *r)
+static struct umap *map_insert(struct bt_unwtables *u, const struct bt_rec_mapping *r)
 {
 	if (r->end <= r->start)
-		return;
+		return NULL;
 	struct uproc *p = get_proc(u, r->pid);
 	if (!p)
-		return;
+		return NULL;
 	unmap_range(p, r->start, r->end);
 	if (p->n == p->cap) {
 		size_t ncap = p->cap ? 2 * p->cap : 16;
 		struct umap *nm = realloc(p->maps, ncap * sizeof(*nm));
 		if (!nm)
-			return;
+			return NULL;
 		p->maps = nm;
 		p->cap = ncap;
 	}
@@ -445,17 +671,40 @@ static void map_add(struct bt_unwtables *u, const struct bt_rec_mapping *r)
 	p->n++;
 	p->dirty = true;
 	u->dirty = true;
-	if (u->eager) {
-		struct umap copy = *m;  /* load_table may not keep pointers into p->maps */
-		load_table(u, p, &copy);
+	return m;
+}
+
+static void map_add(struct bt_unwtables *u, const struct bt_rec_mapping *r)
+{
+	struct uproc *dead = find_proc(u, r->pid);
+	if (dead && dead->dead && r->hdr.time_ns <= dead->dead_ns)
+		return;   /* a kernel mmap record read after its process's exit */
+	struct umap *m = map_insert(u, r);
+	if (!m)
+		return;
+	char path[BT_PATH_MAX];
+	size_t plen = r->path_len && r->path_len <= BT_PATH_MAX ? r->path_len : 0;
+	memcpy(path, r->path, plen);
+	path[plen ? plen - 1 : 0] = '\0';
+	struct utable *t = get_table(u, m, path);
+	if (!t)
+		return;
+	if (t->state == T_LOST)
+		t->state = T_NONE;   /* a process maps it now: its file can be read again */
+	if (u->eager && t->state == T_NONE) {
+		struct umap copy = *m;  /* request_table may not keep pointers into p->maps */
+		request_table(u, find_proc(u, r->pid), &copy);
 	}
 }
 
 static void fork_proc(struct bt_unwtables *u, uint32_t parent, uint32_t child)
 {
 	struct uproc *pp = find_proc(u, parent);
-	if (!pp || find_proc(u, child))
+	struct uproc *old = find_proc(u, child);
+	if (!pp || (old && !old->dead))
 		return;
+	if (old)
+		free_proc(u, old);   /* a pid reused */
 	struct uproc *c = get_proc(u, child);
 	if (!c || !pp->n || !(c->maps = malloc(pp->n * sizeof(*c->maps))))
 		return;
@@ -463,6 +712,29 @@ static void fork_proc(struct bt_unwtables *u, uint32_t parent, uint32_t child)
 	c->n = c->cap = pp->n;
 	c->dirty = true;
 	u->dirty = true;
+}
+
+static void exec_proc(struct bt_unwtables *u, uint32_t pid, uint64_t t)
+{
+	struct uproc *p = find_proc(u, pid);
+	if (p && p->dead)
+		p = get_proc(u, pid);   /* a pid reused */
+	if (!p)
+		return;
+	/* the old image's mappings, for its samples still to be finished (a process execs once,
+	 * as a rule, soon after its fork) */
+	free(p->old);
+	p->old = NULL;
+	p->nold = 0;
+	if (u->npend && p->n && (p->old = malloc(p->n * sizeof(*p->old)))) {
+		memcpy(p->old, p->maps, p->n * sizeof(*p->old));
+		p->nold = p->n;
+		p->old_since = p->since_ns;
+	}
+	p->n = 0;
+	p->vdso_asked = false;
+	p->since_ns = t;
+	p->dirty = u->dirty = true;
 }
 
 struct vdso_range {
@@ -515,59 +787,268 @@ static void add_vdso(struct bt_unwtables *u, struct uproc *p)
 	struct bt_rec_mapping rec = { .pid = p->pid, .start = r.start, .end = r.end,
 				      .build_id_status = BT_BID_OK, .build_id_len = u->vdso_id.bid_len };
 	memcpy(rec.build_id, u->vdso_id.bid, BT_BUILD_ID_MAX);
-	map_add(u, &rec);
-	for (size_t i = 0; i < p->n; i++)
-		if (p->maps[i].start == r.start)
-			p->maps[i].vdso = true;
+	struct umap *m = map_insert(u, &rec);
+	if (m) {
+		m->vdso = true;
+		get_table(u, m, NULL);
+	}
 }
 
-static const struct umap *map_at(const struct uproc *p, uint64_t pc)
+static struct umap *map_at(const struct uproc *p, uint64_t pc)
 {
-	for (size_t i = 0; i < p->n; i++)
-		if (pc >= p->maps[i].start && pc < p->maps[i].end)
-			return &p->maps[i];
-	return NULL;
+	size_t lo = 0, hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
 }
 
-/* A walked sample: counted, and the tables its frames lacked loaded for the next ones. */
-static void on_sample(struct bt_unwtables *u, const struct bt_rec_sample *s)
+/* ---- stacks finished here ------------------------------------------------------------------ */
+
+/* The stack copy's bytes at [addr, addr + len), for the frame step. */
+static bool read_copy(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct bt_rec_ucont *c = ctx;
+	uint64_t off = addr - c->sp;
+	if (addr < c->sp || off > c->len || len > c->len - off)
+		return false;
+	memcpy(buf, c->data + off, len);
+	return true;
+}
+
+/* A mapping whose build-id the kernel could not read at once, read now through map_files. */
+static void resolve_bid(struct bt_unwtables *u, struct uproc *p, struct umap *m)
+{
+	struct bt_build_id id;
+	if (bt_procmaps_buildid(u->root, (int)p->pid, m->start, m->end, &id) != 0 || id.len > BT_BUILD_ID_MAX)
+		return;
+	m->bid_status = BT_BID_OK;
+	m->bid_len = id.len;
+	memcpy(m->bid, id.data, id.len);
+	p->dirty = u->dirty = true;
+}
+
+/* The row of the table [lo, lo + n) of unw_rows holding key, as the walker searches it. */
+static bool find_row(struct bt_unwtables *u, uint32_t lo, uint32_t n, uint32_t key, struct bt_unw_row *out)
+{
+	uint32_t first = lo, hi = lo + n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (!row_at(u, mid, out))
+			return false;
+		if (out->pc <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo != first && row_at(u, lo - 1, out);
+}
+
+/* The rule for pc look in mapping m of p, as the walker would find it with the tables loaded:
+ * *rule NULL means by frame pointer (code without CFI). 0; -EAGAIN while its table is being
+ * made; -ENOENT when there is none to be had now, where the walk stops rather than guess. */
+static int rule_for(struct bt_unwtables *u, struct uproc *p, struct umap *m, uint64_t look,
+		    const struct bt_unw_rule **rule)
+{
+	*rule = NULL;
+	if (m->bid_status == BT_BID_PENDING)
+		resolve_bid(u, p, m);
+	if (m->bid_status == BT_BID_PENDING)
+		return -ENOENT;
+	if (m->bid_status != BT_BID_OK || !m->bid_len)
+		return 0;
+	struct utable *t = find_table(u, m);
+	int state = t ? t->state : T_NONE;
+	if (state == T_NONE)
+		state = request_table(u, p, m);
+	if (state == T_QUEUED)
+		return -EAGAIN;
+	if (state != T_LOADED)
+		return state == T_FAILED ? 0 : -ENOENT;
+	t = find_table(u, m);
+	t->used = ++u->clock;
+	uint64_t vaddr;
+	if (bt_elf_offset_to_vaddr(t->layout, m->pgoff, &vaddr) != 0)
+		return 0;
+	uint64_t key = look - (m->start - vaddr + t->base);
+	struct bt_unw_row row;
+	if (key > 0xffffffffULL || !find_row(u, t->row_lo, t->nrows, (uint32_t)key, &row) || row.rule >= u->nrules)
+		return 0;
+	*rule = &u->rules[row.rule];
+	return 0;
+}
+
+/* The sample s walked on from its stack copy c: into u->fin. -EAGAIN when a table is being made.
+ * A sample finished late (while later records moved the tables on) is walked only while its
+ * process's mappings are still those it was taken with. */
+static int finish(struct bt_unwtables *u, const struct bt_rec_sample *s, const struct bt_rec_ucont *c)
+{
+	struct bt_rec_sample *f = u->fin;
+	size_t n = (size_t)s->kern_n + s->user_n, head = offsetof(struct bt_rec_sample, ips);
+	memcpy(f, s, head + n * sizeof(f->ips[0]));
+	uint32_t flags = ((uint32_t)s->user_err & ~(uint32_t)BT_UWALK_CONT) | BT_UWALK_USER;
+	struct uproc *p = find_proc(u, s->pid), img;
+	if (p && p->since_ns > s->hdr.time_ns) {
+		/* taken before its process's last exec: walked with the old image's mappings */
+		if (!p->nold || p->old_since > s->hdr.time_ns)
+			p = NULL;
+		else
+			img = (struct uproc){ .pid = p->pid, .vdso_asked = true, .dead = true, .maps = p->old,
+					      .n = p->nold };
+		p = p ? &img : NULL;
+	}
+	struct bt_ehwalk_regs r = { c->pc, c->sp, c->bp, c->bx, c->exact != 0, false };
+	while (p && n > s->kern_n && n < 2 * BT_MAX_STACK) {
+		uint64_t look = r.exact ? r.pc : r.pc - 1;
+		struct umap *m = map_at(p, look);
+		if (!m && !p->vdso_asked && !p->dead) {
+			add_vdso(u, p);
+			m = map_at(p, look);
+		}
+		const struct bt_unw_rule *rule = NULL;
+		if (!m) {
+			flags |= BT_UWALK_NO_MAP;   /* JIT code: frame pointers */
+		} else {
+			int err = rule_for(u, p, m, look, &rule);
+			if (err == -EAGAIN)
+				return err;
+			if (err) {
+				flags |= BT_UWALK_NO_TABLE;
+				break;
+			}
+		}
+		if (!bt_ehwalk_step(&r, rule, read_copy, (void *)c, &flags))
+			break;
+		f->ips[n++] = r.pc;
+	}
+	if (n == 2 * BT_MAX_STACK)
+		flags |= BT_UWALK_MAX;
+	f->user_n = (uint16_t)(n - s->kern_n);
+	f->user_err = (int32_t)flags;
+	f->hdr.size = (uint32_t)(head + n * sizeof(f->ips[0]));
+	return 0;
+}
+
+static void count_walk(struct bt_unwtables *u, const struct bt_rec_sample *s)
 {
 	uint32_t f = s->user_err >= 0 ? (uint32_t)s->user_err : 0;
-	if (!s->user_n)
-		return;   /* a kernel thread, or nothing readable: no user stack was walked */
 	u->st.walks++;
 	u->st.walk_frames += s->user_n;
 	u->st.walks_done += !!(f & BT_UWALK_DONE);
 	u->st.walks_fp += !!(f & BT_UWALK_FP);
 	u->st.walks_no_table += !!(f & BT_UWALK_NO_TABLE);
 	u->st.walks_no_proc += !!(f & BT_UWALK_NO_PROC);
-	struct uproc *p = find_proc(u, s->pid);
-	if (!p)
-		return;
-	if (f & BT_UWALK_NO_PROC)
-		p->dirty = u->dirty = true;
-	if (f & BT_UWALK_NO_MAP)
-		add_vdso(u, p);
-	if (!(f & BT_UWALK_NO_TABLE) || s->kern_n + s->user_n > 2 * BT_MAX_STACK)
-		return;
-	for (size_t i = s->kern_n; i < (size_t)s->kern_n + s->user_n; i++) {
-		const struct umap *m = map_at(p, s->ips[i] - (i > s->kern_n));
-		if (!m)
+	u->st.walks_user += !!(f & BT_UWALK_USER);
+	u->st.walks_user_done += (f & (BT_UWALK_USER | BT_UWALK_DONE)) == (BT_UWALK_USER | BT_UWALK_DONE);
+}
+
+static void *dup_rec(const void *h)
+{
+	size_t size = ((const struct bt_rec_hdr *)h)->size;
+	void *d = malloc(size);
+	if (d)
+		memcpy(d, h, size);
+	return d;
+}
+
+/* Keeps s and its stack copy to finish once the table it waits for is made: its ticket, or 0
+ * when it cannot wait (too many do, or no memory). */
+static uint64_t defer(struct bt_unwtables *u, const struct bt_rec_sample *s, const struct bt_rec_ucont *c)
+{
+	if (u->npend == PENDING_MAX)
+		return 0;
+	if (u->npend == u->cappend) {
+		size_t cap = u->cappend ? 2 * u->cappend : 64;
+		struct pending *np = realloc(u->pend, cap * sizeof(*np));
+		if (!np)
+			return 0;
+		u->pend = np;
+		u->cappend = cap;
+	}
+	struct pending *e = &u->pend[u->npend];
+	e->s = dup_rec(s);
+	e->c = dup_rec(c);
+	if (!e->s || !e->c) {
+		free(e->s);
+		free(e->c);
+		return 0;
+	}
+	e->ready = false;
+	e->ticket = ++u->tickets;
+	u->npend++;
+	u->st.walks_held++;
+	return e->ticket;
+}
+
+/* The samples waiting, walked again once tables came: those that can be are finished. */
+static void retry_pending(struct bt_unwtables *u)
+{
+	for (size_t i = 0; i < u->npend; i++) {
+		struct pending *e = &u->pend[i];
+		if (e->ready || finish(u, e->s, e->c) != 0)
 			continue;
-		if (find_table(u, m))
-			p->dirty = u->dirty = true;  /* loaded meanwhile: this process's entry is stale */
-		else
-			load_table(u, p, m);
+		struct bt_rec_sample *d = dup_rec(u->fin);
+		if (!d)
+			continue;
+		free(e->s);
+		e->s = d;
+		e->ready = true;
+		count_walk(u, e->s);
 	}
 }
 
-void bt_unwtables_record(struct bt_unwtables *u, const struct bt_rec_hdr *h)
+/* A walked sample: finished here when the walker left it (its copy just before it), or kept to
+ * finish later (BT_UNWTABLES_LATER); counted; the process's entry written again when the walker
+ * had none. */
+static int on_sample(struct bt_unwtables *u, const struct bt_rec_sample *s, const struct bt_rec_hdr **out,
+		     uint64_t *ticket)
 {
+	uint32_t f = s->user_err >= 0 ? (uint32_t)s->user_err : 0;
+	if (!s->user_n)
+		return 0;   /* a kernel thread, or nothing readable: no user stack was walked */
+	struct uproc *p = find_proc(u, s->pid);
+	if (p && (f & BT_UWALK_NO_PROC))
+		p->dirty = u->dirty = true;
+	if (f & BT_UWALK_CONT) {
+		const struct bt_rec_ucont *c = u->cont;
+		if (!u->have_cont || c->tid != s->tid || c->hdr.time_ns != s->hdr.time_ns) {
+			u->st.cont_lost++;
+		} else if (finish(u, s, c) == 0) {
+			s = u->fin;
+			*out = &s->hdr;
+		} else if ((*ticket = defer(u, s, c)) != 0) {
+			u->have_cont = false;
+			return BT_UNWTABLES_LATER;
+		}
+		u->have_cont = false;
+	}
+	count_walk(u, s);
+	return 0;
+}
+
+int bt_unwtables_record(struct bt_unwtables *u, const struct bt_rec_hdr *h, const struct bt_rec_hdr **out,
+			uint64_t *ticket)
+{
+	*out = h;
+	if (h->time_ns > u->now_ns)
+		u->now_ns = h->time_ns;
 	switch (h->type) {
+	case BT_REC_UCONT: {
+		const struct bt_rec_ucont *c = (const void *)h;
+		*out = NULL;
+		if (h->size > sizeof(*c) + BT_UCONT_BYTES || c->len > h->size - sizeof(*c))
+			return 0;
+		memcpy(u->cont, c, h->size);
+		u->have_cont = true;
+		u->st.cont_bytes += c->len;
+		return 0;
+	}
 	case BT_REC_SAMPLE:
-		if (h->size >= offsetof(struct bt_rec_sample, ips))
-			on_sample(u, (const struct bt_rec_sample *)h);
-		break;
+		return h->size >= offsetof(struct bt_rec_sample, ips) ? on_sample(u, (const void *)h, out, ticket) : 0;
 	case BT_REC_MMAP:
 	case BT_REC_VMA:
 		map_add(u, (const struct bt_rec_mapping *)h);
@@ -581,47 +1062,87 @@ void bt_unwtables_record(struct bt_unwtables *u, const struct bt_rec_hdr *h)
 		}
 		break;
 	}
-	case BT_REC_EXEC: {
-		struct uproc *p = find_proc(u, ((const struct bt_rec_exec *)h)->pid);
-		if (p) {
-			p->n = 0;
-			p->vdso_asked = false;
-			p->dirty = u->dirty = true;
-		}
+	case BT_REC_EXEC:
+		/* the walker forgot its entry at the exec: the new image's mappings follow */
+		exec_proc(u, ((const struct bt_rec_exec *)h)->pid, h->time_ns);
 		break;
-	}
 	case BT_REC_FORK: {
 		const struct bt_rec_fork *f = (const void *)h;
 		fork_proc(u, f->parent_pid, f->child_pid);
 		break;
 	}
 	case BT_REC_EXIT:
-		drop_proc(u, ((const struct bt_rec_exit *)h)->pid);
+		drop_proc(u, ((const struct bt_rec_exit *)h)->pid, h->time_ns);
 		break;
 	}
+	return 0;
+}
+
+static struct pending *find_pending(struct bt_unwtables *u, uint64_t ticket)
+{
+	for (size_t i = 0; i < u->npend; i++)
+		if (u->pend[i].ticket == ticket)
+			return &u->pend[i];
+	return NULL;
+}
+
+const struct bt_rec_hdr *bt_unwtables_finished(struct bt_unwtables *u, uint64_t ticket)
+{
+	struct pending *e = find_pending(u, ticket);
+	return e && e->ready ? &e->s->hdr : NULL;
+}
+
+const struct bt_rec_hdr *bt_unwtables_give_up(struct bt_unwtables *u, uint64_t ticket)
+{
+	struct pending *e = find_pending(u, ticket);
+	if (!e)
+		return NULL;
+	if (!e->ready) {
+		e->ready = true;
+		u->st.cont_lost++;
+		count_walk(u, e->s);
+	}
+	return &e->s->hdr;
+}
+
+void bt_unwtables_release(struct bt_unwtables *u, uint64_t ticket)
+{
+	struct pending *e = find_pending(u, ticket);
+	if (!e)
+		return;
+	free(e->s);
+	free(e->c);
+	size_t i = (size_t)(e - u->pend);
+	memmove(e, e + 1, (u->npend - i - 1) * sizeof(*e));
+	u->npend--;
 }
 
 /* ---- flush --------------------------------------------------------------------------------- */
 
-/* The entry of one mapping: its table's rows and the adjustment from a pc to a row's pc. */
+/* The entry of one mapping: its table's rows and the adjustment from a pc to a row's pc; no rows
+ * (row_lo == row_hi) while its table is to come, BT_UNW_NO_CFI when there is none to be had. */
 static void fill_map(struct bt_unwtables *u, const struct umap *m, struct bt_unw_map *out)
 {
 	out->start = m->start;
 	out->end = m->end;
 	out->adj = 0;
 	out->row_lo = out->row_hi = 0;
-	struct utable *t = find_table(u, m);
-	uint64_t vaddr;
-	if (t)
-		t->used = true;
-	if (m->bid_status != BT_BID_OK && m->bid_status != BT_BID_PENDING)
-		out->row_lo = out->row_hi = BT_UNW_NO_CFI;
-	if (!t)
-		return;
-	if (t->state != T_LOADED || bt_elf_offset_to_vaddr(&t->layout, m->pgoff, &vaddr) != 0) {
+	if (m->bid_status != BT_BID_OK && m->bid_status != BT_BID_PENDING) {
 		out->row_lo = out->row_hi = BT_UNW_NO_CFI;
 		return;
 	}
+	struct utable *t = find_table(u, m);
+	if (!t)
+		return;
+	uint64_t vaddr;
+	t->used = u->clock;
+	if (t->state == T_FAILED || (t->state == T_LOADED &&
+				     bt_elf_offset_to_vaddr(t->layout, m->pgoff, &vaddr) != 0)) {
+		out->row_lo = out->row_hi = BT_UNW_NO_CFI;
+		return;
+	}
+	if (t->state != T_LOADED)
+		return;
 	/* pc - adj = (pc - start + vaddr(pgoff)) - base */
 	out->adj = m->start - vaddr + t->base;
 	out->row_lo = t->row_lo;
@@ -642,54 +1163,60 @@ static int write_proc(struct bt_unwtables *u, struct uproc *p)
 	return bpf_map_update_elem(u->procs_fd, &p->pid, b, BPF_ANY) ? -errno : 0;
 }
 
-/* Tables no process maps any more give their rows back. */
-static void evict(struct bt_unwtables *u)
+static int flush_procs(struct bt_unwtables *u)
 {
-	for (size_t i = 0; i < u->ntables; i++)
-		u->tables[i].used = false;
-	for (size_t i = 0; i < u->procs.cap; i++) {
-		if (!u->procs.slots[i].used)
-			continue;
-		struct uproc *p = (struct uproc *)(uintptr_t)u->procs.slots[i].val;
-		for (size_t j = 0; j < p->n; j++) {
-			struct utable *t = find_table(u, &p->maps[j]);
-			if (t)
-				t->used = true;
-		}
-	}
-	for (size_t i = 0; i < u->ntables; i++) {
-		struct utable *t = &u->tables[i];
-		if (t->state == T_FREE || t->used)
-			continue;
-		if (t->state == T_LOADED) {
-			rows_release(u, t->row_lo, t->nrows);
-			u->st.tables--;
-			u->st.rows -= t->nrows;
-			u->st.evicted++;
-		}
-		t->state = T_FREE;
-	}
-}
-
-int bt_unwtables_flush(struct bt_unwtables *u)
-{
-	if (!u || !u->dirty)
-		return 0;
 	int first = 0;
-	for (size_t i = 0; i < u->procs.cap; i++) {
-		if (!u->procs.slots[i].used)
-			continue;
-		struct uproc *p = (struct uproc *)(uintptr_t)u->procs.slots[i].val;
-		if (!p->dirty)
+	u->clock++;
+	struct uproc *p;
+	FOR_EACH_PROC(u, p) {
+		if (!p->dirty || p->dead)
 			continue;
 		int err = write_proc(u, p);
 		if (err && !first)
 			first = err;
 	}
-	/* a process's entry is written before the rows of a table it no longer maps are reused */
-	evict(u);
-	u->dirty = false;
 	return first;
+}
+
+/* Build-ids without a table, beyond TABLES_KEPT, are forgotten when no process maps them. */
+static void prune_registry(struct bt_unwtables *u)
+{
+	if (u->ntables <= TABLES_KEPT)
+		return;
+	mark_mapped(u);
+	for (size_t i = u->ntables; i-- > 0;) {
+		int st = u->tables[i]->state;
+		if (!u->tables[i]->mapped && st != T_LOADED && st != T_QUEUED)
+			forget_table(u, i);
+	}
+}
+
+/* Exited processes no waiting sample may need any more. */
+static void reap_dead(struct bt_unwtables *u)
+{
+	uint32_t pids[256];
+	size_t n = 0;
+	struct uproc *p;
+	FOR_EACH_PROC(u, p) {
+		if (p->dead && n < 256 && (!u->npend || u->now_ns - p->dead_ns > DEAD_KEEP_NS))
+			pids[n++] = p->pid;
+	}
+	for (size_t i = 0; i < n; i++)
+		free_proc(u, find_proc(u, pids[i]));
+}
+
+int bt_unwtables_flush(struct bt_unwtables *u)
+{
+	if (!u)
+		return 0;
+	view_drop(u);   /* what finishing stacks read of the array stops counting in the RSS */
+	reap_dead(u);
+	if (!u->dirty)
+		return 0;
+	int err = flush_procs(u);
+	prune_registry(u);
+	u->dirty = false;
+	return err;
 }
 
 void bt_unwtables_stats(const struct bt_unwtables *u, struct bt_unwtables_stats *out)
@@ -698,4 +1225,71 @@ void bt_unwtables_stats(const struct bt_unwtables *u, struct bt_unwtables_stats 
 		*out = u->st;
 	else
 		memset(out, 0, sizeof(*out));
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+int bt_unwtables_new(const struct bt_unwtables_opts *o, struct bt_unwtables **out)
+{
+	struct bt_unwtables *u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->rows_fd = o->rows_fd;
+	u->rules_fd = o->rules_fd;
+	u->procs_fd = o->procs_fd;
+	u->rows_max = o->rows_max;
+	u->eager = o->eager;
+	u->root = o->proc_root ? o->proc_root : "";
+	bt_htab_init(&u->procs);
+	bt_htab_init(&u->table_index);
+	bt_htab_init(&u->rule_index);
+	u->free = malloc(sizeof(*u->free));
+	u->cont = malloc(sizeof(*u->cont) + BT_UCONT_BYTES);
+	u->fin = malloc(sizeof(*u->fin));
+	struct bt_unw_rule none = { 0 };
+	int err = !u->free || !u->cont || !u->fin ? -ENOMEM : bt_unwjobs_new(o->store, &u->jobs);
+	if (!err && intern_rule(u, &none) != 0)
+		err = -EIO;   /* rule 0, no CFI, as the rows the walker reads before any is loaded */
+	if (err) {
+		bt_unwtables_free(u);
+		return err;
+	}
+	u->free[0] = (struct extent){ 0, o->rows_max };
+	u->nfree = u->capfree = 1;
+	u->st.rows_max = o->rows_max;
+	*out = u;
+	return 0;
+}
+
+int bt_unwtables_start(struct bt_unwtables *u)
+{
+	return u ? bt_unwjobs_start(u->jobs) : 0;
+}
+
+void bt_unwtables_free(struct bt_unwtables *u)
+{
+	if (!u)
+		return;
+	bt_unwjobs_free(u->jobs);
+	struct uproc *p;
+	FOR_EACH_PROC(u, p) {
+		free(p->maps);
+		free(p);
+	}
+	bt_htab_free(&u->procs);
+	while (u->ntables)
+		forget_table(u, u->ntables - 1);
+	free(u->tables);
+	bt_htab_free(&u->table_index);
+	bt_htab_free(&u->rule_index);
+	view_drop(u);
+	while (u->npend)
+		bt_unwtables_release(u, u->pend[0].ticket);
+	free(u->pend);
+	free(u->rules);
+	free(u->vdso_image);
+	free(u->free);
+	free(u->cont);
+	free(u->fin);
+	free(u);
 }

@@ -7,6 +7,7 @@
  * BT_UNW_NONE, so the walker falls back to frame pointers there. */
 #include "elf/ehtable.h"
 #include "base/grow.h"
+#include "base/htab.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -42,11 +43,6 @@ struct range {
 	uint64_t lo, hi;
 };
 
-struct brow {
-	uint64_t pc;
-	struct bt_unw_row r;
-};
-
 struct build {
 	Elf *elf;
 	Dwarf *dw;
@@ -59,8 +55,12 @@ struct build {
 	size_t ncies, capcies;
 	struct range *fdes;
 	size_t nfdes, capfdes;
-	struct brow *rows;       /* with absolute pcs while building */
+	uint64_t base;           /* the first FDE's address: row pcs are relative to it */
+	struct bt_unw_row *rows;
 	size_t n, cap;
+	struct bt_unw_rule *rules;  /* each distinct rule once, rows name them by index */
+	size_t nrules, caprules;
+	struct bt_htab rule_index;  /* rule -> its index */
 	size_t bad;
 };
 
@@ -232,7 +232,7 @@ static int breg(const Dwarf_Op *o, int64_t *off)
 
 /* The PLT's CFA: rsp + N, plus 8 once the entry has pushed its index:
  * breg7 N; breg16 0; lit15; and; litK; ge; lit3; shl; plus. */
-static bool plt_rule(const Dwarf_Op *ops, size_t nops, struct bt_unw_row *row)
+static bool plt_rule(const Dwarf_Op *ops, size_t nops, struct bt_unw_rule *row)
 {
 	int64_t off, zero;
 	if (nops != 9 || breg(&ops[0], &off) != REG_RSP || breg(&ops[1], &zero) != REG_RIP || zero ||
@@ -246,7 +246,7 @@ static bool plt_rule(const Dwarf_Op *ops, size_t nops, struct bt_unw_row *row)
 	return off == (int32_t)off;
 }
 
-static void compile_cfa(Dwarf_Frame *f, bool signal, struct bt_unw_row *row)
+static void compile_cfa(Dwarf_Frame *f, bool signal, struct bt_unw_rule *row)
 {
 	Dwarf_Op *ops = NULL;
 	size_t nops = 0;
@@ -312,7 +312,7 @@ static int32_t sigcontext_slot(Dwarf_Frame *f, int regno)
 }
 
 /* The return address, rbp and rbx rules; the CFA's is already in row. */
-static void compile_regs(Dwarf_Frame *f, struct bt_unw_row *row)
+static void compile_regs(Dwarf_Frame *f, struct bt_unw_rule *row)
 {
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
@@ -345,24 +345,48 @@ static void compile_regs(Dwarf_Frame *f, struct bt_unw_row *row)
 	saved_rule(f, REG_RBX, &row->rbx, &row->rbx_off);
 }
 
-static bool same_rule(const struct bt_unw_row *a, const struct bt_unw_row *b)
+static bool rule_eq(void *ctx, uint64_t val, const void *key)
 {
-	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp == b->rbp && a->rbp_off == b->rbp_off &&
-	       a->rbx == b->rbx && a->rbx_off == b->rbx_off;
+	const struct build *b = ctx;
+	return !memcmp(&b->rules[val], key, sizeof(struct bt_unw_rule));
 }
 
-static int push_row(struct build *b, uint64_t pc, const struct bt_unw_row *row)
+/* The index of rule among the table's rules, added when new; -errno. */
+static int64_t intern_rule(struct build *b, const struct bt_unw_rule *rule)
 {
-	if (b->n && b->rows[b->n - 1].pc == pc)
+	struct bt_unw_rule r = *rule;
+	r.pad = 0;
+	uint32_t h = bt_hash_bytes(&r, sizeof(r), 0);
+	uint64_t *v = bt_htab_find(&b->rule_index, h, rule_eq, b, &r);
+	if (v)
+		return (int64_t)*v;
+	if (b->nrules == BT_UNW_RULES_MAX)
+		return -E2BIG;   /* real files have hundreds */
+	if (bt_grow((void **)&b->rules, &b->caprules, b->nrules + 1, sizeof(*b->rules), 64) ||
+	    bt_htab_insert(&b->rule_index, h, b->nrules))
+		return -ENOMEM;
+	b->rules[b->nrules] = r;
+	return (int64_t)b->nrules++;
+}
+
+static int push_row(struct build *b, uint64_t pc, const struct bt_unw_rule *rule)
+{
+	if (pc - b->base > UINT32_MAX)
+		return -E2BIG;   /* the code it covers spans more than 4 GiB */
+	int64_t k = intern_rule(b, rule);
+	if (k < 0)
+		return (int)k;
+	uint32_t rel = (uint32_t)(pc - b->base);
+	if (b->n && b->rows[b->n - 1].pc == rel)
 		b->n--;   /* an empty range: the later row wins */
 	/* a row that changes nothing the walker reads is merged into the one before */
-	if (b->n && same_rule(row, &b->rows[b->n - 1].r))
+	if (b->n && b->rows[b->n - 1].rule == (uint32_t)k)
 		return 0;
 	if (b->n == BT_UNW_ROWS_MAX)
 		return -E2BIG;   /* more than the walker's array could ever hold */
 	if (bt_grow((void **)&b->rows, &b->cap, b->n + 1, sizeof(*b->rows), 256))
 		return -ENOMEM;
-	b->rows[b->n++] = (struct brow){ pc, *row };
+	b->rows[b->n++] = (struct bt_unw_row){ rel, (uint32_t)k };
 	return 0;
 }
 
@@ -372,7 +396,7 @@ static int compile_fde(struct build *b, uint64_t lo, uint64_t hi)
 	uint64_t pc = lo;
 	while (pc < hi) {
 		Dwarf_Frame *f = NULL;
-		struct bt_unw_row row = { 0 };
+		struct bt_unw_rule row = { 0 };
 		if (dwarf_cfi_addrframe(b->cfi, pc, &f) != 0 || !f) {
 			row.cfa = BT_UNW_BAD;
 			b->bad++;
@@ -402,6 +426,11 @@ static int compile_all(struct build *b)
 		return err;
 	qsort(b->fdes, b->nfdes, sizeof(*b->fdes), cmp_range);
 	uint64_t covered = b->fdes[0].lo;
+	b->base = covered;
+	/* rule 0 is the one of no CFI, as in the walker's shared array */
+	struct bt_unw_rule none = { 0 };
+	if ((err = (int)intern_rule(b, &none)) < 0)
+		return err;
 	for (size_t i = 0; i < b->nfdes; i++) {
 		uint64_t lo = b->fdes[i].lo, hi = b->fdes[i].hi;
 		if (hi <= covered)
@@ -409,7 +438,6 @@ static int compile_all(struct build *b)
 		if (lo < covered)
 			lo = covered;
 		if (lo > covered) {
-			struct bt_unw_row none = { 0 };
 			if ((err = push_row(b, covered, &none)))
 				return err;
 		}
@@ -418,7 +446,6 @@ static int compile_all(struct build *b)
 		covered = hi;
 	}
 	/* past the last FDE: no CFI (merged into a NONE row already there) */
-	struct bt_unw_row none = { 0 };
 	return push_row(b, covered, &none);
 }
 
@@ -467,29 +494,29 @@ static int compile_elf(Elf *elf, struct bt_ehtable *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct build b = { .elf = elf };
+	bt_htab_init(&b.rule_index);
 	int err = open_cfi(&b);
 	if (!err)
 		err = compile_all(&b);
-	if (!err && b.rows[b.n - 1].pc - b.rows[0].pc > UINT32_MAX)
-		err = -E2BIG;
-	if (!err && !(out->rows = malloc(b.n * sizeof(*out->rows))))
-		err = -ENOMEM;
 	if (!err) {
-		out->base = b.rows[0].pc;
-		for (size_t i = 0; i < b.n; i++) {
-			out->rows[i] = b.rows[i].r;
-			out->rows[i].pc = (uint32_t)(b.rows[i].pc - out->base);
-		}
+		out->base = b.base;
+		out->rows = b.rows;
 		out->n = b.n;
+		out->rules = b.rules;
+		out->nrules = b.nrules;
 		out->fdes = b.nfdes;
 		out->bad = b.bad;
 		out->debug_frame = !b.eh;
+		b.rows = NULL;
+		b.rules = NULL;
 	}
 	if (b.cfi_from_elf)
 		dwarf_cfi_end(b.cfi);
 	if (b.dw)
 		dwarf_end(b.dw);
 	free(b.rows);
+	free(b.rules);
+	bt_htab_free(&b.rule_index);
 	free(b.cies);
 	free(b.fdes);
 	return err;
@@ -524,10 +551,11 @@ void bt_ehtable_free(struct bt_ehtable *t)
 	if (!t)
 		return;
 	free(t->rows);
+	free(t->rules);
 	memset(t, 0, sizeof(*t));
 }
 
-const struct bt_unw_row *bt_ehtable_lookup(const struct bt_ehtable *t, uint64_t vaddr)
+const struct bt_unw_rule *bt_ehtable_lookup(const struct bt_ehtable *t, uint64_t vaddr)
 {
 	if (!t->n || vaddr < t->base || vaddr - t->base > UINT32_MAX)
 		return NULL;
@@ -540,10 +568,12 @@ const struct bt_unw_row *bt_ehtable_lookup(const struct bt_ehtable *t, uint64_t 
 		else
 			hi = mid;
 	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	if (!lo || t->rows[lo - 1].rule >= t->nrules)
+		return NULL;
+	return &t->rules[t->rows[lo - 1].rule];
 }
 
 size_t bt_ehtable_bytes(const struct bt_ehtable *t)
 {
-	return t ? t->n * sizeof(*t->rows) : 0;
+	return t ? t->n * sizeof(*t->rows) + t->nrules * sizeof(*t->rules) : 0;
 }

@@ -1,6 +1,7 @@
 /* ehtable.h - the call frame information of one ELF file (.eh_frame, else .debug_frame) compiled
- * into the compact table the BPF stack walker reads: rows sorted by address, each saying how the
- * caller's CFA, return address and rbp are found (struct bt_unw_row of bt_proto.h). x86_64. */
+ * into the compact table the BPF stack walker reads: rows sorted by address, each naming the rule
+ * that says how the caller's CFA, return address, rbp and rbx are found (struct bt_unw_row and
+ * struct bt_unw_rule of bt_proto.h). x86_64. */
 #ifndef BT_EHTABLE_H
 #define BT_EHTABLE_H
 
@@ -13,8 +14,11 @@
 
 struct bt_ehtable {
 	uint64_t base;              /* the address row pcs are relative to */
-	struct bt_unw_row *rows;    /* n rows sorted by pc; the last one is BT_UNW_NONE */
+	struct bt_unw_row *rows;    /* n rows sorted by pc, each naming one of rules; the last one's
+				     * is BT_UNW_NONE */
 	size_t n;
+	struct bt_unw_rule *rules;  /* nrules distinct rules; rules[0] is BT_UNW_NONE */
+	size_t nrules;
 	size_t fdes;                /* FDEs read */
 	size_t bad;                 /* rows of a rule the walker does not evaluate (BT_UNW_BAD) */
 	bool debug_frame;           /* compiled from .debug_frame (there was no .eh_frame) */
@@ -22,17 +26,17 @@ struct bt_ehtable {
 
 /* Compiles the CFI of the ELF file open as fd (read with pread, fd left open).
  * 0, -ENODATA (no CFI, or none describing any code), -ENOEXEC (not ELF or malformed CFI),
- * -E2BIG (the code it covers spans more than 4 GiB, or it has more FDEs or rows than any real
- * file: 2^20 and BT_UNW_ROWS_MAX), -ENOMEM. */
+ * -E2BIG (the code it covers spans more than 4 GiB, or it has more FDEs, rows or distinct rules
+ * than any real file: 2^20, BT_UNW_ROWS_MAX and BT_UNW_RULES_MAX), -ENOMEM. */
 int bt_ehtable_compile(int fd, struct bt_ehtable *out);
 /* The same from an ELF image in memory (e.g. the vDSO). */
 int bt_ehtable_compile_mem(const void *buf, size_t len, struct bt_ehtable *out);
 void bt_ehtable_free(struct bt_ehtable *t);
 
-/* The row holding for an address (as the file's symbols express it); NULL below the first row. */
-const struct bt_unw_row *bt_ehtable_lookup(const struct bt_ehtable *t, uint64_t vaddr);
+/* The rule holding for an address (as the file's symbols express it); NULL below the first row. */
+const struct bt_unw_rule *bt_ehtable_lookup(const struct bt_ehtable *t, uint64_t vaddr);
 
-/* Bytes its rows take (what they cost in the BPF map). */
+/* Bytes its rows and rules take. */
 size_t bt_ehtable_bytes(const struct bt_ehtable *t);
 
 #endif

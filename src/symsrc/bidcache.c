@@ -347,6 +347,30 @@ static int store_in(const char *cache, struct bt_bidcache_budget *b, int dfd,
 	return err;
 }
 
+/* The entry directory of id under root: the one its link names (by perf or an earlier run), else
+ * DIR/ORIGPATH/BUILDID made for it (*made set; its link is then for the caller to write once the
+ * directory holds a file, into target). dfd or -errno. */
+static int entry_dir(int root, const struct bt_build_id *id, const char *hex, const char *path,
+		     char *target, size_t tlen, bool *made)
+{
+	char dir[PATH_MAX];
+	*made = false;
+	int err = link_target_dir(root, hex, dir, sizeof(dir), target, tlen);
+	int dfd = err ? -1 : bt_beneath_open(root, dir, O_RDONLY | O_DIRECTORY);
+	if (dfd >= 0)
+		return dfd;
+	char orig[PATH_MAX];
+	err = clean_path(path, orig, sizeof(orig));
+	if (!err)
+		err = bt_path_fmt(dir, sizeof(dir), "%s/%s", orig + 1, hex);
+	if (!err)
+		err = bt_path_fmt(target, tlen, "../..%s/%s", orig, hex);
+	if (err)
+		return err;
+	*made = true;
+	return bt_beneath_mkdirs(root, dir, 0755);
+}
+
 static int add(const char *cache, struct bt_bidcache_budget *b, const struct bt_build_id *id,
 	       const char *path, int fd, enum bt_bidcache_kind kind)
 {
@@ -364,40 +388,80 @@ static int add(const char *cache, struct bt_bidcache_budget *b, const struct bt_
 	struct bt_build_id got;
 	if (bt_buildid_from_fd(fd, &got) != 0 || !bt_buildid_eq(&got, id))
 		return -EINVAL;
-	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX];
+	char hex[HEXLEN], target[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
 	mode_t mode = kind == BT_BIDCACHE_ELF ? (st.st_mode & 0755) | 0644 : 0644;
 	int root = open_root(cache, true);
 	if (root < 0)
 		return root;
-
-	/* An entry already linked (by perf or an earlier run) receives the file in its own
-	 * directory; a valid file of this kind there means there is nothing to do. */
-	int err = link_target_dir(root, hex, dir, sizeof(dir), target, sizeof(target));
-	int dfd = err ? -1 : bt_beneath_open(root, dir, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		err = store_in(cache, b, dfd, id, kind, fd, &st, mode);
-		close(dfd);
-		close(root);
-		return err;
-	}
-	char orig[PATH_MAX];
-	err = clean_path(path, orig, sizeof(orig));
-	if (!err)
-		err = bt_path_fmt(dir, sizeof(dir), "%s/%s", orig + 1, hex);
-	if (!err)
-		err = bt_path_fmt(target, sizeof(target), "../..%s/%s", orig, hex);
-	dfd = err ? err : bt_beneath_mkdirs(root, dir, 0755);
+	bool made;
+	int dfd = entry_dir(root, id, hex, path, target, sizeof(target), &made);
 	if (dfd < 0) {
 		close(root);
 		return dfd;
 	}
-	err = store_in(cache, b, dfd, id, kind, fd, &st, mode);
+	int err = store_in(cache, b, dfd, id, kind, fd, &st, mode);
 	close(dfd);
-	if (!err)
+	if (!err && made)
 		err = store_link(root, hex, target);
 	close(root);
 	return err;
+}
+
+int bt_bidcache_store_derived(const char *cache_dir, struct bt_bidcache_budget *budget,
+			      const struct bt_build_id *id, const char *path, const char *name,
+			      int (*write)(void *ctx, int fd), void *ctx)
+{
+	if (!cache_dir || !budget || !id || !id->len || !name || !write || !strcmp(name, "elf") ||
+	    !strcmp(name, "debug"))
+		return -EINVAL;
+	char hex[HEXLEN], target[PATH_MAX];
+	bt_buildid_hex(id, hex, sizeof(hex));
+	int root = open_root(cache_dir, true);
+	if (root < 0)
+		return root;
+	bool made;
+	int dfd = entry_dir(root, id, hex, path, target, sizeof(target), &made);
+	if (dfd < 0) {
+		close(root);
+		return dfd;
+	}
+	struct bt_wfile w;
+	int fd = bt_wfile_open(&w, dfd, name, BT_WFILE_MODE);
+	int err = fd < 0 ? fd : write(ctx, fd);
+	struct stat st;
+	if (!err && fstat(fd, &st) != 0)
+		err = -errno;
+	if (!err)
+		err = budget_take(cache_dir, budget, (uint64_t)st.st_size);
+	if (fd >= 0 && err)
+		bt_wfile_abort(&w);
+	else if (fd >= 0)
+		err = bt_wfile_commit(&w);
+	if (!err)
+		budget->used += (uint64_t)st.st_size;
+	close(dfd);
+	if (!err && made)
+		err = store_link(root, hex, target);
+	close(root);
+	return err;
+}
+
+int bt_bidcache_open_derived(const char *cache_dir, const struct bt_build_id *id, const char *name)
+{
+	if (!cache_dir || !id || !id->len || !name || strchr(name, '/'))
+		return -EINVAL;
+	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX], rel[PATH_MAX];
+	bt_buildid_hex(id, hex, sizeof(hex));
+	int root = open_root(cache_dir, false);
+	if (root < 0)
+		return root;
+	int err = link_target_dir(root, hex, dir, sizeof(dir), target, sizeof(target));
+	if (!err)
+		err = bt_path_fmt(rel, sizeof(rel), "%s/%s", dir, name);
+	int fd = err ? (err == -EINVAL || err == -ELOOP ? -ENOENT : err) : bt_beneath_open_reg(root, rel);
+	close(root);
+	return fd == -ELOOP || fd == -EXDEV ? -EBADMSG : fd;
 }
 
 int bt_bidcache_store(const char *cache_dir, struct bt_bidcache_budget *budget,

@@ -47,6 +47,17 @@ int bt_bidcache_add_debug_fd(const char *cache_dir, const struct bt_build_id *id
 int bt_bidcache_store(const char *cache_dir, struct bt_bidcache_budget *budget,
 		      enum bt_bidcache_kind kind, const struct bt_build_id *id, const char *path, int fd);
 
+/* A file derived from the build-id's binary (name: "unwtable", the compiled unwind table), kept in
+ * its entry beside the binary, made when there is none yet (named after path as a store would).
+ * write fills the new file (fd, a 0600 file of its own) and returns 0 or -errno; it replaces the
+ * file only when complete. Counted in budget. 0 or -errno. */
+int bt_bidcache_store_derived(const char *cache_dir, struct bt_bidcache_budget *budget,
+			      const struct bt_build_id *id, const char *path, const char *name,
+			      int (*write)(void *ctx, int fd), void *ctx);
+/* Opens that file read-only (a regular file, reached through no link): the caller checks what it
+ * holds. fd, -ENOENT, or -errno. */
+int bt_bidcache_open_derived(const char *cache_dir, const struct bt_build_id *id, const char *name);
+
 /* Opens the stored file of one kind read-only after checking it; its path goes to pathbuf (may be
  * NULL). Returns the fd, -ENOENT when absent, -EBADMSG when present but corrupt or of another
  * build-id, or -errno. Marks the entry as used for pruning. */

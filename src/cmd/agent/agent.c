@@ -736,7 +736,7 @@ static int start(struct agent *a)
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
 		.labels = c->sample_labels, .idle = c->idle,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
-		.cache_store = false, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
+		.cache_store = false, .tables_store = true, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
 		.skip = true,
 	};
 	int err = bt_live_init(&a->live, &lo);

@@ -121,16 +121,30 @@ static void python_updates(struct bt_live *l)
 				l->python_refused++;
 }
 
+static int table_load(void *ctx, const uint8_t *bid, size_t len, struct bt_ehtable *t, struct bt_elf_layout *lay)
+{
+	return bt_unwcache_load(ctx, bid, len, t, lay);
+}
+
+static int table_save(void *ctx, const uint8_t *bid, size_t len, const char *path, const struct bt_ehtable *t,
+		      const struct bt_elf_layout *lay)
+{
+	return bt_unwcache_save(ctx, bid, len, path, t, lay);
+}
+
 int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 {
 	const struct bt_live_opts *o = &l->opts;
+	/* The tables are read and written by the capture's worker thread alone. */
+	bool cache = bt_unwcache_init(&l->tables, o->cache_dir, o->tables_store) == 0;
+	l->store = (struct bt_unwtables_store){ .load = table_load, .save = table_save, .ctx = &l->tables };
 	struct bt_capture_opts co = {
 		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = !o->no_sampler,
 		.user_stacks = o->user, .kernel_stacks = o->kernel, .follow_forks = true,
 		.freq_hz = o->freq_hz, .ringbuf_bytes = o->ringbuf_bytes,
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf, .bpf_unwind = o->bpf_unwind,
 		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
-		.idle = o->idle, .python = o->user, .skip = o->skip,
+		.idle = o->idle, .python = o->user, .skip = o->skip, .unw_store = cache ? &l->store : NULL,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
@@ -209,11 +223,13 @@ int bt_live_run(struct bt_live *l)
 	for (;;) {
 		if (o->stop && *o->stop) {
 			l->why = *o->stop == SIGINT ? "interrupted" : "terminated";
+			l->ended = true;
 			return 0;
 		}
 		double t = now_s();
 		if (o->duration > 0 && t - l->t0 >= o->duration) {
 			l->why = "duration reached";
+			l->ended = true;
 			return 0;
 		}
 		int err = bt_capture_poll(l->cap, poll_timeout(o->duration, t - l->t0));
@@ -228,6 +244,7 @@ int bt_live_run(struct bt_live *l)
 				o->on_tick(o->ctx, l, t - l->t0);
 			if (!o->all && bt_capture_watched_alive(l->cap) == 0) {
 				l->why = "every watched process exited";
+				l->ended = true;
 				return 0;
 			}
 		}
@@ -236,6 +253,7 @@ int bt_live_run(struct bt_live *l)
 		const char *why = o->done ? o->done(o->ctx, l) : NULL;
 		if (why) {
 			l->why = why;
+			l->ended = true;
 			return 0;
 		}
 	}
@@ -244,7 +262,10 @@ int bt_live_run(struct bt_live *l)
 int bt_live_collect(struct bt_live *l, bool lines)
 {
 	struct bt_session *s = &l->session;
-	/* Whatever the kernel already wrote still belongs to this profile. */
+	/* Whatever the kernel already wrote still belongs to this profile; at the end, with the
+	 * stacks that wait for tables being made (bounded: what is not done by then goes as it is). */
+	if (l->ended)
+		bt_capture_settle(l->cap, BT_LIVE_SETTLE_MS);
 	while (bt_capture_poll(l->cap, 0) > 0)
 		;
 	memset(&l->stats, 0, sizeof(l->stats));
@@ -265,7 +286,8 @@ double bt_live_elapsed(const struct bt_live *l)
 
 uint64_t bt_live_lost_samples(const struct bt_capture_stats *st)
 {
-	return st->drops[BT_REC_SAMPLE];
+	/* the ring buffer full, or the queue of what was read and not yet delivered */
+	return st->drops[BT_REC_SAMPLE] + st->queue_drops[BT_REC_SAMPLE];
 }
 
 uint64_t bt_live_lost_other(const struct bt_capture_stats *st)
@@ -273,7 +295,7 @@ uint64_t bt_live_lost_other(const struct bt_capture_stats *st)
 	uint64_t n = 0;
 	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
 		if (t != BT_REC_SAMPLE)
-			n += st->drops[t];
+			n += st->drops[t] + st->queue_drops[t];
 	return n;
 }
 

@@ -10,6 +10,7 @@
 
 #include "capture/capture.h"
 #include "session/session.h"
+#include "symsrc/unwcache.h"
 
 struct bt_live;
 struct bt_debuginfod;
@@ -43,6 +44,8 @@ struct bt_live_opts {
 	bool skip;                /* the sampler can be told to skip processes (bt_capture_skip) */
 	const char *cache_dir;    /* build-id cache; NULL: ~/.debug */
 	bool cache_store;         /* store sampled binaries in the cache */
+	bool tables_store;        /* store the BPF walker's compiled tables in it (they are read from
+				   * it either way) */
 	uint64_t cache_max_file;  /* bt_session_opts' limits of those stores; 0: the defaults */
 	uint64_t cache_max_size;
 	bool debuginfod;          /* ask debuginfod for missing symbols when one is configured */
@@ -69,12 +72,17 @@ struct bt_live {
 	struct bt_capture_stats stats;   /* as the last bt_live_collect found them */
 	double kallsyms_at;              /* monotonic seconds of the last kallsyms read, 0: none since start */
 	uint64_t python_refused;         /* interpreters the sampler could not be told of */
+	bool ended;                      /* bt_live_run returned: what waits is collected whole */
+	struct bt_unwcache tables;       /* the walker's compiled tables kept between sessions */
+	struct bt_unwtables_store store;
 };
 
 /* Kernel frames no announcement, module or kallsyms read names make kallsyms be read again, at
  * most once per this many seconds (the first time at once): each read is the kernel printing
  * some 200,000 lines. */
 #define BT_LIVE_KALLSYMS_GAP_S 30.0
+/* At the end of a session, how long the stacks that wait for a table being made are waited for. */
+#define BT_LIVE_SETTLE_MS 20000
 
 /* The session, and a debuginfod client when asked for and configured (said at BT_LOG_INFO when
  * configured but unusable). Also raises the open-file limit: the session keeps one descriptor per

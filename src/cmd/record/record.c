@@ -172,16 +172,22 @@ static void print_python_summary(const struct bt_live *l)
 static void print_bpf_walk_summary(const struct bt_unwtables_stats *u, unsigned insns)
 {
 	double w = u->walks ? (double)u->walks : 1.0;
-	fprintf(stderr, "buildtrace: call graph dwarf-bpf: %llu user stacks walked in the kernel, %.1f frames "
-		"each; %.1f%% reached the outermost frame, %.1f%% had a frame walked by frame pointer, %.1f%% "
-		"met a file whose table was not loaded yet, %.1f%% were of a process not known yet; %llu tables "
-		"loaded (%llu rows, %llu KiB, %.0f ms compiling), %llu files without one, %llu evicted",
+	fprintf(stderr, "buildtrace: call graph dwarf-bpf: %llu user stacks walked, %.1f frames each; %.1f%% "
+		"reached the outermost frame, %.1f%% had a frame walked by frame pointer; %llu finished in "
+		"buildtrace where the kernel met a process (%llu) or a file (%llu) whose table it did not have "
+		"yet, %llu of them to the outermost frame, %llu after waiting for a table, %llu whose stack copy "
+		"was lost; tables: %llu loaded (%llu from the cache, %llu compiled in %.0f ms, %llu refused from "
+		"the cache, %llu stored), %llu files without one, %llu not to be had then, %llu evicted, %llu rows "
+		"(%llu KiB) of %llu",
 		(unsigned long long)u->walks, (double)u->walk_frames / w, 100.0 * (double)u->walks_done / w,
-		100.0 * (double)u->walks_fp / w, 100.0 * (double)u->walks_no_table / w,
-		100.0 * (double)u->walks_no_proc / w, (unsigned long long)u->loads,
-		(unsigned long long)u->rows_loaded,
-		(unsigned long long)(u->rows_loaded * sizeof(struct bt_unw_row) >> 10), (double)u->compile_ns / 1e6,
-		(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
+		100.0 * (double)u->walks_fp / w, (unsigned long long)u->walks_user,
+		(unsigned long long)u->walks_no_proc, (unsigned long long)u->walks_no_table,
+		(unsigned long long)u->walks_user_done, (unsigned long long)u->walks_held,
+		(unsigned long long)u->cont_lost, (unsigned long long)u->loads, (unsigned long long)u->from_cache,
+		(unsigned long long)u->compiled, (double)u->compile_ns / 1e6, (unsigned long long)u->cache_refused,
+		(unsigned long long)u->cache_stored, (unsigned long long)u->load_failed,
+		(unsigned long long)u->unavailable, (unsigned long long)u->evicted, (unsigned long long)u->rows,
+		(unsigned long long)(u->rows * sizeof(struct bt_unw_row) >> 10), (unsigned long long)u->rows_max);
 	if (insns)   /* 0: the kernel does not count them (before 5.16) */
 		fprintf(stderr, "; the sampling program took the verifier %u instructions", insns);
 	fprintf(stderr, "\n");
@@ -194,10 +200,11 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 	const struct bt_capture_stats *st = &l->stats;
 	fprintf(stderr,
 		"buildtrace: %s: %llu samples, %llu lost, %llu unresolved frames, %zu processes, "
-		"%zu build-ids, %llu kallsyms reloads",
+		"%zu build-ids, %llu kallsyms reloads, %llu samples taken",
 		l->why, (unsigned long long)s->stats.samples, (unsigned long long)bt_live_lost_samples(st),
 		(unsigned long long)bt_profile_unresolved_frames(&s->prof), (size_t)s->procs.seen,
-		bt_session_build_ids(s), (unsigned long long)s->stats.kallsyms_reloads);
+		bt_session_build_ids(s), (unsigned long long)s->stats.kallsyms_reloads,
+		(unsigned long long)st->samples);
 	if (bt_live_lost_other(st))
 		fprintf(stderr, ", %llu other records lost", (unsigned long long)bt_live_lost_other(st));
 	if (s->stats.bid_userspace)
@@ -237,10 +244,14 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 				"verifier's instructions)\n", st->load_progs);
 	}
 	if (a->verbose && s->stats.samples)
-		fprintf(stderr, "buildtrace: ring buffer bytes per sample: %.0f (samples %.0f, stack copies %.0f)\n",
-			(double)(st->ring_bytes[BT_REC_SAMPLE] + st->ring_bytes[BT_REC_USTACK]) / (double)s->stats.samples,
+		fprintf(stderr, "buildtrace: ring buffer bytes per sample: %.0f (samples %.0f, stack copies %.0f); "
+			"%llu KiB of ring buffer, read every %.0f ms at worst, %llu KiB most waiting for delivery\n",
+			(double)(st->ring_bytes[BT_REC_SAMPLE] + st->ring_bytes[BT_REC_USTACK] +
+				 st->ring_bytes[BT_REC_UCONT]) / (double)s->stats.samples,
 			(double)st->ring_bytes[BT_REC_SAMPLE] / (double)s->stats.samples,
-			(double)st->ring_bytes[BT_REC_USTACK] / (double)s->stats.samples);
+			(double)(st->ring_bytes[BT_REC_USTACK] + st->ring_bytes[BT_REC_UCONT]) / (double)s->stats.samples,
+			(unsigned long long)(st->ringbuf_bytes >> 10), (double)st->reader_gap_ns / 1e6,
+			(unsigned long long)(st->queue_peak >> 10));
 	if (a->verbose)
 		fprintf(stderr, "buildtrace: process table: %zu entries at the end, %llu processes seen, "
 			"%llu exits; %llu records, %llu malformed; symbols loaded for %llu build-ids\n",
@@ -302,7 +313,7 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 		.per_pid = a->per_pid, .per_tid = a->per_tid, .sample_log = per_sample(a),
 		.scratch_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : NULL, .freq_hz = a->freq, .ringbuf_bytes = a->ringbuf_bytes,
 		.dwarf = a->dwarf, .bpf_unwind = a->bpf_unwind, .ustack_bytes = a->ustack_bytes, .cache_dir = a->cache_dir,
-		.cache_store = !a->no_cache, .cache_max_size = a->cache_max_size,
+		.cache_store = !a->no_cache, .tables_store = !a->no_cache, .cache_max_size = a->cache_max_size,
 		.cache_max_file = a->cache_max_file, .debuginfod = !a->no_debuginfod, .duration = a->duration,
 		.stop = &stop_signal, .log = record_log, .ctx = rc, .done = session_done,
 		.on_tick = rc->view_on ? view_tick : NULL, .on_turn = rc->view_on ? view_turn : NULL,

@@ -132,7 +132,7 @@ static int start_and_loop(struct trace_ctx *t)
 		.pids = a->npids ? a->pids : &child, .npids = a->npids ? a->npids : (child && !a->all ? 1 : 0),
 		.all = a->all, .user = true, .kernel = false, .no_sampler = true,
 		.ringbuf_bytes = a->ringbuf_bytes, .dwarf = a->dwarf, .ustack_bytes = a->ustack_bytes,
-		.cache_dir = a->cache_dir, .cache_store = true, .debuginfod = true, .duration = a->duration,
+		.cache_dir = a->cache_dir, .cache_store = true, .tables_store = true, .debuginfod = true, .duration = a->duration,
 		.stop = &stop_signal, .log = trace_log, .ctx = t, .done = trace_done,
 		.on_tick = t->view_on ? view_tick : NULL, .on_turn = t->view_on ? view_turn : NULL,
 	};

@@ -68,7 +68,7 @@ static void check_saved(const char *where, const char *col, const char *name, ui
 static void check_one(struct oracle *o, uint64_t pc, const char *cfa, const char *ra, const char *rbp,
 		      const char *rbx)
 {
-	const struct bt_unw_row *r = bt_ehtable_lookup(o->t, pc);
+	const struct bt_unw_rule *r = bt_ehtable_lookup(o->t, pc);
 	if (!r)
 		fail_msg("%s: no row at %#" PRIx64, o->path, pc);
 	char where[256];
@@ -255,7 +255,7 @@ static void check_gaps(struct oracle *o)
 	uint64_t covered = 0;
 	for (size_t i = 0; i < o->nfdes_seen; i++) {
 		if (i && o->fdes_seen[i].lo > covered) {
-			const struct bt_unw_row *r = bt_ehtable_lookup(o->t, covered);
+			const struct bt_unw_rule *r = bt_ehtable_lookup(o->t, covered);
 			assert_non_null(r);
 			if (r->cfa != BT_UNW_NONE)
 				fail_msg("%s: %#" PRIx64 " lies between FDEs but has a rule", o->path, covered);
@@ -263,7 +263,7 @@ static void check_gaps(struct oracle *o)
 		if (o->fdes_seen[i].hi > covered)
 			covered = o->fdes_seen[i].hi;
 	}
-	const struct bt_unw_row *r = bt_ehtable_lookup(o->t, covered);
+	const struct bt_unw_rule *r = bt_ehtable_lookup(o->t, covered);
 	assert_non_null(r);
 	assert_int_equal(r->cfa, BT_UNW_NONE);
 }
@@ -336,7 +336,7 @@ static void ehtable__ldso_and_this_program__agree_with_readelf(void **state)
 	/* the program's _start (from crt1.o) has an undefined return address; its PLT an expression */
 	const struct bt_unw_row *end = NULL;
 	for (size_t i = 0; i < t.n; i++)
-		if (t.rows[i].cfa == BT_UNW_END)
+		if (t.rules[t.rows[i].rule].cfa == BT_UNW_END)
 			end = &t.rows[i];
 	assert_non_null(end);
 	assert_true(o.plt_rows > 0);
