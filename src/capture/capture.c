@@ -1263,7 +1263,6 @@ static int load(struct bt_capture *c, const struct bt_capture_opts *opts, char *
 	else
 		err = configure(c, opts, errbuf, errlen);
 	if (!err && (err = buildtrace_bpf__load(c->skel))) {
-		{ FILE *df = fopen("/tmp/churn/vlog.txt", "w"); if (df) { fwrite(vlog, 1, strnlen(vlog, VERIFIER_LOG_SIZE), df); fclose(df); } }
 		const char *why = log_tail(vlog, VERIFIER_LOG_SIZE);
 		fail(errbuf, errlen, err, "loading the BPF programs failed%s%s%s",
 		     *why ? " (verifier: " : "", why, *why ? ")" : "");
@@ -1586,6 +1585,16 @@ int bt_capture_skip_clear(struct bt_capture *c)
 		if (bpf_map_delete_elem(fd, &key) != 0)
 			return -errno;
 	return 0;
+}
+
+void bt_capture_stop_sampling(struct bt_capture *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; i < c->nperf; i++) {
+		bpf_link__destroy(c->perf_links[i]);
+		c->perf_links[i] = NULL;
+	}
 }
 
 int bt_capture_watched_alive(struct bt_capture *c)

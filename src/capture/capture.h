@@ -82,6 +82,9 @@ int bt_capture_poll(struct bt_capture *c, int timeout_ms);
  * or what bt_capture_poll returns. */
 int bt_capture_settle(struct bt_capture *c, int timeout_ms);
 
+/* Takes no more samples (the session ends): what is read afterwards is all that was taken. */
+void bt_capture_stop_sampling(struct bt_capture *c);
+
 /* Runs the task_vma iterator for one process now (pid 0: every watched process, or all). */
 int bt_capture_snapshot(struct bt_capture *c, int pid);
 

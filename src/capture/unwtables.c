@@ -1273,6 +1273,7 @@ void bt_unwtables_free(struct bt_unwtables *u)
 	bt_unwjobs_free(u->jobs);
 	struct uproc *p;
 	FOR_EACH_PROC(u, p) {
+		free(p->old);
 		free(p->maps);
 		free(p);
 	}

@@ -264,8 +264,12 @@ int bt_live_collect(struct bt_live *l, bool lines)
 	struct bt_session *s = &l->session;
 	/* Whatever the kernel already wrote still belongs to this profile; at the end, with the
 	 * stacks that wait for tables being made (bounded: what is not done by then goes as it is). */
-	if (l->ended)
+	if (l->ended) {
+		/* the session's samples are those taken until it ended: every one of them is then
+		 * delivered or counted as lost */
+		bt_capture_stop_sampling(l->cap);
 		bt_capture_settle(l->cap, BT_LIVE_SETTLE_MS);
+	}
 	while (bt_capture_poll(l->cap, 0) > 0)
 		;
 	memset(&l->stats, 0, sizeof(l->stats));
