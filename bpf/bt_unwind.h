@@ -170,10 +170,14 @@ __noinline int bt_unw_find_rule(__u32 lo, __u32 hi, __u32 key, struct bt_unw_rul
 	return 1;
 }
 
-/* The caller by frame pointer: [rbp] is the caller's rbp, [rbp + 8] the return address. */
+/* The caller by frame pointer: [rbp] is the caller's rbp, [rbp + 8] the return address. An rbp
+ * of 0 marks the outermost frame (the ABI has the entry code clear it: ld.so's entry has no CFI
+ * to say so). */
 static __always_inline bool bt_unw_fp(struct bt_unw_regs *w, __u64 *cfa, __u64 *ra)
 {
 	__u64 fr[2];
+	if (!w->bp)
+		w->flags |= BT_UWALK_DONE;
 	if (w->bp < w->sp || bpf_probe_read_user(fr, sizeof(fr), (void *)w->bp))
 		return false;
 	*cfa = w->bp + 16;

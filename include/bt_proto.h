@@ -367,7 +367,8 @@ _Static_assert(sizeof(struct bt_unw_map) == 32, "bt_unw_map size");
 
 /* With BT_CFG_UNWIND, a sample's user_err is not an errno but these bits (>= 0) saying how the
  * walk went; frames are in ips as always. */
-#define BT_UWALK_DONE       0x01  /* reached the outermost frame (its CFI says it has no caller) */
+#define BT_UWALK_DONE       0x01  /* reached the outermost frame (its CFI says it has no caller, or
+                                   * it has none and its rbp is 0) */
 #define BT_UWALK_FP         0x02  /* some frame was walked by frame pointer */
 #define BT_UWALK_NO_TABLE   0x04  /* some pc lay in a mapping whose table is not loaded yet */
 #define BT_UWALK_NO_MAP     0x08  /* some pc lay in no known executable mapping */

@@ -48,6 +48,18 @@ $(SESSION_DIR)/nofp: tests/session/nofp.c tests/session/nofp_fp.c
 	rm -f $@.o $@.fp.o
 
 fixtures:: $(SESSION_DIR)/nofp
+
+# Short-lived and dlopen-churning, without frame pointers: stacks complete from a process's first
+# sample and a library's first samples after each dlopen (tests/priv/test_churn.c, make bench).
+$(SESSION_DIR)/churnkid: tests/session/churnkid.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id=sha1 -o $@ $< -ldl
+
+$(SESSION_DIR)/libchurn.so: tests/session/churnlib.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -fPIC -shared -Wl,--build-id=sha1 -o $@ $<
+
+fixtures:: $(SESSION_DIR)/churnkid $(SESSION_DIR)/libchurn.so
 # Perf maps of processes, under a fake /proc: the parser and the opener of paths in a process's root.
 TEST_jitmap_OBJS    = $(BUILD)/session/jitmap.o $(BUILD)/symsrc/perfmap.o $(BUILD)/symsrc/jitdump.o $(BUILD)/capture/procmaps.o \
                       $(OBJS_elf) $(OBJS_base)

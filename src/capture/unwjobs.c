@@ -9,10 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "elf/buildid.h"
+
+#define WORKER_NICE 10
 
 struct bt_unwjobs {
 	struct bt_unwtables_store store;
@@ -35,7 +38,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The table of an ELF image in memory (the vDSO): compiled, never stored. */
+/* The table of an ELF image in memory (the vDSO: the same image, and build-id, in every process of
+ * a kernel). */
 static int from_image(struct bt_unwjob *job)
 {
 	struct bt_elf *be = NULL;
@@ -67,12 +71,6 @@ static int from_file(struct bt_unwjob *job)
 
 static void make(struct bt_unwjobs *j, struct bt_unwjob *job)
 {
-	if (job->image) {
-		uint64_t t0 = mono_ns();
-		job->err = from_image(job);
-		job->compile_ns = mono_ns() - t0;
-		return;
-	}
 	int r = j->have_store ? j->store.load(j->store.ctx, job->bid, job->bid_len, &job->t, &job->lay) : -ENOENT;
 	if (r == 0) {
 		job->from_cache = true;
@@ -81,7 +79,7 @@ static void make(struct bt_unwjobs *j, struct bt_unwjob *job)
 	}
 	job->refused = r == -EBADMSG;
 	uint64_t t0 = mono_ns();
-	job->err = from_file(job);
+	job->err = job->image ? from_image(job) : from_file(job);
 	job->compile_ns = mono_ns() - t0;
 	if (!job->err && j->have_store)
 		job->stored = j->store.save(j->store.ctx, job->bid, job->bid_len, job->path, &job->t, &job->lay) == 0;
@@ -117,6 +115,9 @@ static struct bt_unwjob *next_job(struct bt_unwjobs *j)
 static void *worker(void *arg)
 {
 	struct bt_unwjobs *j = arg;
+	/* Compiling a large table takes a CPU for a second: it yields to the thread that reads the
+	 * ring buffer, and to the profiled machine's own work. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), WORKER_NICE);
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		while (!j->stop && !j->todo)

@@ -593,6 +593,8 @@ static int request_table(struct bt_unwtables *u, struct uproc *p, const struct u
 	memcpy(job->bid, t->bid, t->bid_len);
 	if (t->path)
 		snprintf(job->path, sizeof(job->path), "%s", t->path);
+	else if (m->vdso)
+		snprintf(job->path, sizeof(job->path), "[vdso]");
 	bt_unwjobs_submit(u->jobs, job);
 	return t->state = T_QUEUED;
 }

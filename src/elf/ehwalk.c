@@ -10,11 +10,14 @@ static bool rd(bt_ehwalk_read_fn read, void *ctx, uint64_t addr, void *buf, size
 	return false;
 }
 
-/* The caller by frame pointer: [rbp] is the caller's rbp, [rbp + 8] the return address. */
+/* The caller by frame pointer: [rbp] is the caller's rbp, [rbp + 8] the return address. An rbp
+ * of 0 marks the outermost frame. */
 static bool by_fp(struct bt_ehwalk_regs *r, bt_ehwalk_read_fn read, void *ctx, uint64_t *cfa, uint64_t *ra,
 		  uint32_t *flags)
 {
 	uint64_t fr[2];
+	if (!r->bp)
+		*flags |= BT_UWALK_DONE;
 	if (r->bp < r->sp || !read(ctx, r->bp, fr, sizeof(fr)))
 		return false;
 	*cfa = r->bp + 16;
