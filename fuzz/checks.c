@@ -7,6 +7,7 @@
 #include "base/decompress.h"
 #include "base/demangle.h"
 #include "elf/ehtable.h"
+#include "elf/ehtfile.h"
 #include "elf/elffile.h"
 #include "elf/goelf.h"
 #include "elf/gopclntab.h"
@@ -207,10 +208,52 @@ out:
 	return err;
 }
 
+/* A compiled table written as a file and read back is the same table; the input itself, taken as
+ * such a file, is refused or holds only what the walker can read. */
+static int ehtfile_roundtrip(const struct bt_ehtable *t)
+{
+	static const uint8_t bid[20] = { 1, 2, 3 };
+	struct bt_elf_layout lay = { .type = 3, .nload = 1 }, got_lay;
+	struct bt_ehtable got;
+	int err = 0;
+	int fd = memfd_create("ehtfile", MFD_CLOEXEC);
+	if (fd < 0)
+		return 0;   /* nowhere to write: nothing to check */
+	CHECK(bt_ehtfile_write(fd, bid, sizeof(bid), t, &lay) == 0);
+	CHECK(bt_ehtfile_read(fd, bid, sizeof(bid), &got, &got_lay) == 0);
+	CHECK(got.n == t->n && got.nrules == t->nrules && got.base == t->base);
+	CHECK(!memcmp(got.rows, t->rows, t->n * sizeof(*t->rows)));
+	CHECK(!memcmp(got.rules, t->rules, t->nrules * sizeof(*t->rules)));
+	bt_ehtable_free(&got);
+out:
+	close(fd);
+	return err;
+}
+
+/* Any bytes taken as a table file: refused, or rows in order naming rules that exist. */
+static int ehtfile_any(const uint8_t *data, size_t len)
+{
+	static const uint8_t bid[20] = { 1, 2, 3 };
+	struct bt_ehtable t;
+	struct bt_elf_layout lay;
+	int err = 0;
+	int r = bt_ehtfile_parse(data, len, bid, sizeof(bid), &t, &lay);
+	if (r)
+		return r == -EBADMSG || r == -ENOMEM ? 0 : check_failed();
+	for (size_t i = 0; i < t.n; i++)
+		CHECK(t.rows[i].rule < t.nrules && (!i || t.rows[i].pc > t.rows[i - 1].pc));
+	CHECK(lay.nload <= BT_ELF_MAX_LOADS);
+out:
+	bt_ehtable_free(&t);
+	return err;
+}
+
 int bt_check_ehtable(const uint8_t *data, size_t len)
 {
 	int err = 0;
 	struct bt_ehtable t;
+	if (ehtfile_any(data, len))
+		return check_failed();
 	int r = bt_ehtable_compile_mem(data, len, &t);
 	if (r == -ENODATA || r == -ENOEXEC || r == -E2BIG || r == -ENOMEM)
 		return 0;
@@ -229,6 +272,7 @@ int bt_check_ehtable(const uint8_t *data, size_t len)
 		CHECK(bt_ehtable_lookup(&t, t.base + row->pc) == &t.rules[row->rule]);
 	}
 	CHECK(bt_ehtable_bytes(&t) == t.n * sizeof(struct bt_unw_row) + t.nrules * sizeof(struct bt_unw_rule));
+	CHECK(ehtfile_roundtrip(&t) == 0);
 out:
 	if (r == 0)
 		bt_ehtable_free(&t);

@@ -24,7 +24,8 @@ int bt_check_symtab(const uint8_t *data, size_t len);
  * point into; every string handed out lies inside the input. */
 int bt_check_gopclntab(const uint8_t *data, size_t len);
 /* An ELF image's call frame information: bt_ehtable_compile_mem, rows sorted by address, every
- * rule one the walker knows, the last row without CFI, each row found again by its address. */
+ * rule one the walker knows, the last row without CFI, each row found again by its address, the
+ * table written as a file and read back the same; the input taken as such a file refused or valid. */
 int bt_check_ehtable(const uint8_t *data, size_t len);
 /* An ELF file embedded as MiniDebugInfo: the input is compressed with xz and carried in the
  * .gnu_debugdata of a fixed binary, then bt_minidebuginfo_load merges and loads it. */

@@ -21,7 +21,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 FUZZ_CFLAGS   = -O1 -g $(FUZZ_SAN) -fsanitize=fuzzer-no-link -std=gnu11 -Wall -Wextra \
                 -Wno-unused-parameter -Wno-missing-field-initializers -D_GNU_SOURCE -Isrc -Iinclude \
                 -Ifuzz $(PKG_CFLAGS) -DBT_CHECK_ABORT
-FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
+FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/ehtfile elf/elffile base/decompress base/safeopen elf/symtab elf/plt elf/minidebuginfo capture/procmaps \
                 elf/gopclntab elf/goelf \
                 kernel/kallsyms base/htab session/profile output/folded base/demangle base/strtab symsrc/bidcache \
                 base/ustar base/pathfmt base/wfile base/beneath cmd/net/httpreq kernel/cgroup elf/sdt \

@@ -4,6 +4,7 @@ SYMSRC_OBJS           = $(BUILD)/symsrc/symsrc.o $(BUILD)/symsrc/bidcache.o $(BU
                         $(BUILD)/base/ustar.o $(BUILD)/elf/minidebuginfo.o $(BUILD)/elf/dwarfinfo.o \
                         $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o $(BUILD)/elf/goelf.o $(BUILD)/elf/gopclntab.o $(ELF_CORE_OBJS)
 TEST_bidcache_OBJS    = $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
+TEST_unwcache_OBJS    = $(BUILD)/symsrc/unwcache.o $(BUILD)/elf/ehtfile.o $(BUILD)/elf/ehtable.o $(BUILD)/base/htab.o $(TEST_bidcache_OBJS)
 TEST_symsrc_OBJS      = $(SYMSRC_OBJS)
 TEST_debuginfod_OBJS  = $(BUILD)/symsrc/debuginfod_client.o $(BUILD)/base/trustdir.o $(SYMSRC_OBJS)
 
