@@ -44,7 +44,9 @@
 #define PENDING_MAX 128       /* processes queued for an iterator run; more means "run for all" */
 #define PER_PID_ITER_MAX 64   /* above this many watched processes one unfiltered run is cheaper */
 #define VERIFIER_LOG_SIZE (256 * 1024)
-#define SIDEBAND_PAGES 16     /* per CPU: 64 KiB of mmap records between two drains */
+#define SIDEBAND_PAGES 64     /* per CPU: 256 KiB of mmap records between two drains (a build
+			       * maps 2,000 files a second: a tenth of a second holds 24 KiB,
+			       * when the reader runs that often) */
 #define LDSO_MAX 64           /* watched processes whose dlopen and dlclose are seen */
 #define QUEUE_MIN (64u << 20) /* samples read and not yet delivered, at least (see queue_bytes) */
 #define READ_EVERY_MS 50      /* the reader empties the ring buffer at least this often */
@@ -614,6 +616,8 @@ static int run_iter(struct bt_capture *c, struct bpf_program *prog, int pid)
 			if (n > 0 && c->rb && !c->stopped && !c->reader_running) {
 				read_rings(c);
 				drain(c);
+			} else if (n > 0 && c->rb) {
+				read_now(c);   /* the ring buffer emptied before more is written */
 			}
 			if (n == 0)
 				break;

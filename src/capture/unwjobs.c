@@ -15,7 +15,7 @@
 
 #include "elf/buildid.h"
 
-#define WORKER_NICE 10
+#define WORKER_NICE 5
 
 struct bt_unwjobs {
 	struct bt_unwtables_store store;

@@ -30,7 +30,8 @@
 
 #define TABLES_KEPT 4096   /* registry entries of build-ids without a table, beyond which the
 			    * unmapped ones are forgotten */
-#define PENDING_MAX 4096   /* samples waiting for tables; more are passed on unfinished */
+#define PENDING_MAX 4096   /* samples waiting for tables, and the bytes of their stack copies, */
+#define PENDING_BYTES (32u << 20)   /* beyond which they are passed on unfinished */
 #define DEAD_KEEP_NS (30ULL * 1000000000)  /* an exited process's mappings kept for its samples */
 
 struct umap {
@@ -111,6 +112,7 @@ struct bt_unwtables {
 	struct pending *pend;          /* samples waiting for tables, oldest first */
 	size_t npend, cappend;
 	uint64_t tickets;
+	size_t pend_bytes;             /* their stack copies' */
 	uint64_t now_ns;               /* the newest record's time */
 	struct bt_rec_sample *fin;     /* the sample finished here */
 	struct bt_unw_proc buf;        /* what is written for one process */
@@ -961,7 +963,7 @@ static void *dup_rec(const void *h)
  * when it cannot wait (too many do, or no memory). */
 static uint64_t defer(struct bt_unwtables *u, const struct bt_rec_sample *s, const struct bt_rec_ucont *c)
 {
-	if (u->npend == PENDING_MAX)
+	if (u->npend == PENDING_MAX || u->pend_bytes + c->hdr.size > PENDING_BYTES)
 		return 0;
 	if (u->npend == u->cappend) {
 		size_t cap = u->cappend ? 2 * u->cappend : 64;
@@ -982,6 +984,7 @@ static uint64_t defer(struct bt_unwtables *u, const struct bt_rec_sample *s, con
 	e->ready = false;
 	e->ticket = ++u->tickets;
 	u->npend++;
+	u->pend_bytes += c->hdr.size;
 	u->st.walks_held++;
 	return e->ticket;
 }
@@ -1000,6 +1003,9 @@ static void retry_pending(struct bt_unwtables *u)
 		e->s = d;
 		e->ready = true;
 		count_walk(u, e->s);
+		u->pend_bytes -= e->c->hdr.size;   /* the stack copy has served */
+		free(e->c);
+		e->c = NULL;
 	}
 }
 
@@ -1112,6 +1118,8 @@ void bt_unwtables_release(struct bt_unwtables *u, uint64_t ticket)
 	struct pending *e = find_pending(u, ticket);
 	if (!e)
 		return;
+	if (e->c)
+		u->pend_bytes -= e->c->hdr.size;
 	free(e->s);
 	free(e->c);
 	size_t i = (size_t)(e - u->pend);

@@ -119,6 +119,7 @@ struct agent {
 	struct agent_select pull_select;  /* the series a pull request asked for */
 	size_t last_series;            /* series of the last interval */
 	uint64_t series_folded, series_folded_samples;  /* label sets and samples folded into other */
+	double late_max;               /* the most an interval was written after its end, seconds */
 };
 
 static int load_conf(struct agent *a, struct bt_agent_conf *out, char *err, size_t errlen)
@@ -174,6 +175,25 @@ static void json_str(FILE *f, const char *s)
 	bt_json_put_string(f, s, strlen(s));
 }
 
+/* The stack walk in BPF: how the stacks went, and where the tables came from. */
+static void write_unwind_status(FILE *f, const struct bt_unwtables_stats *u)
+{
+	fprintf(f, ",\n  \"bpf_unwind\": {\"walks\": %llu, \"reached_outermost\": %llu, \"frame_pointer_used\": %llu, "
+		"\"table_missing\": %llu, \"process_unknown\": %llu, \"finished_in_userspace\": %llu, "
+		"\"finished_to_outermost\": %llu, \"waited_for_table\": %llu, \"stack_copies_lost\": %llu, "
+		"\"tables\": %llu, \"tables_from_cache\": %llu, \"tables_compiled\": %llu, "
+		"\"tables_refused_from_cache\": %llu, \"tables_unavailable\": %llu, \"rows\": %llu, "
+		"\"rows_max\": %llu, \"files_without_table\": %llu, \"tables_evicted\": %llu}",
+		(unsigned long long)u->walks, (unsigned long long)u->walks_done, (unsigned long long)u->walks_fp,
+		(unsigned long long)u->walks_no_table, (unsigned long long)u->walks_no_proc,
+		(unsigned long long)u->walks_user, (unsigned long long)u->walks_user_done,
+		(unsigned long long)u->walks_held, (unsigned long long)u->cont_lost, (unsigned long long)u->tables,
+		(unsigned long long)u->from_cache, (unsigned long long)u->compiled,
+		(unsigned long long)u->cache_refused, (unsigned long long)u->unavailable,
+		(unsigned long long)u->rows, (unsigned long long)u->rows_max, (unsigned long long)u->load_failed,
+		(unsigned long long)u->evicted);
+}
+
 static int write_status(void *ctx, FILE *f)
 {
 	struct agent *a = ((struct status_ctx *)ctx)->a;
@@ -219,16 +239,10 @@ static int write_status(void *ctx, FILE *f)
 		(unsigned long long)py->procs, (unsigned long long)py->unsupported, (unsigned long long)py->stacks,
 		(unsigned long long)py->walks[BT_PY_WALK_FAULT], (unsigned long long)py->frames,
 		(unsigned long long)py->rooted, (unsigned long long)py->truncated, (unsigned long long)py->code_failed);
-	if (cs.unw.walks || cs.unw.loads) {
-		const struct bt_unwtables_stats *u = &cs.unw;
-		fprintf(f, ",\n  \"bpf_unwind\": {\"walks\": %llu, \"reached_outermost\": %llu, \"frame_pointer_used\": %llu, "
-			"\"table_missing\": %llu, \"tables\": %llu, \"rows\": %llu, \"rows_max\": %llu, "
-			"\"files_without_table\": %llu, \"tables_evicted\": %llu}",
-			(unsigned long long)u->walks, (unsigned long long)u->walks_done,
-			(unsigned long long)u->walks_fp, (unsigned long long)u->walks_no_table,
-			(unsigned long long)u->tables, (unsigned long long)u->rows, (unsigned long long)u->rows_max,
-			(unsigned long long)u->load_failed, (unsigned long long)u->evicted);
-	}
+	fprintf(f, ",\n  \"samples_taken\": %llu,\n  \"interval_late_max_ms\": %.0f",
+		(unsigned long long)cs.samples, a->late_max * 1e3);
+	if (cs.unw.walks || cs.unw.loads)
+		write_unwind_status(f, &cs.unw);
 	if (a->push) {
 		struct bt_push_stats ps;
 		bt_push_get_stats(a->push, &ps);
@@ -688,13 +702,25 @@ static void on_turn(void *ctx, struct bt_live *l, double elapsed)
 		reload(a);
 	}
 	/* The time now, not the turn's: the loop's own work since (naming frames once a second) would
-	 * make an interval that much shorter than asked, and two pushed windows share a second. */
+	 * make an interval that much shorter than asked, and two pushed windows share a second. Each
+	 * interval ends where it was due, not when the loop got to it: the windows keep time, and what
+	 * a late turn delivered goes with the interval it closes (status.json says how late the worst
+	 * one was). */
 	elapsed = bt_live_elapsed(l);
-	if (elapsed - a->interval_start >= a->conf.interval_s) {
-		int64_t until = wall_ns();
+	double due = a->interval_start + a->conf.interval_s;
+	if (elapsed >= due) {
+		double late = elapsed - due;
+		int64_t until = a->from_ns + (int64_t)(a->conf.interval_s * 1e9);
+		if (late > a->late_max)
+			a->late_max = late;
+		/* more than an interval behind: the next one starts now, not in the past */
+		if (late >= a->conf.interval_s) {
+			until = wall_ns();
+			due = elapsed;
+		}
 		end_interval(a, a->from_ns, until);
 		a->from_ns = until;
-		a->interval_start = elapsed;
+		a->interval_start = due;
 	}
 	if (a->serve)
 		pull_turn(a, bt_live_elapsed(l));
