@@ -671,7 +671,106 @@ def python_section(rows):
     return '\n'.join(lines)
 
 
-def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=(), guest_rows=(), py_rows=()):
+def churn_section(rows):
+    """The project's own build looping, system-wide at 499 Hz, each profiler 20 s; the dlopen loop;
+    the agent over the same build."""
+    out = ['## A build machine\'s churn\n',
+           'The project\'s own build loops in a copy of its source (`make -j4` from clean, then `make '
+           'clean`, again) while each profiler samples the whole machine at 499 Hz for 20 s, after a first '
+           'session warmed buildtrace\'s build-id cache (its compiled tables). Complete: the outermost user '
+           'frame is `_start`, the C library\'s start of `main` or of a thread (the same rule for every '
+           'tool). No mapping: `[unknown]` frames, at no file or JIT map (perf: of no DSO). perf\'s CPU is '
+           '`perf record` plus `perf script`. Medians (min-max) over the repeats.\n']
+    churn_rows = [r for r in rows if r.get('part') == 'churn']
+    body = []
+    for tool in ('buildtrace', 'buildtrace-copy', 'perf-dwarf'):
+        rs = [r for r in churn_rows if r['tool'] == tool and r.get('ok')]
+        failed = [r for r in churn_rows if r['tool'] == tool and not r.get('ok')]
+        if not rs:
+            if failed:
+                body.append([tool, 'failed: %s' % failed[0].get('error', ''), '', '', '', '', '', ''])
+            continue
+        body.append([tool, spread([r['taken'] for r in rs], digits=0),
+                     spread([r.get('lost_pct') or 0 for r in rs], '%', 2),
+                     spread([r.get('complete_pct') or 0 for r in rs], '%', 1),
+                     spread([r.get('with_unknown_pct') or 0 for r in rs], '%', 1),
+                     spread([r.get('unknown_per_sample') or 0 for r in rs], digits=2),
+                     spread([r['prof_cpu'] for r in rs], ' s', 2),
+                     spread([(r.get('prof_rss_kb') or 0) / 1024 for r in rs], ' MB', 0)])
+    out.append(table(['profiler', 'samples taken', 'lost', 'user stacks complete', 'samples with a frame of '
+                      'no mapping', '[unknown] frames per sample', 'CPU', 'peak RSS'], body))
+    bt = [r for r in churn_rows if r['tool'] == 'buildtrace' and r.get('ok')]
+    if bt:
+        out.append('buildtrace finished %s stacks a run in userspace (the kernel met a process or a file '
+                   'whose table it did not have yet), took %s tables from the cache and compiled %s; its '
+                   'ring buffer went unread %s ms at worst.\n' % (
+                       spread([r.get('finished_in_buildtrace') or 0 for r in bt], digits=0),
+                       spread([r.get('tables_from_cache') or 0 for r in bt], digits=0),
+                       spread([r.get('tables_compiled') or 0 for r in bt], digits=0),
+                       spread([r.get('reader_gap_ms') or 0 for r in bt], digits=0)))
+    dl = [r for r in rows if r.get('part') == 'dlopen']
+    if dl:
+        out.append('A library dlopen\'ed and dlclose\'d in a loop (1 ms of CPU in it per dlopen: '
+                   'tests/session/churnkid.c) while the build loops, 20 s at 499 Hz: its hot function\'s '
+                   'samples whose stack is complete through `main` and `dl_round`.\n')
+        out.append(table(['profiler', 'samples in the library', 'complete'],
+                         [[r['tool'], r.get('dlopen_samples'), '%s (%s)' % (r.get('dlopen_complete'), pct(
+                             r['dlopen_complete'] / r['dlopen_samples'] if r.get('dlopen_samples') else None))]
+                          if r.get('ok') else [r['tool'], 'failed: %s' % r.get('error', ''), '']
+                          for r in dl]))
+    ag = [r for r in rows if r.get('part') == 'agent']
+    for r in ag:
+        if not r.get('ok'):
+            out.append('The agent under the churn failed: %s\n' % r.get('error', ''))
+            continue
+        out.append('`buildtrace agent` (19 Hz, an interval every %d s) for %d s over the same build: %s '
+                   'intervals, the latest written %s ms after its end; %s of %s samples lost (%s); peak '
+                   'RSS %s MB, median RSS %s MB over the first third of the run and %s MB over the last; '
+                   '%s s of CPU.\n' % (
+                       churn_interval(), r['seconds'], r.get('intervals'), num(r.get('late_max_ms'), 0),
+                       r.get('lost'), r.get('taken'), pct((r.get('lost_pct') or 0) / 100),
+                       num(r['peak_kb'] / 1024, 1), num(r['first_third_kb'] / 1024, 1),
+                       num(r['last_third_kb'] / 1024, 1), num(r.get('cpu'))))
+    return '\n'.join(out)
+
+
+def churn_interval():
+    return 5
+
+
+def churn_goal(rows):
+    lines = []
+    bt = [r for r in rows if r.get('part') == 'churn' and r['tool'] == 'buildtrace' and r.get('ok')]
+    perf = [r for r in rows if r.get('part') == 'churn' and r['tool'] == 'perf-dwarf' and r.get('ok')]
+    if bt:
+        lost = max(r.get('lost_pct') or 0 for r in bt)
+        comp = min(r.get('complete_pct') or 0 for r in bt)
+        unk = max(r.get('with_unknown_pct') or 0 for r in bt)
+        lines.append('- under a build\'s churn (499 Hz, system-wide), at most 0.5%% of samples lost: %s (%s at '
+                     'worst).' % ('**met**' if lost <= 0.5 else '**not met**', num(lost) + '%'))
+        lines.append('- under a build\'s churn, at least 95%% of user stacks reach the outermost frame: %s (%s at '
+                     'worst).' % ('**met**' if comp >= 95 else '**not met**', num(comp, 1) + '%'))
+        pf = med(perf, 'with_unknown_pct') if perf else None
+        lines.append('- under a build\'s churn, at most 5%% of samples carry a frame of no mapping%s: %s (%s at '
+                     'worst%s).' % (' (fewer than perf)' if pf is not None else '',
+                                    '**met**' if unk <= 5 and (pf is None or unk < pf) else '**not met**',
+                                    num(unk, 1) + '%', ', perf %s%%' % num(pf, 1) if pf is not None else ''))
+    for r in rows:
+        if r.get('part') != 'agent' or not r.get('ok'):
+            continue
+        flat = r['last_third_kb'] <= 1.1 * r['first_third_kb'] + 2048
+        ok = (r.get('late_max_ms') or 0) <= 1000 and (r.get('lost_pct') or 0) <= 1 and r['peak_kb'] < 50 * 1024
+        lines.append('- the agent under a build\'s churn keeps every interval within 1 s, loses at most 1%%, peaks '
+                     'under 50 MB RSS and stays flat over %d s: %s (%s ms late at worst, %s lost, peak %s MB, %s '
+                     'then %s MB).' % (r['seconds'], '**met**' if ok and flat else '**not met**',
+                                       num(r.get('late_max_ms'), 0), pct((r.get('lost_pct') or 0) / 100),
+                                       num(r['peak_kb'] / 1024, 1), num(r['first_third_kb'] / 1024, 1),
+                                       num(r['last_third_kb'] / 1024, 1)))
+    return lines
+
+
+def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=(), guest_rows=(), py_rows=(),
+           churn_rows=()):
     rates = info['settings']['rates']
     prof_rows = paired_slowdowns(prof_rows)
     parts = [
@@ -681,7 +780,7 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_ro
         'measured in this same run, on this machine.\n',
         machine_section(info),
         goals_section(info, prof_rows, sym_rows, agree, rates, short_goal(prof_rows) + syscalls_goal(sys_rows) + long_goal(long_rows) +
-                      guest_goal(guest_rows) + agent_goal(agent_rows)),
+                      guest_goal(guest_rows) + agent_goal(agent_rows) + churn_goal(churn_rows)),
     ]
     if prof_rows:
         parts.append(overhead_section(info, prof_rows, rates))
@@ -697,6 +796,8 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_ro
         parts.append(symbolize_section(info, sym_rows, agree))
     if py_rows:
         parts.append(python_section(py_rows))
+    if churn_rows:
+        parts.append(churn_section(churn_rows))
     if prof_rows:
         parts.append(loss_section(prof_rows, rates))
         parts.append(ttfg_section(prof_rows, rates))

@@ -3,9 +3,11 @@
 # runs tools/bench/bench.py, which writes bench/RESULTS.md and bench/raw/.
 #   BENCH_QUICK=1      a smoke run of a few minutes (one repeat, smaller sizes, shorter workload)
 #   BENCH_REPEATS=N    repeats per measurement (default 3), reported as median (min-max)
-#   BENCH_PARTS=...    profile, syscalls, guest, long, agent, symbolize, python (default: all seven;
-#                      guest boots Debian's 6.1 kernel under qemu as make vmtest does,
-#                      BENCH_GUEST_TIMEOUT bounds it)
+#   BENCH_PARTS=...    profile, syscalls, guest, long, agent, symbolize, python, churn (default: all
+#                      eight; guest boots Debian's 6.1 kernel under qemu as make vmtest does,
+#                      BENCH_GUEST_TIMEOUT bounds it; churn loops the project's own build in a
+#                      temporary copy of its source)
+#   BENCH_CHURN_AGENT_SECONDS the churn part's agent session (default 600, 60 with BENCH_QUICK)
 #   BENCH_AGENT_SECONDS the agent part's idle session (default 60, 15 with BENCH_QUICK)
 #   BENCH_LONG_SECONDS the long part's session (default 60, 15 with BENCH_QUICK)
 #   BENCH_KEEP=1       the parts not in BENCH_PARTS keep their rows from the previous run (RESULTS.md
@@ -67,6 +69,11 @@ mkdir -p build/bench
 ${CC:-cc} -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -pthread \
 	-o build/bench/bench-work tools/bench/workload.c
 ${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -o build/bench/bench-syscalls tools/bench/syscalls.c
+# the churn part's dlopen loop: built without frame pointers, as tests/session.mk builds it
+${CC:-cc} -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id=sha1 \
+	-o build/bench/churnkid tests/session/churnkid.c -ldl
+${CC:-cc} -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -fPIC -shared -Wl,--build-id=sha1 \
+	-o build/bench/libchurn.so tests/session/churnlib.c
 
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
