@@ -30,6 +30,8 @@
 
 #define TABLES_KEPT 4096   /* registry entries of build-ids without a table, beyond which the
 			    * unmapped ones are forgotten */
+#define INDEX_STEP 256      /* rows read at once when a stack is finished here */
+#define COPY_ROWS (1u << 17) /* rows copied through one mapping of the array (1 MiB) */
 #define PENDING_MAX 4096   /* samples waiting for tables, and the bytes of their stack copies, */
 #define PENDING_BYTES (32u << 20)   /* beyond which they are passed on unfinished */
 #define DEAD_KEEP_NS (30ULL * 1000000000)  /* an exited process's mappings kept for its samples */
@@ -74,6 +76,7 @@ struct utable {
 	uint32_t row_lo, nrows;
 	uint64_t base;
 	struct bt_elf_layout *layout;  /* when loaded */
+	uint32_t *index;               /* when loaded: the pc of every INDEX_STEP-th row */
 	uint64_t used;                 /* the clock when a stack or a process last needed it */
 	bool mapped;                   /* some process maps it (while evicting) */
 	char *path;                    /* the file's path as last reported */
@@ -87,8 +90,7 @@ struct bt_unwtables {
 	int rows_fd, rules_fd, procs_fd;
 	uint32_t rows_max;
 	bool rows_unmappable;          /* unw_rows cannot be mapped (not BPF_F_MMAPABLE): batches */
-	const struct bt_unw_row *view; /* unw_rows mapped for reading, until the next flush */
-	size_t view_len;
+	bool no_batch;                 /* the kernel cannot look up rows by batch: one by one */
 	const char *root;
 	struct bt_htab procs;          /* pid -> struct uproc * */
 	struct utable **tables;
@@ -248,6 +250,7 @@ static void forget_table(struct bt_unwtables *u, size_t i)
 	memcpy(key.bid, t->bid, t->bid_len);
 	bt_htab_remove(&u->table_index, bid_hash(t->bid, t->bid_len), table_eq, NULL, &key);
 	free(t->layout);
+	free(t->index);
 	free(t->path);
 	free(t);
 	u->tables[i] = u->tables[--u->ntables];
@@ -328,27 +331,24 @@ static void rows_release(struct bt_unwtables *u, uint32_t lo, uint32_t n)
 	}
 }
 
-static void view_drop(struct bt_unwtables *u)
-{
-	if (u->view)
-		munmap((void *)u->view, u->view_len);
-	u->view = NULL;
-}
-
 /* Writes the rows into rows_fd's array through a mapping of the pages that hold them: a copy,
  * where a batch update costs the kernel a copy and an update call per row (15 ms of a short
- * profile's start). -errno where the array cannot be mapped. */
+ * profile's start). A megabyte at a time: the kernel maps every page of the range at once, and
+ * while mapped they count in buildtrace's RSS. -errno where the array cannot be mapped. */
 static int rows_copy(int rows_fd, uint32_t lo, const struct bt_unw_row *rows, uint32_t n)
 {
 	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t from = (uint64_t)lo * sizeof(*rows), start = from & ~(pg - 1);
-	size_t len = (size_t)(from - start + (uint64_t)n * sizeof(*rows));
-	/* Mapped for this copy only: the pages would otherwise count in buildtrace's RSS. */
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, (off_t)start);
-	if (m == MAP_FAILED)
-		return -errno;
-	memcpy((char *)m + (from - start), rows, (size_t)n * sizeof(*rows));
-	munmap(m, len);
+	for (uint32_t done = 0; done < n;) {
+		uint32_t k = n - done < COPY_ROWS ? n - done : COPY_ROWS;
+		uint64_t from = (uint64_t)(lo + done) * sizeof(*rows), start = from & ~(pg - 1);
+		size_t len = (size_t)(from - start + (uint64_t)k * sizeof(*rows));
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, (off_t)start);
+		if (m == MAP_FAILED)
+			return -errno;
+		memcpy((char *)m + (from - start), rows + done, (size_t)k * sizeof(*rows));
+		munmap(m, len);
+		done += k;
+	}
 	return 0;
 }
 
@@ -383,24 +383,24 @@ static int rows_write(struct bt_unwtables *u, uint32_t lo, const struct bt_unw_r
 	return 0;
 }
 
-/* Row k of unw_rows as the walker reads it; false when it cannot be read. */
-static bool row_at(struct bt_unwtables *u, uint32_t k, struct bt_unw_row *out)
+/* Rows [k, k + n) of unw_rows, read in one call (one by one where the kernel cannot). */
+static bool rows_read(struct bt_unwtables *u, uint32_t k, uint32_t n, struct bt_unw_row *out)
 {
-	if (!u->view && !u->rows_unmappable) {
-		size_t len = (size_t)u->rows_max * sizeof(struct bt_unw_row);
-		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, u->rows_fd, 0);
-		if (m == MAP_FAILED) {
-			u->rows_unmappable = true;
-		} else {
-			u->view = m;
-			u->view_len = len;
-		}
+	uint32_t keys[INDEX_STEP], count = n, in = k - 1, next;
+	if (!u->no_batch) {
+		/* a batch goes on after the key given: the one before k, none for the first */
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		int r = bpf_map_lookup_batch(u->rows_fd, k ? &in : NULL, &next, keys, out, &count, &o);
+		if ((r == 0 || errno == ENOENT) && count == n && keys[0] == k)
+			return true;
+		u->no_batch = true;
 	}
-	if (u->view) {
-		*out = u->view[k];
-		return true;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t key = k + i;
+		if (bpf_map_lookup_elem(u->rows_fd, &key, &out[i]))
+			return false;
 	}
-	return bpf_map_lookup_elem(u->rows_fd, &k, out) == 0;
+	return true;
 }
 
 static bool rule_eq(void *ctx, uint64_t val, const void *key)
@@ -460,7 +460,9 @@ static bool evict_one(struct bt_unwtables *u)
 	u->st.rows -= victim->nrows;
 	u->st.evicted++;
 	free(victim->layout);
+	free(victim->index);
 	victim->layout = NULL;
+	victim->index = NULL;
 	victim->state = T_NONE;
 	return true;
 }
@@ -497,16 +499,21 @@ static int load_rows(struct bt_unwtables *u, struct utable *t, struct bt_unwjob 
 		et->rows[i].rule = et->rows[i].rule < et->nrules ? map[et->rows[i].rule] : 0;
 	free(map);
 	uint32_t lo = 0;
-	if (!err && !(t->layout = malloc(sizeof(*t->layout))))
+	size_t nidx = (et->n + INDEX_STEP - 1) / INDEX_STEP;
+	if (!err && (!(t->layout = malloc(sizeof(*t->layout))) || !(t->index = malloc(nidx * sizeof(*t->index)))))
 		err = -ENOMEM;
 	if (!err && (err = rows_room(u, (uint32_t)et->n, &lo)) == 0 &&
 	    (err = rows_write(u, lo, et->rows, (uint32_t)et->n)) != 0)
 		rows_release(u, lo, (uint32_t)et->n);
 	if (err) {
 		free(t->layout);
+		free(t->index);
 		t->layout = NULL;
+		t->index = NULL;
 		return err;
 	}
+	for (size_t i = 0; i < nidx; i++)
+		t->index[i] = et->rows[i * INDEX_STEP].pc;
 	*t->layout = job->lay;
 	t->row_lo = lo;
 	t->nrows = (uint32_t)et->n;
@@ -836,20 +843,34 @@ static void resolve_bid(struct bt_unwtables *u, struct uproc *p, struct umap *m)
 	p->dirty = u->dirty = true;
 }
 
-/* The row of the table [lo, lo + n) of unw_rows holding key, as the walker searches it. */
-static bool find_row(struct bt_unwtables *u, uint32_t lo, uint32_t n, uint32_t key, struct bt_unw_row *out)
+/* The row of table t holding key, as the walker finds it: its index gives the block of rows that
+ * holds it, read in one call, then searched. */
+static bool find_row(struct bt_unwtables *u, const struct utable *t, uint32_t key, struct bt_unw_row *out)
 {
-	uint32_t first = lo, hi = lo + n;
+	uint32_t nidx = (t->nrows + INDEX_STEP - 1) / INDEX_STEP, lo = 0, hi = nidx;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (!row_at(u, mid, out))
-			return false;
-		if (out->pc <= key)
+		if (t->index[mid] <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo != first && row_at(u, lo - 1, out);
+	if (!lo)
+		return false;   /* below the first row */
+	uint32_t first = (lo - 1) * INDEX_STEP, n = t->nrows - first < INDEX_STEP ? t->nrows - first : INDEX_STEP;
+	struct bt_unw_row block[INDEX_STEP];
+	if (!rows_read(u, t->row_lo + first, n, block))
+		return false;
+	uint32_t a = 0, b = n;
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (block[mid].pc <= key)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*out = block[a - 1];   /* a >= 1: block[0].pc is the index's, <= key */
+	return true;
 }
 
 /* The rule for pc look in mapping m of p, as the walker would find it with the tables loaded:
@@ -880,7 +901,7 @@ static int rule_for(struct bt_unwtables *u, struct uproc *p, struct umap *m, uin
 		return 0;
 	uint64_t key = look - (m->start - vaddr + t->base);
 	struct bt_unw_row row;
-	if (key > 0xffffffffULL || !find_row(u, t->row_lo, t->nrows, (uint32_t)key, &row) || row.rule >= u->nrules)
+	if (key > 0xffffffffULL || !find_row(u, t, (uint32_t)key, &row) || row.rule >= u->nrules)
 		return 0;
 	*rule = &u->rules[row.rule];
 	return 0;
@@ -1219,7 +1240,6 @@ int bt_unwtables_flush(struct bt_unwtables *u)
 {
 	if (!u)
 		return 0;
-	view_drop(u);   /* what finishing stacks read of the array stops counting in the RSS */
 	reap_dead(u);
 	if (!u->dirty)
 		return 0;
@@ -1293,7 +1313,6 @@ void bt_unwtables_free(struct bt_unwtables *u)
 	free(u->tables);
 	bt_htab_free(&u->table_index);
 	bt_htab_free(&u->rule_index);
-	view_drop(u);
 	while (u->npend)
 		bt_unwtables_release(u, u->pend[0].ticket);
 	free(u->pend);
