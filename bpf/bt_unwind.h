@@ -314,15 +314,15 @@ static long bt_unw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 
 /* What the kernel has at pc, a pc in no mapping userspace described: 1 a file (or the vDSO),
  * whose table userspace can give; 0 anonymous memory (JIT code: frame pointers), its range in v;
- * -1 unknown (the lookup cannot run twice in one sample, or the mm was busy). A global function:
- * the lookup's callback is checked once. */
-__noinline int bt_unw_vma_kind(__u64 pc, struct bt_unw_vma *v)
+ * -1 unknown (the lookup cannot run twice in one sample, or the mm was busy). Inlined in its two
+ * (global) callers: the lookup's context must be on the stack, and one frame less keeps the
+ * deepest call chain within the 512 bytes of stack that 6.1's verifier allows all frames together. */
+static __always_inline int bt_unw_vma_kind(__u64 pc, struct bt_unw_vma *v)
 {
-	struct bt_unw_vma got = { 0 };   /* the lookup's context must be on the stack */
-	if (!v || bpf_find_vma(bpf_get_current_task_btf(), pc, bt_unw_vma_cb, &got, 0) || !got.found)
+	v->found = 0;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, bt_unw_vma_cb, v, 0) || !v->found)
 		return -1;
-	*v = got;
-	return got.file ? 1 : 0;
+	return v->file ? 1 : 0;
 }
 
 /* Whether a pc in no known mapping is walked by frame pointer (anonymous memory: JIT code): 1; 0

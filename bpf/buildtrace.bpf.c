@@ -156,21 +156,23 @@ static long stack_vma_end(struct task_struct *task, struct vm_area_struct *vma, 
 
 /* The user registers (as they were on entry to the kernel, or at the interrupt) and the top of the
  * user stack, for the unwinder in userspace: ustack_bytes of it, or less near the stack's end,
- * where a read crossing it fails whole. Kernel threads have no user stack. */
-static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
+ * where a read crossing it fails whole. Kernel threads have no user stack. A global function: its
+ * locals stay out of the sampler's frame, which with the walk's calls below it must fit, all frames
+ * together, in the 512 bytes 6.1's verifier allows. */
+__noinline int copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	if (!task->mm)
-		return;
+		return 0;
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
-		return;
+		return 0;
 	/* ustack_bytes is read-only data, a constant for the verifier */
 	__u32 size = sizeof(struct bt_rec_ustack) + ustack_bytes;
 	struct bt_rec_ustack *u = bpf_ringbuf_reserve(&events, size, 0);
 	if (!u) {
 		count(BT_CNT_DROP_BASE + BT_REC_USTACK);
-		return;
+		return 0;
 	}
 	fill_hdr(&u->hdr, BT_REC_USTACK, size);
 	u->hdr.time_ns = now;
@@ -237,6 +239,7 @@ static __always_inline void copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 	}
 	u->len = len;
 	bpf_ringbuf_submit(u, BPF_RB_NO_WAKEUP);
+	return 0;
 }
 
 SEC("perf_event")
