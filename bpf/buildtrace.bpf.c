@@ -386,7 +386,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (cfg_flags & BT_CFG_UNWIND) {
 		struct bt_unw_proc *pp = bpf_map_lookup_elem(&unw_procs, &ptgid);
 		if (pp)
-			bpf_map_update_elem(&unw_procs, &ctgid, pp, BPF_NOEXIST);
+			bpf_map_update_elem(&unw_procs, &ctgid, pp, BPF_ANY);
 	}
 	struct bt_rec_fork *rec;
 	if (!RESERVE(rec, BT_REC_FORK))
@@ -415,6 +415,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0;
 	if (!(cfg_flags & BT_CFG_ALL))
 		bpf_map_delete_elem(&watched, &tgid);
+	/* gone with the process, not when userspace reads its exit: the pid may come back */
+	if (cfg_flags & BT_CFG_UNWIND)
+		bpf_map_delete_elem(&unw_procs, &tgid);
 	struct bt_rec_exit *rec;
 	if (!RESERVE(rec, BT_REC_EXIT))
 		return 0;

@@ -48,7 +48,9 @@
 			       * maps 2,000 files a second: a tenth of a second holds 24 KiB,
 			       * when the reader runs that often) */
 #define LDSO_MAX 64           /* watched processes whose dlopen and dlclose are seen */
-#define QUEUE_MIN (64u << 20) /* samples read and not yet delivered, at least (see queue_bytes) */
+#define QUEUE_MIN (32u << 20) /* samples read and not yet delivered, at least (see queue_bytes) */
+#define DRAIN_NS (50 * 1000000ULL)  /* a poll delivers for at most this long, then lets its caller
+				     * look at the time and its signals */
 #define READ_EVERY_MS 50      /* the reader empties the ring buffer at least this often */
 
 /* Options a caller may leave out: present only when opts->sz covers the field. */
@@ -300,9 +302,10 @@ static int on_sideband(void *ctx, const struct bt_sb_rec *m)
 		return on_ksymbol(c, m);
 	if (!watched(c, m->pid))
 		return 0;
+	/* Its build-id is looked for when it is delivered: the lookup goes through the process's
+	 * map_files, which waits for the process's mmap lock, and this thread must never wait. */
 	union bt_mapsrc_rec rec;
-	if (bt_mapsrc_from_sideband(m, &rec) == BT_REC_MMAP)
-		known_build_id(c, &rec.map);   /* else it stays pending: delivering it asks a snapshot */
+	bt_mapsrc_from_sideband(m, &rec);
 	return enqueue(c, &rec.hdr);
 }
 
@@ -446,9 +449,17 @@ static void snapshot_asked(struct bt_capture *c, const struct bt_rec_hdr *h)
 }
 
 /* A record through the walker's tables (which move on at once, and may finish or keep a sample),
- * then to the caller, unless records wait before it. */
+ * then to the caller, unless records wait before it. A kernel mmap record gets its build-id here
+ * when the iterator read the file before; else it asks a snapshot. */
 static void follow(struct bt_capture *c, const struct bt_rec_hdr *h)
 {
+	struct bt_rec_mapping known;
+	if (h->type == BT_REC_MMAP && c->sb && ((const struct bt_rec_mapping *)h)->build_id_status == BT_BID_PENDING &&
+	    h->size == sizeof(known)) {
+		memcpy(&known, h, sizeof(known));
+		if (known_build_id(c, &known))
+			h = &known.hdr;
+	}
 	snapshot_asked(c, h);
 	struct rec_later l = { .hdr = { .type = BT_REC_LATER, .size = sizeof(l) } };
 	if (c->unw) {
@@ -506,10 +517,17 @@ static int drain(struct bt_capture *c)
 	if (c->unw)
 		bt_unwtables_collect(c->unw);
 	n += deliver_later(c, false);
+	uint64_t t0 = mono_ns();
 	while (!c->stopped && (h = bt_recq_peek(c->q, &len)) != NULL) {
 		follow(c, h);
 		bt_recq_pop(c->q);
 		n += n < INT_MAX;
+		if (n & 63)
+			continue;
+		/* the walker learns of new processes and mappings while a backlog is delivered */
+		bt_unwtables_flush(c->unw);
+		if (mono_ns() - t0 > DRAIN_NS)
+			break;
 	}
 	return n;
 }
@@ -995,12 +1013,12 @@ static size_t ringbuf_size(const struct bt_capture_opts *o)
 }
 
 /* The records read may wait in memory for as long as the ring buffer's time at the rate asked for,
- * 64 times over (16 s of samples), and at least QUEUE_MIN: what a slow delivery (a table compiled,
- * symbols read) leaves unread costs memory while it lasts, not samples. */
+ * 16 times over (4 s of samples), and at least QUEUE_MIN: what a slow delivery (symbols read, a
+ * burst of stacks to finish) leaves unread costs memory while it lasts, not samples. */
 static size_t queue_bytes(const struct bt_capture *c)
 {
 	size_t rb = bpf_map__max_entries(c->skel->maps.events);
-	return rb < QUEUE_MIN / 64 ? QUEUE_MIN : 64 * rb;
+	return rb < QUEUE_MIN / 16 ? QUEUE_MIN : 16 * rb;
 }
 
 /* The per-syscall tracepoints are attached through tracefs; without it mounted, the raw syscall

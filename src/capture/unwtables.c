@@ -31,6 +31,7 @@
 #define TABLES_KEPT 4096   /* registry entries of build-ids without a table, beyond which the
 			    * unmapped ones are forgotten */
 #define INDEX_STEP 256      /* rows read at once when a stack is finished here */
+#define BLOCKS 64           /* blocks of rows kept once read (the same functions come back) */
 #define COPY_ROWS (1u << 17) /* rows copied through one mapping of the array (1 MiB) */
 #define PENDING_MAX 4096   /* samples waiting for tables, and the bytes of their stack copies, */
 #define PENDING_BYTES (32u << 20)   /* beyond which they are passed on unfinished */
@@ -91,6 +92,12 @@ struct bt_unwtables {
 	uint32_t rows_max;
 	bool rows_unmappable;          /* unw_rows cannot be mapped (not BPF_F_MMAPABLE): batches */
 	bool no_batch;                 /* the kernel cannot look up rows by batch: one by one */
+	struct {                       /* rows read from unw_rows, by the index of their first */
+		uint32_t first, n;     /* n 0: empty */
+		uint64_t used;
+		struct bt_unw_row rows[INDEX_STEP];
+	} *blocks;
+	uint64_t block_clock;
 	const char *root;
 	struct bt_htab procs;          /* pid -> struct uproc * */
 	struct utable **tables;
@@ -403,6 +410,35 @@ static bool rows_read(struct bt_unwtables *u, uint32_t k, uint32_t n, struct bt_
 	return true;
 }
 
+/* The n rows from index k on, from the blocks kept, else read and kept (the least recently used
+ * block making room). */
+static const struct bt_unw_row *rows_block(struct bt_unwtables *u, uint32_t k, uint32_t n)
+{
+	size_t victim = 0;
+	for (size_t i = 0; i < BLOCKS; i++) {
+		if (u->blocks[i].n == n && u->blocks[i].first == k) {
+			u->blocks[i].used = ++u->block_clock;
+			return u->blocks[i].rows;
+		}
+		if (u->blocks[i].used < u->blocks[victim].used)
+			victim = i;
+	}
+	u->blocks[victim].n = 0;
+	if (!rows_read(u, k, n, u->blocks[victim].rows))
+		return NULL;
+	u->blocks[victim].first = k;
+	u->blocks[victim].n = n;
+	u->blocks[victim].used = ++u->block_clock;
+	return u->blocks[victim].rows;
+}
+
+/* Rows about to be written anew: no block read before may be kept. */
+static void blocks_forget(struct bt_unwtables *u)
+{
+	for (size_t i = 0; i < BLOCKS; i++)
+		u->blocks[i].n = 0;
+}
+
 static bool rule_eq(void *ctx, uint64_t val, const void *key)
 {
 	const struct bt_unwtables *u = ctx;
@@ -456,6 +492,7 @@ static bool evict_one(struct bt_unwtables *u)
 	if (!victim)
 		return false;
 	rows_release(u, victim->row_lo, victim->nrows);
+	blocks_forget(u);
 	u->st.tables--;
 	u->st.rows -= victim->nrows;
 	u->st.evicted++;
@@ -858,8 +895,8 @@ static bool find_row(struct bt_unwtables *u, const struct utable *t, uint32_t ke
 	if (!lo)
 		return false;   /* below the first row */
 	uint32_t first = (lo - 1) * INDEX_STEP, n = t->nrows - first < INDEX_STEP ? t->nrows - first : INDEX_STEP;
-	struct bt_unw_row block[INDEX_STEP];
-	if (!rows_read(u, t->row_lo + first, n, block))
+	const struct bt_unw_row *block = rows_block(u, t->row_lo + first, n);
+	if (!block)
 		return false;
 	uint32_t a = 0, b = n;
 	while (a < b) {
@@ -1274,10 +1311,11 @@ int bt_unwtables_new(const struct bt_unwtables_opts *o, struct bt_unwtables **ou
 	bt_htab_init(&u->table_index);
 	bt_htab_init(&u->rule_index);
 	u->free = malloc(sizeof(*u->free));
+	u->blocks = calloc(BLOCKS, sizeof(*u->blocks));
 	u->cont = malloc(sizeof(*u->cont) + BT_UCONT_BYTES);
 	u->fin = malloc(sizeof(*u->fin));
 	struct bt_unw_rule none = { 0 };
-	int err = !u->free || !u->cont || !u->fin ? -ENOMEM : bt_unwjobs_new(o->store, &u->jobs);
+	int err = !u->free || !u->blocks || !u->cont || !u->fin ? -ENOMEM : bt_unwjobs_new(o->store, &u->jobs);
 	if (!err && intern_rule(u, &none) != 0)
 		err = -EIO;   /* rule 0, no CFI, as the rows the walker reads before any is loaded */
 	if (err) {
@@ -1319,6 +1357,7 @@ void bt_unwtables_free(struct bt_unwtables *u)
 	free(u->rules);
 	free(u->vdso_image);
 	free(u->free);
+	free(u->blocks);
 	free(u->cont);
 	free(u->fin);
 	free(u);

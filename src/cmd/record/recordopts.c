@@ -77,7 +77,7 @@ static const struct bt_opt record_opts[] = {
 	BT_OPT_HEAD("Symbols"),
 	{ OPT_CACHE_DIR, "cache-dir", "DIR", "the build-id cache", .def = "~/.debug", .values = "@dir",
 	  .expects = "a directory" },
-	{ OPT_NO_CACHE, "no-cache", NULL, "do not store sampled binaries in the build-id cache" },
+	{ OPT_NO_CACHE, "no-cache", NULL, "do not store sampled binaries, or the stack walk's compiled tables, in the build-id cache" },
 	{ OPT_CACHE_MAX_SIZE, "cache-max-size", "SIZE", "stop storing when the cache holds SIZE", .def = "8G",
 	  .expects = "a size above 0, in bytes or with K, M or G" },
 	{ OPT_CACHE_MAX_FILE, "cache-max-file", "SIZE", "do not store files larger than SIZE", .def = "512M",
