@@ -67,7 +67,7 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 		       h->size >= offsetof(struct bt_rec_pystack, frames) + p->n * sizeof(struct bt_py_frame);
 	}
 	case BT_REC_UCONT:
-		return ((const struct bt_rec_ucont *)h)->len == h->size - sizeof(struct bt_rec_ucont) &&
+		return ((const struct bt_rec_ucont *)h)->len <= h->size - sizeof(struct bt_rec_ucont) &&
 		       ((const struct bt_rec_ucont *)h)->len <= BT_UCONT_BYTES;
 	case BT_REC_USTACK:
 		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&

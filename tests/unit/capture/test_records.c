@@ -24,6 +24,7 @@ static const struct {
 	{ BT_REC_DLSTATE, sizeof(struct bt_rec_exit) },
 	{ BT_REC_KSYM, sizeof(struct bt_rec_ksym) },
 	{ BT_REC_PYSTACK, offsetof(struct bt_rec_pystack, frames) },
+	{ BT_REC_UCONT, sizeof(struct bt_rec_ucont) },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
@@ -118,6 +119,28 @@ static void records__unknown_type__invalid(void **state)
 }
 
 /* len says how many stack bytes were copied; they must lie within the record. */
+/* A stack copy the walker left to userspace: its bytes within the record, and never more than the
+ * walker copies. */
+static void records__ucont_len_beyond_its_size__invalid(void **state)
+{
+	size_t n = sizeof(struct bt_rec_ucont) + 256;
+	struct bt_rec_hdr *h = rec(BT_REC_UCONT, n, n);
+	struct bt_rec_ucont *u = (struct bt_rec_ucont *)h;
+	u->len = 256;
+	assert_true(bt_rec_valid(h, n));
+	u->len = 257;
+	assert_false(bt_rec_valid(h, n));
+	free(h);
+	n = sizeof(struct bt_rec_ucont) + BT_UCONT_BYTES + 8;
+	h = rec(BT_REC_UCONT, n, n);
+	u = (struct bt_rec_ucont *)h;
+	u->len = BT_UCONT_BYTES;
+	assert_true(bt_rec_valid(h, n));
+	u->len = BT_UCONT_BYTES + 8;
+	assert_false(bt_rec_valid(h, n));
+	free(h);
+}
+
 static void records__ustack_len_beyond_its_size__invalid(void **state)
 {
 	size_t n = sizeof(struct bt_rec_ustack) + 256;
@@ -246,6 +269,7 @@ int main(void)
 		cmocka_unit_test(records__wrong_version__invalid),
 		cmocka_unit_test(records__unknown_type__invalid),
 		cmocka_unit_test(records__ustack_len_beyond_its_size__invalid),
+		cmocka_unit_test(records__ucont_len_beyond_its_size__invalid),
 		cmocka_unit_test(records__sample_ips_beyond_its_size__invalid),
 		cmocka_unit_test(records__pystack_frames_beyond_its_size__invalid),
 		cmocka_unit_test(records__unterminated_strings_and_long_lengths__invalid),
