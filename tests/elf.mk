@@ -10,7 +10,7 @@ TEST_symtab_OBJS  := $(BUILD)/elf/symtab.o $(BUILD)/elf/plt.o $(ELF_CORE_OBJS)
 TEST_dwarfinfo_OBJS := $(BUILD)/elf/dwarfinfo.o $(ELF_CORE_OBJS)
 TEST_unwind_OBJS  := $(BUILD)/elf/unwind.o $(ELF_CORE_OBJS) $(BUILD)/capture/procmaps.o
 TEST_ehtable_OBJS := $(BUILD)/elf/ehtable.o $(BUILD)/base/htab.o $(ELF_CORE_OBJS)
-TEST_ehtfile_OBJS := $(BUILD)/elf/ehtfile.o $(BUILD)/elf/ehtable.o $(BUILD)/base/htab.o $(ELF_CORE_OBJS)
+TEST_ehtfile_OBJS := $(BUILD)/elf/ehtfile.o $(BUILD)/elf/ehtable.o $(BUILD)/base/htab.o $(BUILD)/base/wfile.o $(ELF_CORE_OBJS)
 
 FX     := build/fixtures
 FX_SRC := tests/fixtures

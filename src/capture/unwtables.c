@@ -105,9 +105,7 @@ struct bt_unwtables {
 	struct bt_htab table_index;    /* build-id -> struct utable * */
 	struct extent *free;           /* free rows, sorted, coalesced */
 	size_t nfree, capfree;
-	struct bt_unw_rule *rules;     /* the shared rules, as written to unw_rules */
-	size_t nrules, caprules;
-	struct bt_htab rule_index;     /* rule -> its index */
+	struct bt_unw_ruleset rules;   /* the shared rules, as written to unw_rules */
 	bool dirty;                    /* some process changed since the last flush */
 	bool eager;
 	uint64_t clock;
@@ -439,38 +437,20 @@ static void blocks_forget(struct bt_unwtables *u)
 		u->blocks[i].n = 0;
 }
 
-static bool rule_eq(void *ctx, uint64_t val, const void *key)
-{
-	const struct bt_unwtables *u = ctx;
-	return !memcmp(&u->rules[val], key, sizeof(struct bt_unw_rule));
-}
-
-/* The index of rule in unw_rules, written there when new; -errno (-ENOSPC: the array is full). */
+/* The index of rule in unw_rules, written there when new; -errno (-E2BIG: the array is full). */
 static int64_t intern_rule(struct bt_unwtables *u, const struct bt_unw_rule *rule)
 {
-	struct bt_unw_rule r = *rule;
-	r.pad = 0;
-	uint32_t h = bt_hash_bytes(&r, sizeof(r), 0);
-	uint64_t *v = bt_htab_find(&u->rule_index, h, rule_eq, u, &r);
-	if (v)
-		return (int64_t)*v;
-	if (u->nrules == BT_UNW_RULES_MAX)
-		return -ENOSPC;
-	if (u->nrules == u->caprules) {
-		size_t cap = u->caprules ? 2 * u->caprules : 256;
-		struct bt_unw_rule *nr = realloc(u->rules, cap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		u->rules = nr;
-		u->caprules = cap;
+	bool added;
+	int64_t k = bt_unw_ruleset_intern(&u->rules, rule, &added);
+	if (k < 0 || !added)
+		return k;
+	uint32_t key = (uint32_t)k;
+	if (bpf_map_update_elem(u->rules_fd, &key, &u->rules.rules[k], BPF_ANY)) {
+		int err = -errno;
+		bt_unw_ruleset_pop(&u->rules);
+		return err;
 	}
-	uint32_t k = (uint32_t)u->nrules;
-	if (bpf_map_update_elem(u->rules_fd, &k, &r, BPF_ANY))
-		return -errno;
-	if (bt_htab_insert(&u->rule_index, h, k))
-		return -ENOMEM;
-	u->rules[u->nrules++] = r;
-	u->st.rules = u->nrules;
+	u->st.rules = u->rules.n;
 	return k;
 }
 
@@ -938,9 +918,9 @@ static int rule_for(struct bt_unwtables *u, struct uproc *p, struct umap *m, uin
 		return 0;
 	uint64_t key = look - (m->start - vaddr + t->base);
 	struct bt_unw_row row;
-	if (key > 0xffffffffULL || !find_row(u, t, (uint32_t)key, &row) || row.rule >= u->nrules)
+	if (key > 0xffffffffULL || !find_row(u, t, (uint32_t)key, &row) || row.rule >= u->rules.n)
 		return 0;
-	*rule = &u->rules[row.rule];
+	*rule = &u->rules.rules[row.rule];
 	return 0;
 }
 
@@ -1309,7 +1289,7 @@ int bt_unwtables_new(const struct bt_unwtables_opts *o, struct bt_unwtables **ou
 	u->root = o->proc_root ? o->proc_root : "";
 	bt_htab_init(&u->procs);
 	bt_htab_init(&u->table_index);
-	bt_htab_init(&u->rule_index);
+	bt_unw_ruleset_init(&u->rules);
 	u->free = malloc(sizeof(*u->free));
 	u->blocks = calloc(BLOCKS, sizeof(*u->blocks));
 	u->cont = malloc(sizeof(*u->cont) + BT_UCONT_BYTES);
@@ -1350,11 +1330,10 @@ void bt_unwtables_free(struct bt_unwtables *u)
 		forget_table(u, u->ntables - 1);
 	free(u->tables);
 	bt_htab_free(&u->table_index);
-	bt_htab_free(&u->rule_index);
+	bt_unw_ruleset_free(&u->rules);
 	while (u->npend)
 		bt_unwtables_release(u, u->pend[0].ticket);
 	free(u->pend);
-	free(u->rules);
 	free(u->vdso_image);
 	free(u->free);
 	free(u->blocks);

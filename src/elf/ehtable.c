@@ -7,7 +7,6 @@
  * BT_UNW_NONE, so the walker falls back to frame pointers there. */
 #include "elf/ehtable.h"
 #include "base/grow.h"
-#include "base/htab.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -58,9 +57,7 @@ struct build {
 	uint64_t base;           /* the first FDE's address: row pcs are relative to it */
 	struct bt_unw_row *rows;
 	size_t n, cap;
-	struct bt_unw_rule *rules;  /* each distinct rule once, rows name them by index */
-	size_t nrules, caprules;
-	struct bt_htab rule_index;  /* rule -> its index */
+	struct bt_unw_ruleset rules;  /* each distinct rule once, rows name them by index */
 	size_t bad;
 };
 
@@ -347,33 +344,57 @@ static void compile_regs(Dwarf_Frame *f, struct bt_unw_rule *row)
 
 static bool rule_eq(void *ctx, uint64_t val, const void *key)
 {
-	const struct build *b = ctx;
-	return !memcmp(&b->rules[val], key, sizeof(struct bt_unw_rule));
+	const struct bt_unw_ruleset *s = ctx;
+	return !memcmp(&s->rules[val], key, sizeof(struct bt_unw_rule));
 }
 
-/* The index of rule among the table's rules, added when new; -errno. */
-static int64_t intern_rule(struct build *b, const struct bt_unw_rule *rule)
+void bt_unw_ruleset_init(struct bt_unw_ruleset *s)
+{
+	memset(s, 0, sizeof(*s));
+	bt_htab_init(&s->index);
+}
+
+void bt_unw_ruleset_free(struct bt_unw_ruleset *s)
+{
+	free(s->rules);
+	bt_htab_free(&s->index);
+	memset(s, 0, sizeof(*s));
+}
+
+int64_t bt_unw_ruleset_intern(struct bt_unw_ruleset *s, const struct bt_unw_rule *rule, bool *added)
 {
 	struct bt_unw_rule r = *rule;
 	r.pad = 0;
+	*added = false;
 	uint32_t h = bt_hash_bytes(&r, sizeof(r), 0);
-	uint64_t *v = bt_htab_find(&b->rule_index, h, rule_eq, b, &r);
+	uint64_t *v = bt_htab_find(&s->index, h, rule_eq, s, &r);
 	if (v)
 		return (int64_t)*v;
-	if (b->nrules == BT_UNW_RULES_MAX)
-		return -E2BIG;   /* real files have hundreds */
-	if (bt_grow((void **)&b->rules, &b->caprules, b->nrules + 1, sizeof(*b->rules), 64) ||
-	    bt_htab_insert(&b->rule_index, h, b->nrules))
+	if (s->n == BT_UNW_RULES_MAX)
+		return -E2BIG;   /* real files have hundreds, all of a machine's a few thousand */
+	if (bt_grow((void **)&s->rules, &s->cap, s->n + 1, sizeof(*s->rules), 64) ||
+	    bt_htab_insert(&s->index, h, s->n))
 		return -ENOMEM;
-	b->rules[b->nrules] = r;
-	return (int64_t)b->nrules++;
+	s->rules[s->n] = r;
+	*added = true;
+	return (int64_t)s->n++;
+}
+
+void bt_unw_ruleset_pop(struct bt_unw_ruleset *s)
+{
+	if (!s->n)
+		return;
+	s->n--;
+	bt_htab_remove(&s->index, bt_hash_bytes(&s->rules[s->n], sizeof(s->rules[s->n]), 0), rule_eq, s,
+		       &s->rules[s->n]);
 }
 
 static int push_row(struct build *b, uint64_t pc, const struct bt_unw_rule *rule)
 {
 	if (pc - b->base > UINT32_MAX)
 		return -E2BIG;   /* the code it covers spans more than 4 GiB */
-	int64_t k = intern_rule(b, rule);
+	bool added;
+	int64_t k = bt_unw_ruleset_intern(&b->rules, rule, &added);
 	if (k < 0)
 		return (int)k;
 	uint32_t rel = (uint32_t)(pc - b->base);
@@ -429,7 +450,8 @@ static int compile_all(struct build *b)
 	b->base = covered;
 	/* rule 0 is the one of no CFI, as in the walker's shared array */
 	struct bt_unw_rule none = { 0 };
-	if ((err = (int)intern_rule(b, &none)) < 0)
+	bool added;
+	if ((err = (int)bt_unw_ruleset_intern(&b->rules, &none, &added)) < 0)
 		return err;
 	for (size_t i = 0; i < b->nfdes; i++) {
 		uint64_t lo = b->fdes[i].lo, hi = b->fdes[i].hi;
@@ -494,7 +516,7 @@ static int compile_elf(Elf *elf, struct bt_ehtable *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct build b = { .elf = elf };
-	bt_htab_init(&b.rule_index);
+	bt_unw_ruleset_init(&b.rules);
 	int err = open_cfi(&b);
 	if (!err)
 		err = compile_all(&b);
@@ -502,21 +524,20 @@ static int compile_elf(Elf *elf, struct bt_ehtable *out)
 		out->base = b.base;
 		out->rows = b.rows;
 		out->n = b.n;
-		out->rules = b.rules;
-		out->nrules = b.nrules;
+		out->rules = b.rules.rules;
+		out->nrules = b.rules.n;
 		out->fdes = b.nfdes;
 		out->bad = b.bad;
 		out->debug_frame = !b.eh;
 		b.rows = NULL;
-		b.rules = NULL;
+		b.rules.rules = NULL;
 	}
 	if (b.cfi_from_elf)
 		dwarf_cfi_end(b.cfi);
 	if (b.dw)
 		dwarf_end(b.dw);
 	free(b.rows);
-	free(b.rules);
-	bt_htab_free(&b.rule_index);
+	bt_unw_ruleset_free(&b.rules);
 	free(b.cies);
 	free(b.fdes);
 	return err;

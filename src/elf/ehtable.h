@@ -11,6 +11,21 @@
 #include <linux/types.h>
 
 #include "bt_proto.h"
+#include "base/htab.h"
+
+/* Distinct rules, each under its index: one table's, or those of every table the walker has. */
+struct bt_unw_ruleset {
+	struct bt_unw_rule *rules;
+	size_t n, cap;
+	struct bt_htab index;
+};
+void bt_unw_ruleset_init(struct bt_unw_ruleset *s);
+void bt_unw_ruleset_free(struct bt_unw_ruleset *s);
+/* The index of rule (its pad ignored), added when new (*added says so): at most BT_UNW_RULES_MAX
+ * rules (-E2BIG beyond), or -ENOMEM. */
+int64_t bt_unw_ruleset_intern(struct bt_unw_ruleset *s, const struct bt_unw_rule *rule, bool *added);
+/* Takes back the rule added last. */
+void bt_unw_ruleset_pop(struct bt_unw_ruleset *s);
 
 struct bt_ehtable {
 	uint64_t base;              /* the address row pcs are relative to */

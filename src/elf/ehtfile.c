@@ -1,6 +1,7 @@
 /* ehtfile.c - the compiled table's file: a fixed header (magic, version, build-id, counts, base,
  * the load layout, a checksum), then the rules, then the rows, in this machine's byte order. */
 #include "elf/ehtfile.h"
+#include "base/wfile.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -57,22 +58,6 @@ static uint64_t checksum(const struct file_head *h, const struct bt_unw_rule *ru
 	return fnv(c, rows, (size_t)h->nrows * sizeof(*rows));
 }
 
-static int write_all(int fd, const void *p, size_t n, off_t off)
-{
-	const char *b = p;
-	while (n) {
-		ssize_t w = pwrite(fd, b, n, off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		b += w;
-		n -= (size_t)w;
-		off += w;
-	}
-	return 0;
-}
-
 int bt_ehtfile_write(int fd, const uint8_t *bid, size_t len, const struct bt_ehtable *t,
 		     const struct bt_elf_layout *lay)
 {
@@ -98,12 +83,13 @@ int bt_ehtfile_write(int fd, const uint8_t *bid, size_t len, const struct bt_eht
 		h.load[i] = (struct file_load){ lay->load[i].vaddr, lay->load[i].offset, lay->load[i].filesz,
 						lay->load[i].memsz, lay->load[i].flags, 0 };
 	h.checksum = checksum(&h, t->rules, t->rows);
-	size_t rb = t->nrules * sizeof(*t->rules);
-	int err = write_all(fd, &h, sizeof(h), 0);
+	if (lseek(fd, 0, SEEK_SET) != 0)
+		return -errno;
+	int err = bt_write_all(fd, &h, sizeof(h));
 	if (!err)
-		err = write_all(fd, t->rules, rb, sizeof(h));
+		err = bt_write_all(fd, t->rules, t->nrules * sizeof(*t->rules));
 	if (!err)
-		err = write_all(fd, t->rows, t->n * sizeof(*t->rows), (off_t)(sizeof(h) + rb));
+		err = bt_write_all(fd, t->rows, t->n * sizeof(*t->rows));
 	return err;
 }
 

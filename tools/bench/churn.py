@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 
+import agentidle
 import benchlib as bl
 import prof
 
@@ -296,13 +297,6 @@ def lib_leaf(folded):
 
 # ---- the agent over the churn ---------------------------------------------------------------------
 
-def status_kb(pid, field):
-    for line in bl.read('/proc/%d/status' % pid).splitlines():
-        if line.startswith(field + ':'):
-            return int(line.split()[1])
-    return None
-
-
 def run_agent(ctx, seconds, d):
     """`buildtrace agent` at its default rate, an interval every AGENT_INTERVAL s, while the build
     loops: its RSS every second, what status.json says at the end."""
@@ -324,11 +318,11 @@ def run_agent(ctx, seconds, d):
         series = []
         t_end = time.monotonic() + seconds
         while time.monotonic() < t_end and not p.poll_exited():
-            v = status_kb(pid, 'VmRSS')
+            v = agentidle.status_kb(pid, 'VmRSS')
             if v is not None:
                 series.append(v)
             time.sleep(1.0)
-        hwm = status_kb(pid, 'VmHWM')
+        hwm = agentidle.status_kb(pid, 'VmHWM')
         p.signal(signal.SIGTERM)
         r = p.wait(timeout=120)
     try:
