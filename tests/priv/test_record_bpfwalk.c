@@ -146,10 +146,12 @@ static void bpfwalk__cfa_in_rbx__walked_from_the_saved_rbx(void **state)
 /* No loop is verified nested in another's states: the walk, its row search and its frame step,
  * and the mapping search are global functions, checked once each, and elf_read's note walks follow
  * its program header walk instead of running inside it. On this kernel the sampling program then
- * takes the verifier 7,800 instructions and all the programs 17,100; the nested forms took it
- * 17,200 for the sampling program (454,000 before the walk's step was a global function) and
- * 21,600 for elf_read alone. The bounds leave room for other kernels and compilers, not for one
- * more nested loop. */
+ * takes the verifier 11,600 instructions (of them 2,700 for a walk that stops where a table is
+ * missing: the kernel's answer about memory in no known mapping, the stack copied for userspace;
+ * about 1,000 for the Python walk of every CPython version) and all the programs 19,200; the
+ * nested forms took it 17,200 for the sampling program without those (454,000 before the walk's
+ * step was a global function) and 21,600 for elf_read alone. The bounds leave room for other
+ * kernels and compilers, not for one more nested loop. */
 static void bpfwalk__programs__verified_in_bounded_instructions(void **state)
 {
 	bt_test_require_priv();
@@ -166,7 +168,7 @@ static void bpfwalk__programs__verified_in_bounded_instructions(void **state)
 	assert_non_null(at);
 	unsigned long insns = strtoul(at + strlen("the sampling program took the verifier "), NULL, 10);
 	assert_true(insns > 1000);
-	assert_true(insns < 12000);
+	assert_true(insns < 14500);
 	unsigned progs = 0, all = 0, sampling = 0;
 	at = strstr(out, "buildtrace: BPF programs: ");
 	assert_non_null(at);
