@@ -105,7 +105,7 @@ static void count_once(double *got, double *cpu)
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec " SESSION_DIR "/spin %s 2.5 > " TMP "/spin.cpu", go);
 	pid_t w = bt_test_spawn(cmd);
-	int rc = bt_test_run(out, sizeof(out), "./buildtrace -v -p %d -F 199 -o " TMP "/count.folded 2> " TMP
+	int rc = bt_test_run(out, sizeof(out), "rm -f " TMP "/count.log; ./buildtrace -v -p %d -F 199 -o " TMP "/count.folded 2> " TMP
 			     "/count.log & bt=$!; while ! grep -q 'sampling at' " TMP "/count.log; do "
 			     "kill -0 $bt 2>/dev/null || break; sleep 0.05; done; touch %s; wait $bt", (int)w, go);
 	waitpid(w, NULL, 0);
