@@ -515,6 +515,14 @@ bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, 
 	return false;
 }
 
+size_t bt_dso_registry_bytes(const struct bt_dso_registry *r)
+{
+	const struct bt_strtab *p = &r->paths;
+	return r->files_cap * sizeof(*r->files) + r->dsos_cap * sizeof(*r->dsos) +
+	       (r->file_index.cap + r->bid_index.cap + p->index.cap) * sizeof(struct bt_htab_slot) +
+	       p->cap + p->offs_cap * sizeof(*p->offs);
+}
+
 size_t bt_dso_tables_bytes(const struct bt_dso_registry *r)
 {
 	size_t b = 0;

@@ -174,6 +174,11 @@ bool bt_dso_outermost(struct bt_dso_registry *r, uint32_t dso_id, uint64_t off, 
 /* Basename of a file's path, for unresolved frames. */
 const char *bt_dso_file_basename(struct bt_dso_registry *r, uint32_t file_id);
 
+/* The memory the registry itself holds, in bytes: an entry per file version and per build-id ever
+ * seen, and their paths. It grows with the distinct files a machine maps (a build machine's new
+ * binaries), not with the processes that map them. */
+size_t bt_dso_registry_bytes(const struct bt_dso_registry *r);
+
 /* The memory the loaded symbol tables, call frame information and DWARF hold, in bytes: what
  * grows and shrinks with the programs that run, apart from what a leak would add. */
 size_t bt_dso_tables_bytes(const struct bt_dso_registry *r);

@@ -223,7 +223,9 @@ static int write_status(void *ctx, FILE *f)
 	json_str(f, a->last_write);
 	fprintf(f, ",\n  \"write_errors\": %llu,\n  \"last_error\": ", (unsigned long long)a->write_errors);
 	json_str(f, a->last_error);
-	fprintf(f, ",\n  \"dwarf_refused\": %llu", (unsigned long long)s->dsos.dwarf_refused);
+	fprintf(f, ",\n  \"file_registry_kb\": %llu,\n  \"file_versions\": %zu,\n  \"dwarf_refused\": %llu",
+		(unsigned long long)(bt_dso_registry_bytes(&s->dsos) / 1024), s->dsos.nfiles,
+		(unsigned long long)s->dsos.dwarf_refused);
 	const struct bt_targets_stats *ts = &a->series.targets.st;
 	fprintf(f, ",\n  \"targets\": {\"processes_named\": %llu, \"processes_dropped\": %llu, \"named_from_sample\": %llu, "
 		"\"samples_dropped\": %llu, \"samples_skipped\": %llu, \"skip_full\": %llu},\n"
