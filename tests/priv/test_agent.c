@@ -314,24 +314,34 @@ static void agent__soak_with_churn__memory_flat(void **state)
 			      exited[i], rss[i]);
 	assert_int_equal(rc, 0);
 	assert_int_equal(n, N);
-	/* After a warm-up third, the floor of the rest (its least value in each 25 s window) per exited
-	 * process, from the first window to the last: a leak of 100 bytes per exited process gives
-	 * about 100 here (200 gave 199.6), runs without one gave -1 to 5 (floors, as a profile or a
-	 * process table being large at the moment of reading lifts single values, not a window's
-	 * least); a leak of anything else shows as a rise of the last floor. */
-	long long f1 = rest[10], f4 = rest[25];
-	for (int i = 10; i < 15; i++)
-		f1 = rest[i] < f1 ? rest[i] : f1;
-	for (int i = 25; i < 30; i++)
-		f4 = rest[i] < f4 ? rest[i] : f4;
-	long long exits = exited[27] - exited[12];
-	double per_exit = exits > 0 ? (double)(f4 - f1) / (double)exits : 0;
-	print_message("\n%lld processes exited between the windows; heap floor less tables %lld -> %lld kB, "
-		      "%.1f bytes per exited process; BPF map pages %lld kB for a %lld kB ring buffer\n",
-		      exits, f1 / 1024, f4 / 1024, per_exit, maps_rss, ring);
-	assert_true(exits >= 2000);
-	assert_true(per_exit < 50);
-	assert_true(f4 <= f1 + 1024 * 1024);
+	/* After a warm-up third, the floor of the rest (its least value in each 25 s window: a profile
+	 * or a process table being large at the moment of reading lifts single values, not a window's
+	 * least) per exited process, from the first window to the middle one and from there to the
+	 * last: a leak of 100 bytes per exited process gives about 100 here (200 gave 199.6), in both
+	 * spans. Runs without one gave -1 to 18 on a quiet machine; on a busy one (other builds and
+	 * tests beside it) up to 73 over the whole run, 64 and 25, 18 and 39 in its two spans: what the
+	 * rest of the machine runs moves the rest too (the Python code objects read for its
+	 * interpreters, the hash tables sized for its most processes at once), with what runs, not per
+	 * exit. So the smaller of the two spans is held to the bound; a leak of anything else shows as
+	 * a rise of the last floor. */
+	long long f[3];
+	static const int from[3] = { 10, 17, 25 };
+	for (int w = 0; w < 3; w++) {
+		f[w] = rest[from[w]];
+		for (int i = from[w]; i < from[w] + 5; i++)
+			f[w] = rest[i] < f[w] ? rest[i] : f[w];
+	}
+	long long exits[2] = { exited[19] - exited[12], exited[27] - exited[19] };
+	double per_exit[2];
+	for (int k = 0; k < 2; k++)
+		per_exit[k] = exits[k] > 0 ? (double)(f[k + 1] - f[k]) / (double)exits[k] : 0;
+	print_message("\n%lld then %lld processes exited between the windows; heap floor less tables %lld -> "
+		      "%lld -> %lld kB, %.1f then %.1f bytes per exited process; BPF map pages %lld kB for a %lld "
+		      "kB ring buffer\n", exits[0], exits[1], f[0] / 1024, f[1] / 1024, f[2] / 1024, per_exit[0],
+		      per_exit[1], maps_rss, ring);
+	assert_true(exits[0] >= 1000 && exits[1] >= 1000);
+	assert_true(per_exit[0] < 50 || per_exit[1] < 50);
+	assert_true(f[2] <= f[0] + 1024 * 1024);
 	assert_true(ring > 0 && maps_rss <= 2 * ring + 1024);
 }
 
