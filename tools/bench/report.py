@@ -724,7 +724,7 @@ def churn_section(rows):
             out.append('The agent under the churn failed: %s\n' % r.get('error', ''))
             continue
         out.append('`buildtrace agent` (19 Hz, an interval every %d s) for %d s over the same build: %s '
-                   'intervals, the latest written %s ms after its end; %s of %s samples lost (%s); peak '
+                   'intervals, each written at most %s ms after its end; %s of %s samples lost (%s); peak '
                    'RSS %s MB, median RSS %s MB over the first third of the run and %s MB over the last; '
                    '%s s of CPU.\n' % (
                        churn_interval(), r['seconds'], r.get('intervals'), num(r.get('late_max_ms'), 0),
