@@ -460,7 +460,8 @@ static int add_sample(struct bt_session *s, const struct bt_rec_sample *r, const
 		err = id < 0 ? (int)id : 0;
 		key.series_id = (uint32_t)id;
 	}
-	if (!err && s->also)
+	uint64_t t = r->hdr.time_ns;
+	if (!err && s->also && t >= s->also_from_ns && (!s->also_until_ns || t < s->also_until_ns))
 		err = add_also(s, &key, n, series);
 	if (!err)
 		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);

@@ -116,6 +116,11 @@ struct bt_session {
 	/* A second profile every sample also goes to while it is set (a profile of a few seconds asked
 	 * for over HTTP, beside the interval's), with the same keeping apart as prof. */
 	struct bt_profile *also;
+	/* The samples also goes to: those taken from also_from_ns on and, when also_until_ns is set,
+	 * before it (the records' clock, CLOCK_MONOTONIC). Samples are delivered some time after they
+	 * are taken (read by a thread of their own, some waiting for an unwind table): their own time
+	 * says whether they belong to the few seconds asked for. */
+	uint64_t also_from_ns, also_until_ns;
 	uint32_t also_scratch[BT_SESSION_MAX_FRAMES];
 	/* The agent's targets (NULL: none): every sample's process is named by labels and its series
 	 * kept apart (bt_profile_series, in prof and also alike). A sample of a process the rules drop

@@ -134,6 +134,14 @@ static int load_conf(struct agent *a, struct bt_agent_conf *out, char *err, size
 	return bt_agent_conf_finish(out, err, errlen);
 }
 
+/* The records' clock. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int64_t wall_ns(void)
 {
 	struct timespec ts;
@@ -642,6 +650,7 @@ static void metrics_text(struct agent *a, char *buf, size_t len)
 static void finish_pull(struct agent *a)
 {
 	struct bt_session *s = &a->live.session;
+	s->also_until_ns = mono_ns();
 	while (bt_capture_poll(a->live.cap, 0) > 0)
 		;
 	s->also = NULL;
@@ -682,6 +691,8 @@ static void pull_turn(struct agent *a, double elapsed)
 		a->pull->labels = s->prof.labels;
 		a->pull->series_max = a->conf.max_series;
 		s->also = a->pull;
+		s->also_from_ns = mono_ns();
+		s->also_until_ns = 0;
 		a->pull_until = elapsed + secs;
 		a->pull_from_ns = wall_ns();
 	} else if (secs) {

@@ -377,6 +377,32 @@ static void session__labels__apart_by_thread_with_executable(void **state)
 	teardown(x);
 }
 
+/* A second profile set as also takes the samples taken in its window, by their own time, whenever
+ * they are delivered: not one taken before it began (delivered late), nor one taken after its end. */
+static void session__also_window__samples_by_their_time(void **state)
+{
+	struct fx *x = setup(false);
+	struct bt_profile also;
+	bt_profile_init(&also);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t offs[] = { x->off_main };
+	x->s.also = &also;
+	x->s.also_from_ns = x->t + 2;   /* the next sample is taken before the window */
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	assert_int_equal(also.total, 0);
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	x->s.also_until_ns = x->t + 2;   /* the next is the last in it */
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	sample_rec(x, 500, NULL, 0, offs, 1);
+	assert_int_equal(also.total, 3);
+	assert_int_equal(x->s.prof.total, 5);
+	x->s.also = NULL;
+	bt_profile_free(&also);
+	teardown(x);
+}
+
 /* A code object of CPython 3.11 in this process's memory: qualified name q, file, first line. */
 struct fake_code {
 	uint8_t code[256], name[128], file[128];
@@ -601,6 +627,7 @@ int main(void)
 		cmocka_unit_test(session__no_build_id__named_from_the_file),
 		cmocka_unit_test(session__kernel_frames__plain_names_marked_when_folded),
 		cmocka_unit_test(session__labels__apart_by_thread_with_executable),
+		cmocka_unit_test(session__also_window__samples_by_their_time),
 		cmocka_unit_test(session__python_frames__replace_eval_loop_frames),
 		cmocka_unit_test(session__python_frames__native_walk_said_whole_or_cut),
 		cmocka_unit_test(session__python_walk_cut__marked),
