@@ -529,6 +529,8 @@ static int drain(struct bt_capture *c)
 		if (mono_ns() - t0 > DRAIN_NS)
 			break;
 	}
+	/* what follow() kept aside just now waits too, not only what deliver_later could not give */
+	c->held = bt_recq_bytes(c->later) != 0;
 	return n;
 }
 
