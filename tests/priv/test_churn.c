@@ -133,13 +133,16 @@ static void churn__tables_kept_in_the_cache__used_and_a_spoiled_one_compiled_aga
 				     "f=$(readlink -f " TMP "/tc/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-))"
 				     "/unwtable; test -f $f && echo -n $f"), 0);
 	assert_int_equal(bt_test_run(NULL, 0, "cp %s " TMP "/table.first", table), 0);
-	/* every table of the first session taken from the cache (the vDSO's may be new: it is loaded
-	 * only when a sample is in it), the program's left as it was */
+	/* every table of the first session taken from the cache, but the vDSO's, which is loaded only
+	 * when a sample is in it: new if the first session had none there, not loaded if this one has
+	 * none; the program's left as it was */
 	profile_kid("second", out, sizeof(out));
-	assert_int_equal(before(out, " from the cache"), loaded);
+	long cached = before(out, " from the cache"), compiled = before(out, " compiled in");
+	assert_int_equal(cached + compiled, before(out, " loaded ("));
+	assert_true(cached == loaded || cached == loaded - 1);
 	assert_int_equal(before(out, " refused from the cache"), 0);
-	assert_int_equal(before(out, " compiled in"), before(out, " stored)"));
-	assert_true(before(out, " compiled in") <= 1);
+	assert_int_equal(compiled, before(out, " stored)"));
+	assert_true(compiled <= 1);
 	assert_int_equal(bt_test_run(NULL, 0, "cmp -s %s " TMP "/table.first", table), 0);
 	/* one byte of a row changed: refused, compiled again, stored as it was */
 	assert_int_equal(bt_test_run(NULL, 0, "size=$(stat -c %%s %s); printf '\\377' | dd of=%s bs=1 "
