@@ -46,4 +46,30 @@ struct bt_fresh {
 	__u32 round;  /* the read round that produced it */
 };
 
+/* Off-CPU time: a watched thread off a CPU now (the value of offcpu_threads, keyed by its tid).
+ * start is when it left (0: it runs), woke when it became runnable again (0: not yet; start when it
+ * was preempted), key its stack and state the state it left in (BT_OFFCPU_SLEEP or _UNINT; RUNQ
+ * when preempted). */
+struct bt_offcpu_thread {
+	__u64 start;
+	__u64 woke;
+	__u64 key;
+	__u32 tgid;
+	__u32 state;
+};
+
+/* What off-CPU time is summed under (offcpu_sums_a and _b), and the sum. */
+struct bt_offcpu_key {
+	__u64 key;
+	__u32 tgid;
+	__u32 tid;
+	__u32 state;
+	__u32 pad;
+};
+
+struct bt_offcpu_sum {
+	__u64 ns;
+	__u64 blocks;
+};
+
 #endif

@@ -246,23 +246,24 @@ static __always_inline void bt_py_exec(__u32 tgid)
 	bpf_map_delete_elem(&py_procs, &tgid);
 }
 
-/* The Python frames of the current thread, when its process runs an interpreter userspace knows. */
-static __always_inline void bt_py_sample(__u32 tgid, __u32 tid, __u64 now)
+/* The Python frames of the current thread into the per-CPU scratch record, when its process runs
+ * an interpreter userspace knows: the record's length (0: none) and where it is. */
+static __always_inline __u32 bt_py_walk(__u32 tgid, __u32 tid, __u64 now, struct bt_rec_pystack **out)
 {
 	struct bt_py_proc *p = bpf_map_lookup_elem(&py_procs, &tgid);
 	if (!p)
-		return;
+		return 0;
 	__u32 zero = 0;
 	struct bt_py_scratch *s = bpf_map_lookup_elem(&py_scratch, &zero);
 	if (!s)
-		return;
+		return 0;
 	__u64 ts = 0;
 	__u32 n = 0;
 	int walk = bt_py_tstate(p, tgid, tid, bt_py_want(p), now, &ts);
 	if (walk == BT_PY_WALK_DONE)
 		walk = bt_py_frames(p, ts, s, &n);
 	if (n > BT_PY_MAX_FRAMES)
-		return;
+		return 0;
 	struct bt_rec_pystack *r = &s->rec;
 	r->pid = tgid;
 	r->tid = tid;
@@ -272,7 +273,16 @@ static __always_inline void bt_py_sample(__u32 tgid, __u32 tid, __u64 now)
 	__u32 len = offsetof(struct bt_rec_pystack, frames) + n * sizeof(struct bt_py_frame);
 	fill_hdr(&r->hdr, BT_REC_PYSTACK, len);
 	r->hdr.time_ns = now;
-	if (bpf_ringbuf_output(&events, r, len, BPF_RB_NO_WAKEUP))
+	*out = r;
+	return len;
+}
+
+/* The Python frames of the current thread, when its process runs an interpreter userspace knows. */
+static __always_inline void bt_py_sample(__u32 tgid, __u32 tid, __u64 now)
+{
+	struct bt_rec_pystack *r = NULL;
+	__u32 len = bt_py_walk(tgid, tid, now, &r);
+	if (len && r && bpf_ringbuf_output(&events, r, len, BPF_RB_NO_WAKEUP))
 		count(BT_CNT_DROP_BASE + BT_REC_PYSTACK);
 }
 

@@ -453,7 +453,7 @@ __noinline int bt_unw_cont(const struct bt_unw_regs *g, __u32 tgid, __u32 tid, _
  * rec->user_err; 0 for a task without user registers. A global function: the verifier checks the
  * walk once, not again for each state the sample reaches it in (24 of them, from the kernel
  * stack's cases). */
-__noinline int bt_unw_walk_tables(struct bt_rec_sample *rec, __u32 kn)
+__noinline int bt_unw_walk_tables(struct bt_rec_sample *rec, __u32 kn, __u32 cont)
 {
 	if (!rec)
 		return 0;
@@ -482,17 +482,20 @@ __noinline int bt_unw_walk_tables(struct bt_rec_sample *rec, __u32 kn)
 		w.n = 1;
 		w.g.flags = BT_UWALK_NO_PROC | BT_UWALK_CONT;
 	}
-	if (w.g.flags & BT_UWALK_CONT)
+	if ((w.g.flags & BT_UWALK_CONT) && cont)
 		bt_unw_cont(&w.g, tgid, rec->tid, rec->hdr.time_ns, w.anon.asked);
+	else
+		w.g.flags &= ~BT_UWALK_CONT;
 	rec->user_err = (__s32)w.g.flags;
 	return (int)w.n;
 }
 
 /* The user frames of the sample in rec (its pid, tid and time set), after its kn kernel ones,
- * walked by the tables; flags into rec->user_err. */
-static __always_inline __u32 bt_unw_walk(struct bt_rec_sample *rec, __u32 kn)
+ * walked by the tables; flags into rec->user_err. cont: a walk stopped for a table not loaded yet
+ * is left to userspace (BT_REC_UCONT before the sample); else its frames end there. */
+static __always_inline __u32 bt_unw_walk(struct bt_rec_sample *rec, __u32 kn, bool cont)
 {
-	int n = bt_unw_walk_tables(rec, kn);
+	int n = bt_unw_walk_tables(rec, kn, cont);
 	barrier_var(n);
 	return n >= 0 && n <= 2 * BT_MAX_STACK ? n : 0;
 }

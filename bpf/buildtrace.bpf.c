@@ -242,6 +242,59 @@ __noinline int copy_user_stack(__u32 tgid, __u32 tid, __u64 now)
 	return 0;
 }
 
+/* The current task's stack into rec: its ids, comm and cgroup, its kernel frames (when it is in the
+ * kernel, and they are wanted) and its user frames after them, as the configuration asks; the
+ * record's length, its header but its time left to the caller. Shared by the sampler and the
+ * off-CPU stacks; only the sampler's (cont) leave a BPF walk that stops to userspace (an off-CPU
+ * stack is taken at every switch of a new key's thread: it does not copy the stack each time). */
+static __always_inline __u32 take_stack(void *ctx, struct bt_rec_sample *rec, __u32 tgid, __u32 tid,
+					bool in_kernel, __u64 now, bool cont)
+{
+	rec->pid = tgid;
+	rec->tid = tid;
+	rec->hdr.time_ns = now;  /* the time of the records that go with it (stack copies) */
+	rec->cpu = bpf_get_smp_processor_id();
+	rec->kern_err = 0;
+	rec->user_err = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	__u32 kn = 0, un = 0;
+	if ((cfg_flags & BT_CFG_KERNEL) && in_kernel) {
+		long r = bpf_get_stack(ctx, rec->ips, BT_MAX_STACK * sizeof(__u64), 0);
+		if (r < 0)
+			rec->kern_err = r;
+		else
+			kn = r / sizeof(__u64);
+	}
+	if (cfg_flags & BT_CFG_USER) {
+		if (kn > BT_MAX_STACK)
+			kn = BT_MAX_STACK;
+		barrier_var(kn);
+		if (kn <= BT_MAX_STACK) {
+			if (cfg_flags & BT_CFG_UNWIND) {
+				un = bt_unw_walk(rec, kn, cont);
+			} else {
+				long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
+						       BPF_F_USER_STACK);
+				if (r < 0)
+					rec->user_err = r;
+				else
+					un = r / sizeof(__u64);
+			}
+		}
+	}
+	if (kn > BT_MAX_STACK)
+		kn = BT_MAX_STACK;
+	/* the BPF walk may use the room the kernel frames left */
+	__u64 total = (__u64)kn + un;   /* 64 bits: the bound below holds for the register used */
+	if (total > 2 * BT_MAX_STACK)
+		total = 2 * BT_MAX_STACK;
+	rec->kern_n = kn;
+	rec->user_n = total - kn;
+	/* Only the frames taken go into the ring: a few hundred bytes instead of the whole array. */
+	return offsetof(struct bt_rec_sample, ips) + total * sizeof(__u64);
+}
+
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
@@ -264,51 +317,9 @@ int sample(struct bpf_perf_event_data *ctx)
 	struct bt_rec_sample *rec = bpf_map_lookup_elem(&sample_buf, &zero);
 	if (!rec)
 		return 0;
-	rec->pid = tgid;
-	rec->tid = tid;
-	rec->hdr.time_ns = now;  /* the time of the records that go with it (stack copies) */
-	rec->cpu = bpf_get_smp_processor_id();
-	rec->kern_err = 0;
-	rec->user_err = 0;
-	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
-	rec->cgroup_id = bpf_get_current_cgroup_id();
-	__u32 kn = 0, un = 0;
 	/* Interrupted in user mode: there is no kernel stack to walk. */
 	__u64 cs = *(volatile __u64 *)((void *)ctx + BT_UAPI_REGS_CS);
-	if ((cfg_flags & BT_CFG_KERNEL) && (cs & 3) == 0) {
-		long r = bpf_get_stack(ctx, rec->ips, BT_MAX_STACK * sizeof(__u64), 0);
-		if (r < 0)
-			rec->kern_err = r;
-		else
-			kn = r / sizeof(__u64);
-	}
-	if (cfg_flags & BT_CFG_USER) {
-		if (kn > BT_MAX_STACK)
-			kn = BT_MAX_STACK;
-		barrier_var(kn);
-		if (kn <= BT_MAX_STACK) {
-			if (cfg_flags & BT_CFG_UNWIND) {
-				un = bt_unw_walk(rec, kn);
-			} else {
-				long r = bpf_get_stack(ctx, &rec->ips[kn], BT_MAX_STACK * sizeof(__u64),
-						       BPF_F_USER_STACK);
-				if (r < 0)
-					rec->user_err = r;
-				else
-					un = r / sizeof(__u64);
-			}
-		}
-	}
-	if (kn > BT_MAX_STACK)
-		kn = BT_MAX_STACK;
-	/* the BPF walk may use the room the kernel frames left */
-	__u64 total = (__u64)kn + un;   /* 64 bits: the bound below holds for the register used */
-	if (total > 2 * BT_MAX_STACK)
-		total = 2 * BT_MAX_STACK;
-	rec->kern_n = kn;
-	rec->user_n = total - kn;
-	/* Only the frames taken go into the ring: a few hundred bytes instead of the whole array. */
-	__u32 len = offsetof(struct bt_rec_sample, ips) + total * sizeof(__u64);
+	__u32 len = take_stack(ctx, rec, tgid, tid, (cs & 3) == 0, now, true);
 	fill_hdr(&rec->hdr, BT_REC_SAMPLE, len);
 	rec->hdr.time_ns = now;  /* the time of its user stack record too */
 	/* Waking the reader per sample costs a context switch each time on a busy machine; the
@@ -320,6 +331,8 @@ int sample(struct bpf_perf_event_data *ctx)
 		count(BT_CNT_DROP_BASE + BT_REC_SAMPLE);
 	return 0;
 }
+
+#include "bt_offcpu.h"
 
 /* ---- process lifecycle -------------------------------------------------------------------- */
 
@@ -400,10 +413,12 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /* Fires for every exiting thread; do_exit has already decremented signal->live, so the thread
- * that sees 0 is the last of its group. */
+ * that sees 0 is the last of its group. Each one's off-CPU entry goes with it. */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
+	if (cfg_flags & BT_CFG_OFFCPU)
+		bt_offcpu_exit(p);
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	__u32 tgid = BPF_CORE_READ(p, tgid);

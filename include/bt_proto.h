@@ -32,7 +32,10 @@ enum bt_rec_type {
 	BT_REC_KSYM = 11,   /* struct bt_rec_ksym: kernel code came or went (BPF programs, trampolines) */
 	BT_REC_PYSTACK = 12, /* struct bt_rec_pystack: the Python frames of the sample after it */
 	BT_REC_UCONT = 13,  /* struct bt_rec_ucont: what the sample after it needs to finish its user stack */
-	BT_REC_TYPE_MAX = 14,
+	BT_REC_OFFCPU_STACK = 14, /* struct bt_rec_offcpu_stack: the frames of an off-CPU stack key */
+	BT_REC_OFFCPU = 15, /* struct bt_rec_offcpu: off-CPU time of a thread in one stack and state
+			     * (written by the loader from the kernel's sums, not by BPF) */
+	BT_REC_TYPE_MAX = 16,
 };
 
 /* Every record starts with this; size is the whole record's size in bytes. */
@@ -261,6 +264,7 @@ _Static_assert(sizeof(struct bt_rec_pystack) == 32 + 24 * BT_PY_MAX_FRAMES, "bt_
 #define BT_CFG_IDLE 0x20        /* sample the idle tasks too (pid 0, comm swapper/N), with BT_CFG_ALL */
 #define BT_CFG_PYTHON 0x100     /* walk the Python frames of the processes in py_procs */
 #define BT_CFG_SKIP 0x200       /* no samples of the processes in skipped (see struct bt_skip) */
+#define BT_CFG_OFFCPU 0x400     /* off-CPU time of the watched threads (bt_offcpu.h) */
 
 /* Index of the per-CPU counters map (bt_counters) besides the per-type drop counts. */
 enum bt_counter {
@@ -268,6 +272,12 @@ enum bt_counter {
 	BT_CNT_SAMPLES = BT_REC_TYPE_MAX,  /* samples taken for watched processes */
 	BT_CNT_BID_FAULT,                  /* build-id reads that failed in the iterator */
 	BT_CNT_SKIPPED,                    /* samples not taken: their process is in skipped */
+	BT_CNT_OFFCPU_BLOCKS,              /* off-CPU: times a watched thread left a CPU */
+	BT_CNT_OFFCPU_UNWALKED,            /* of those, stacks not taken: over the rate bound */
+	BT_CNT_OFFCPU_NO_THREAD,           /* threads not tracked: the thread table was full */
+	BT_CNT_OFFCPU_LOST,                /* time sums lost: the sum table was full ... */
+	BT_CNT_OFFCPU_LOST_NS,             /* ... and the nanoseconds they held */
+	BT_CNT_OFFCPU_STACKS,              /* stack keys whose frames were written */
 	BT_CNT_MAX,
 };
 
@@ -395,5 +405,54 @@ struct bt_rec_ucont {
 	__u8 data[];
 };
 _Static_assert(sizeof(struct bt_rec_ucont) == 16 + 8 + 32 + 8, "bt_rec_ucont size");
+
+
+/* ---- off-CPU time (--off-cpu, --wall) ------------------------------------------------------ */
+
+/* Why a watched thread was off a CPU: it slept (TASK_INTERRUPTIBLE, and stopped, traced or idle
+ * kernel threads), it waited uninterruptibly (TASK_UNINTERRUPTIBLE: disk and other IO), or it was
+ * runnable but not running (preempted, or woken and waiting for a CPU). */
+enum bt_offcpu_state {
+	BT_OFFCPU_SLEEP = 0,
+	BT_OFFCPU_UNINT = 1,
+	BT_OFFCPU_RUNQ = 2,
+	BT_OFFCPU_NSTATES = 3,
+};
+#define BT_OFFCPU_ALL_STATES 0x7   /* 1 << each state */
+
+/* Stack keys that name no frames: time a thread was off a CPU since before the session began (its
+ * stack was not seen), or when its stack was not taken (over the rate bound). Stack keys proper are
+ * hashes from BT_OFFCPU_KEY_FIRST on. */
+#define BT_OFFCPU_KEY_EARLY 1
+#define BT_OFFCPU_KEY_UNWALKED 2
+#define BT_OFFCPU_KEY_FIRST 16
+
+/* The frames of an off-CPU stack key, written the first time the key is met (and again when the
+ * kernel's set of known keys forgot it): s is a sample record in all but its type (and is preceded,
+ * like a sample, by the Python frames of the same thread and time). hdr.pad holds flags:
+ * BT_OFFCPU_STACK_EARLY, the kernel frames only of a thread off a CPU since before counting began. */
+#define BT_OFFCPU_STACK_EARLY 0x1
+struct bt_rec_offcpu_stack {
+	struct bt_rec_hdr hdr;
+	__u64 key;
+	struct bt_rec_sample s;
+};
+
+/* Off-CPU time of thread tid of process pid in the stack of key, in state, since the last such
+ * record for the same (key, tid, state): ns nanoseconds over blocks times it left a CPU (0 when the
+ * time is the part up to a cut of a block still going on). */
+struct bt_rec_offcpu {
+	struct bt_rec_hdr hdr;
+	__u64 key;
+	__u32 pid;
+	__u32 tid;
+	__u64 ns;
+	__u32 blocks;
+	__u8 state;       /* enum bt_offcpu_state */
+	__u8 pad[3];
+};
+
+_Static_assert(sizeof(struct bt_rec_offcpu_stack) == 24 + sizeof(struct bt_rec_sample), "bt_rec_offcpu_stack size");
+_Static_assert(sizeof(struct bt_rec_offcpu) == 16 + 8 + 8 + 8 + 8, "bt_rec_offcpu size");
 
 #endif

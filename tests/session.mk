@@ -2,6 +2,7 @@
 TEST_proctable_OBJS = $(BUILD)/session/proctable.o $(BUILD)/base/htab.o
 TEST_profile_OBJS   = $(BUILD)/session/profile.o $(BUILD)/output/folded.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o
 TEST_samplelog_OBJS = $(BUILD)/session/samplelog.o $(BUILD)/base/wfile.o
+TEST_offstacks_OBJS = $(BUILD)/session/offstacks.o $(BUILD)/base/htab.o
 # The file-version registry: symbol sources and the ELF layer beneath it, map_files for exact bytes.
 TEST_dso_OBJS       = $(BUILD)/session/dso.o $(BUILD)/capture/procmaps.o $(OBJS_symsrc) $(OBJS_elf) $(OBJS_base)
 # The record consumer: the whole session layer, and of the capture layer only the record check it

@@ -4,6 +4,7 @@
 #include "capture/callgraph.h"
 #include "capture/kbtf.h"
 #include "capture/mapsrc.h"
+#include "capture/offcpu.h"
 #include "capture/records.h"
 #include "capture/sideband.h"
 #include "capture/procmaps.h"
@@ -52,6 +53,18 @@
 #define DRAIN_NS (50 * 1000000ULL)  /* a poll delivers for at most this long, then lets its caller
 				     * look at the time and its signals */
 #define READ_EVERY_MS 50      /* the reader empties the ring buffer at least this often */
+/* Off-CPU time: threads and sums (per cut) the kernel keeps at most, stack keys it remembers (a
+ * stack forgotten is written again); after this many stacks written, or a while after a watched
+ * process changed its mappings, every key is forgotten (and its stack written again when met), so
+ * neither side's table grows without end and no key outlives the code it named. */
+#define OFFCPU_THREADS (1u << 16)
+#define OFFCPU_SUMS (1u << 14)
+#define OFFCPU_KNOWN_PIDS (1u << 14)
+#define OFFCPU_KNOWN_ALL (1u << 15)
+#define OFFCPU_FORGET_STACKS (1u << 17)
+#define OFFCPU_RING_PIDS (256u << 10)  /* ring buffer room for off-CPU stacks, beyond the samples' */
+#define OFFCPU_RING_ALL (2u << 20)
+#define OFFCPU_FORGET_REMAP_NS (30ULL * 1000000000)
 
 /* Options a caller may leave out: present only when opts->sz covers the field. */
 #define OPT_GIVEN(opts, field) \
@@ -95,6 +108,10 @@ struct bt_capture {
 	 * records it made just before are read: those are judged by this one. */
 	struct bt_htab seen_watched;
 	struct bt_unwtables *unw;      /* with bpf_unwind: the walker's tables and mappings */
+	struct bt_offcpu *offcpu;      /* with off_cpu: the sums and their cuts */
+	uint64_t offcpu_stacks;        /* stacks delivered since the kernel last forgot the keys */
+	bool offcpu_remapped;          /* a watched process changed its mappings since then */
+	uint64_t offcpu_forgot_ns;     /* when it did */
 	/* The ring buffer (and the sideband rings) are read by a thread of their own into q, in
 	 * order, so that nothing the delivery does (compiling tables, reading symbols) leaves them
 	 * unread; records are delivered from q. Until the thread runs (the initial snapshot), reads
@@ -448,6 +465,16 @@ static void snapshot_asked(struct bt_capture *c, const struct bt_rec_hdr *h)
 	}
 }
 
+/* What a delivered record tells the off-CPU stack keys: one more stack the session keeps, or code
+ * the keys named that may be gone (the kernel forgets them a while after). */
+static void offcpu_note(struct bt_capture *c, const struct bt_rec_hdr *h)
+{
+	if (h->type == BT_REC_OFFCPU_STACK)
+		c->offcpu_stacks++;
+	else if (h->type == BT_REC_EXEC || h->type == BT_REC_MUNMAP || h->type == BT_REC_DLSTATE)
+		c->offcpu_remapped = true;
+}
+
 /* A record through the walker's tables (which move on at once, and may finish or keep a sample),
  * then to the caller, unless records wait before it. A kernel mmap record gets its build-id here
  * when the iterator read the file before; else it asks a snapshot. */
@@ -461,6 +488,8 @@ static void follow(struct bt_capture *c, const struct bt_rec_hdr *h)
 			h = &known.hdr;
 	}
 	snapshot_asked(c, h);
+	if (c->offcpu)
+		offcpu_note(c, h);
 	struct rec_later l = { .hdr = { .type = BT_REC_LATER, .size = sizeof(l) } };
 	if (c->unw) {
 		const struct bt_rec_hdr *out = h;
@@ -574,12 +603,13 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* Reads the rings now: by the reader thread (waiting up to a second for it), or here. */
-static void read_now(struct bt_capture *c)
+/* Reads the rings now: by the reader thread (waiting up to a second for it), or here. Whether a
+ * read begun after this call has ended (false: the reader was kept from the CPU that long). */
+static bool read_now(struct bt_capture *c)
 {
 	if (!c->reader_running) {
 		read_rings(c);
-		return;
+		return true;
 	}
 	pthread_mutex_lock(&c->mu);
 	uint64_t want = ++c->kicks;
@@ -591,7 +621,9 @@ static void read_now(struct bt_capture *c)
 	ts.tv_sec += 1;
 	while (c->passes < want && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
 		;
+	bool done = c->passes >= want;
 	pthread_mutex_unlock(&c->mu);
+	return done;
 }
 
 /* The reader thread and the table worker, started at the first poll: after the caller dropped the
@@ -1007,6 +1039,9 @@ static size_t ringbuf_size(const struct bt_capture_opts *o)
 		want = o->samples ? (quarter > BT_RINGBUF_AUTO_MAX ? BT_RINGBUF_AUTO_MAX : (size_t)quarter) : 0;
 		if (want < BT_RINGBUF_AUTO_MIN)
 			want = BT_RINGBUF_AUTO_MIN;
+		/* off-CPU stacks come in a burst when counting starts: every thread's, at once */
+		if (OPT_GIVEN(o, off_cpu) && o->off_cpu)
+			want += o->all ? OFFCPU_RING_ALL : OFFCPU_RING_PIDS;
 	}
 	size_t sz = (size_t)sysconf(_SC_PAGESIZE);
 	while (sz < want && sz < ((size_t)1 << 30))
@@ -1186,6 +1221,32 @@ static int choose_mapsrc(struct bt_capture *c, const struct bt_capture_opts *opt
 	return 0;
 }
 
+/* Off-CPU time's settings, and its maps' sizes: only with it do they take memory, and only with it
+ * are its programs loaded. */
+static int configure_offcpu(struct bt_capture *c, const struct bt_capture_opts *opts)
+{
+	struct buildtrace_bpf *s = c->skel;
+	bool on = s->rodata->cfg_flags & BT_CFG_OFFCPU;
+	bpf_program__set_autoload(s->progs.on_switch, on);
+	bpf_program__set_autoload(s->progs.on_wakeup, on);
+	bpf_program__set_autoload(s->progs.offcpu_seed, on);
+	uint32_t known = opts->all ? OFFCPU_KNOWN_ALL : OFFCPU_KNOWN_PIDS;
+	if (bpf_map__set_max_entries(s->maps.offcpu_threads, on ? OFFCPU_THREADS : 1) ||
+	    bpf_map__set_max_entries(s->maps.offcpu_sums_a, on ? OFFCPU_SUMS : 1) ||
+	    bpf_map__set_max_entries(s->maps.offcpu_sums_b, on ? OFFCPU_SUMS : 1) ||
+	    bpf_map__set_max_entries(s->maps.offcpu_known, on ? known : 1))
+		return -EINVAL;
+	if (!on)
+		return 0;
+	s->rodata->offcpu_states = opts->offcpu_states ? opts->offcpu_states & BT_OFFCPU_ALL_STATES
+						      : BT_OFFCPU_ALL_STATES;
+	s->rodata->offcpu_min_ns = opts->offcpu_min_ns;
+	/* stacks per CPU per window of 2^24 ns, at least one */
+	uint64_t per = (uint64_t)opts->offcpu_rate * (1ULL << 24) / 1000000000ULL;
+	s->rodata->offcpu_walks_per_window = opts->offcpu_rate ? (per ? (uint32_t)per : 1) : 0;
+	return 0;
+}
+
 /* What can only be set between opening the object and loading it: the read-only configuration,
  * the ring buffer's size, and which programs are loaded at all. */
 static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf,
@@ -1213,11 +1274,15 @@ static int configure(struct bt_capture *c, const struct bt_capture_opts *opts, c
 		cfg |= BT_CFG_UNWIND;
 	if (OPT_GIVEN(opts, skip) && opts->skip && opts->samples)
 		cfg |= BT_CFG_SKIP;
+	if (OPT_GIVEN(opts, offcpu_rate) && opts->off_cpu)
+		cfg |= BT_CFG_OFFCPU;
 	c->skel->rodata->cfg_flags = cfg;
 	/* the skipping maps take memory only when skipping is asked for */
 	if (!(cfg & BT_CFG_SKIP) && (bpf_map__set_max_entries(c->skel->maps.skipped, 1) ||
 				     bpf_map__set_max_entries(c->skel->maps.exec_at, 1)))
 		return fail(errbuf, errlen, -EINVAL, "sizing the skip maps");
+	if (configure_offcpu(c, opts))
+		return fail(errbuf, errlen, -EINVAL, "sizing the off-CPU maps");
 	/* the walker's maps take memory only when it is used */
 	uint32_t rows = unwind ? (opts->all ? BT_UNW_ROWS_ALL : BT_UNW_ROWS_PIDS) : 1;
 	if (bpf_map__set_max_entries(c->skel->maps.unw_rows, rows) ||
@@ -1390,6 +1455,36 @@ static int attach_sampler(struct bt_capture *c, const struct bt_capture_opts *op
 	return 0;
 }
 
+/* Off-CPU time's hooks on the scheduler: once the snapshot has named what the watched processes
+ * map, like the sampler. Counting starts at bt_capture_offcpu_begin. */
+static int attach_offcpu(struct bt_capture *c, char *errbuf, size_t errlen)
+{
+	struct buildtrace_bpf *s = c->skel;
+	if (!(s->rodata->cfg_flags & BT_CFG_OFFCPU))
+		return 0;
+	if (!(s->links.on_wakeup = bpf_program__attach(s->progs.on_wakeup)))
+		return fail(errbuf, errlen, -errno, "attaching to the tracepoint sched:sched_wakeup failed");
+	if (!(s->links.on_switch = bpf_program__attach(s->progs.on_switch)))
+		return fail(errbuf, errlen, -errno, "attaching to the tracepoint sched:sched_switch failed");
+	return 0;
+}
+
+/* The off-CPU sums' reader, on the loaded maps. */
+static int open_offcpu(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
+{
+	struct buildtrace_bpf *s = c->skel;
+	if (!(s->rodata->cfg_flags & BT_CFG_OFFCPU))
+		return 0;
+	struct bt_offcpu_maps m = {
+		.threads_fd = bpf_map__fd(s->maps.offcpu_threads), .sums_fd = bpf_map__fd(s->maps.offcpu_sums),
+		.sums_a_fd = bpf_map__fd(s->maps.offcpu_sums_a), .sums_b_fd = bpf_map__fd(s->maps.offcpu_sums_b),
+		.known_fd = bpf_map__fd(s->maps.offcpu_known), .t0 = (volatile uint64_t *)&s->bss->offcpu_t0,
+		.states = s->rodata->offcpu_states, .min_ns = opts->offcpu_min_ns,
+	};
+	int err = bt_offcpu_new(&m, &c->offcpu);
+	return err ? fail(errbuf, errlen, err, "setting up the off-CPU sums") : 0;
+}
+
 /* Everything but the sampler: the watched set, the hooks that report processes and mappings, the
  * ring buffers. */
 static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char *errbuf, size_t errlen)
@@ -1401,7 +1496,7 @@ static int attach(struct bt_capture *c, const struct bt_capture_opts *opts, char
 			return err;
 		}
 	}
-	if ((err = attach_tracepoints(c, errbuf, errlen)))
+	if ((err = attach_tracepoints(c, errbuf, errlen)) || (err = open_offcpu(c, opts, errbuf, errlen)))
 		return err;
 	if (c->mapsrc != BT_MAPSRC_SYSCALLS)
 		attach_ldso(c, opts);
@@ -1495,6 +1590,8 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 	 * snapshot that names its frames. What is mapped meanwhile, the hooks report. */
 	if (!err && opts->samples)
 		err = attach_sampler(c, opts, errbuf, errlen);
+	if (!err)
+		err = attach_offcpu(c, errbuf, errlen);
 	if (err) {
 		bt_capture_close(c);
 		return err;
@@ -1531,6 +1628,69 @@ int bt_capture_python(struct bt_capture *c, int pid, const struct bt_py_proc *p)
 	    p->frame_bytes > BT_PY_FRAME_BYTES || p->entry > BT_PY_ENTRY_OWNER)
 		return -EINVAL;
 	return bpf_map__update_elem(c->skel->maps.py_procs, &key, sizeof(key), p, sizeof(*p), BPF_ANY) ? -errno : 0;
+}
+
+int bt_capture_offcpu_begin(struct bt_capture *c, uint64_t *t0)
+{
+	if (!c || !c->offcpu)
+		return -EOPNOTSUPP;
+	uint64_t now = mono_ns();
+	bt_offcpu_begin(c->offcpu, now);
+	c->offcpu_forgot_ns = now;
+	if (t0)
+		*t0 = now;
+	/* the threads off a CPU now: one pass over the watched processes' threads */
+	if (c->all)
+		return run_iter(c, c->skel->progs.offcpu_seed, 0);
+	int fd = bpf_map__fd(c->skel->maps.watched), err = 0;
+	uint32_t key, next, *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		int e = run_iter(c, c->skel->progs.offcpu_seed, (int)next);
+		if (e && !gone(e) && !err)
+			err = e;
+		key = next;
+		prev = &key;
+	}
+	return err;
+}
+
+/* A record of a cut, queued behind every record read before it (the reader thread may queue more
+ * meanwhile: those were written after the swap, and belong after the cut or to no sum of it). */
+static int offcpu_record(void *ctx, const struct bt_rec_hdr *rec)
+{
+	struct bt_capture *c = ctx;
+	return bt_recq_push(c->q, rec, rec->size, false);
+}
+
+int bt_capture_offcpu_cut(struct bt_capture *c, uint64_t *t)
+{
+	if (!c || !c->offcpu)
+		return -EOPNOTSUPP;
+	if (!bt_offcpu_started(c->offcpu))
+		return 0;
+	uint64_t now = mono_ns();
+	int err = bt_offcpu_swap(c->offcpu, now);
+	if (err)
+		return err;
+	if (t)
+		*t = now;
+	/* The stacks of the keys in the sums swapped out are in the ring buffer now: read into the
+	 * queue whole before the sums go in behind them, so that every record is delivered in the
+	 * order it was read, a stack before the time counted in it (and, like the rest, after any
+	 * sample before it that waits for a table). */
+	while (!read_now(c))
+		;
+	bool forget = c->offcpu_stacks > OFFCPU_FORGET_STACKS ||
+		      (c->offcpu_remapped && now - c->offcpu_forgot_ns > OFFCPU_FORGET_REMAP_NS);
+	int m = bt_offcpu_read(c->offcpu, forget, offcpu_record, c);
+	if (m < 0)
+		return m;
+	if (forget) {
+		c->offcpu_stacks = 0;
+		c->offcpu_remapped = false;
+		c->offcpu_forgot_ns = now;
+	}
+	return m;
 }
 
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
@@ -1577,6 +1737,16 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->sample_insns = c->sample_insns;
 	out->load_insns = c->load_insns;
 	out->load_progs = c->load_progs;
+	out->offcpu.blocks = sums[BT_CNT_OFFCPU_BLOCKS];
+	out->offcpu.unwalked = sums[BT_CNT_OFFCPU_UNWALKED];
+	out->offcpu.no_thread = sums[BT_CNT_OFFCPU_NO_THREAD];
+	out->offcpu.lost = sums[BT_CNT_OFFCPU_LOST];
+	out->offcpu.lost_ns = sums[BT_CNT_OFFCPU_LOST_NS];
+	out->offcpu.stacks = sums[BT_CNT_OFFCPU_STACKS];
+	struct bt_offcpu_stats os;
+	bt_offcpu_stats(c->offcpu, &os);
+	out->offcpu.cuts = os.cuts;
+	out->offcpu.forgets = os.forgets;
 	return err;
 }
 
@@ -1704,6 +1874,7 @@ void bt_capture_close(struct bt_capture *c)
 	bt_unwtables_free(c->unw);
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
+	bt_offcpu_free(c->offcpu);
 	libbpf_set_print(c->old_print);
 	free(c);
 }

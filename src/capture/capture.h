@@ -59,6 +59,14 @@ struct bt_capture_opts {
 	bool skip;              /* the sampler can be told to skip processes (bt_capture_skip) */
 	const struct bt_unwtables_store *unw_store;  /* with bpf_unwind: where compiled tables are
 				 * kept between sessions; NULL: nowhere */
+	bool off_cpu;           /* off-CPU time of the watched threads: counted from
+				 * bt_capture_offcpu_begin, delivered at each bt_capture_offcpu_cut
+				 * (BT_REC_OFFCPU_STACK and BT_REC_OFFCPU records). User stacks are
+				 * walked as samples walk them, by frame pointers with dwarf */
+	unsigned offcpu_states; /* 1 << enum bt_offcpu_state: the states counted; 0: all */
+	uint64_t offcpu_min_ns; /* times off a CPU shorter than this are not counted */
+	unsigned offcpu_rate;   /* stacks taken per second per CPU at most (beyond: counted without
+				 * a stack); 0: no bound */
 };
 
 /* Loads and attaches everything, then takes the initial snapshot of the watched processes'
@@ -96,6 +104,17 @@ int bt_capture_watch(struct bt_capture *c, int pid);
  * capture opened without opts.python: -EOPNOTSUPP. */
 int bt_capture_python(struct bt_capture *c, int pid, const struct bt_py_proc *p);
 
+/* Off-CPU time counts from now on (CLOCK_MONOTONIC ns in *t0 when not NULL); the watched threads
+ * off a CPU already count from now too, without a stack. -EOPNOTSUPP without opts.off_cpu. */
+int bt_capture_offcpu_begin(struct bt_capture *c, uint64_t *t0);
+
+/* Cuts the off-CPU time counted up to now (the time of the cut in *t when not NULL): a
+ * BT_REC_OFFCPU record per (thread, stack, state) with the time since the last cut, blocks still
+ * going on included up to now, timed at the cut. They are queued behind every record the kernel
+ * wrote before the cut (the stacks they name among them) and delivered in that order by the polls
+ * that follow. Returns records queued, or -errno; 0 before bt_capture_offcpu_begin. */
+int bt_capture_offcpu_cut(struct bt_capture *c, uint64_t *t);
+
 struct bt_capture_stats {
 	uint64_t drops[BT_REC_TYPE_MAX];  /* ring buffer reservations that failed, per record type */
 	uint64_t queue_drops[BT_REC_TYPE_MAX];  /* records read that the full queue refused, per type */
@@ -120,6 +139,14 @@ struct bt_capture_stats {
 	uint32_t load_progs;
 	uint64_t skipped;                 /* samples not taken: their process was to be skipped */
 	uint64_t skip_full;               /* processes to skip that the kernel side had no room for */
+	struct {                          /* with off_cpu */
+		uint64_t blocks;          /* times a watched thread left a CPU */
+		uint64_t unwalked;        /* of those, without their stack (over the rate bound) */
+		uint64_t no_thread;       /* ... not counted at all: the thread table was full */
+		uint64_t lost, lost_ns;   /* sums lost (the sum table was full) and the time in them */
+		uint64_t stacks;          /* stack keys whose frames were written */
+		uint64_t cuts, forgets;   /* cuts made; times the kernel forgot the stack keys */
+	} offcpu;
 };
 int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out);
 

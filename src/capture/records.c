@@ -19,6 +19,9 @@ static const uint32_t min_size[BT_REC_TYPE_MAX] = {
 	[BT_REC_KSYM] = sizeof(struct bt_rec_ksym),
 	[BT_REC_PYSTACK] = offsetof(struct bt_rec_pystack, frames),  /* then n frames */
 	[BT_REC_UCONT] = sizeof(struct bt_rec_ucont),                 /* then len stack bytes */
+	/* then kern_n + user_n ips */
+	[BT_REC_OFFCPU_STACK] = offsetof(struct bt_rec_offcpu_stack, s) + offsetof(struct bt_rec_sample, ips),
+	[BT_REC_OFFCPU] = sizeof(struct bt_rec_offcpu),
 };
 
 size_t bt_rec_min_size(unsigned type)
@@ -69,6 +72,15 @@ static bool fields_valid(const struct bt_rec_hdr *h)
 	case BT_REC_UCONT:
 		return ((const struct bt_rec_ucont *)h)->len <= h->size - sizeof(struct bt_rec_ucont) &&
 		       ((const struct bt_rec_ucont *)h)->len <= BT_UCONT_BYTES;
+	case BT_REC_OFFCPU_STACK: {
+		const struct bt_rec_offcpu_stack *d = (const void *)h;
+		size_t off = offsetof(struct bt_rec_offcpu_stack, s);
+		unsigned n = (unsigned)d->s.kern_n + d->s.user_n;
+		return n <= 2 * BT_MAX_STACK && h->size >= off + offsetof(struct bt_rec_sample, ips) + n * 8 &&
+		       has_nul(d->s.comm, BT_COMM_LEN);
+	}
+	case BT_REC_OFFCPU:
+		return ((const struct bt_rec_offcpu *)h)->state < BT_OFFCPU_NSTATES;
 	case BT_REC_USTACK:
 		return ((const struct bt_rec_ustack *)h)->len <= h->size - sizeof(struct bt_rec_ustack) &&
 		       ((const struct bt_rec_ustack *)h)->len <= BT_USTACK_MAX;

@@ -101,9 +101,34 @@ void bt_folded_free(struct bt_folded *f)
 	memset(f, 0, sizeof(*f));
 }
 
-int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
+/* What stack s weighs in lines of t (NULL: CPU samples), 0 when it is left out. */
+static uint64_t weight(const struct bt_stack *s, const struct bt_fold_time *t)
 {
-	return bt_folded_from_profile_map(p, f, NULL);
+	if (!t)
+		return s->kind == BT_VALUE_SAMPLES ? s->count : 0;
+	if (s->kind == BT_VALUE_OFFCPU)
+		return s->count;
+	if (!t->wall || !t->period_ns)
+		return 0;
+	return s->count > UINT64_MAX / t->period_ns ? UINT64_MAX : s->count * t->period_ns;
+}
+
+/* Time lines counted in units: rounded, those under half a unit gone, the total summed again. */
+static void to_units(struct bt_folded *f, uint64_t unit)
+{
+	size_t k = 0;
+	f->total = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		uint64_t c = f->v[i].count / unit + (f->v[i].count % unit >= (unit + 1) / 2);
+		if (!c) {
+			free(f->v[i].text);
+			continue;
+		}
+		f->v[k] = f->v[i];
+		f->v[k++].count = c;
+		f->total += c;
+	}
+	f->n = k;
 }
 
 /* Sorts f's lines as cmp_line does, and turns line_of[0 .. nstacks), indices of lines in the
@@ -128,13 +153,16 @@ static int sort_mapped(struct bt_folded *f, uint32_t *line_of, size_t nstacks)
 		pos[t[j].id] = (uint32_t)j;
 	}
 	for (size_t i = 0; i < nstacks; i++)
-		line_of[i] = pos[line_of[i]];
+		if (line_of[i] != UINT32_MAX)
+			line_of[i] = pos[line_of[i]];
 	free(t);
 	free(pos);
 	return 0;
 }
 
-int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, uint32_t *line_of)
+/* The lines of p's CPU samples (t NULL; line_of as bt_folded_from_profile_map says), or of time. */
+static int fold_profile(const struct bt_profile *p, const struct bt_fold_time *t, struct bt_folded *f,
+			uint32_t *line_of)
 {
 	struct bt_htab index;
 	char *buf = NULL;
@@ -147,6 +175,11 @@ int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, 
 	bool with_pid = p->per_pid && !p->labels, with_tid = p->per_tid && !p->labels;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *s = &p->stacks[i];
+		uint64_t w = weight(s, t);
+		if (line_of)
+			line_of[i] = UINT32_MAX;
+		if (!w)
+			continue;
 		size_t len = 0;
 		const char *comm = bt_strtab_get(&p->names, s->comm_id);
 		err = append(&buf, &len, &cap, comm && *comm ? comm : "[unknown]", 0);
@@ -168,7 +201,7 @@ int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, 
 				err = append_py_place(p, &p->srclines[l->lines_first], &buf, &len, &cap);
 		}
 		if (!err)
-			err = fold_add(f, &index, buf, len, s->count, line_of ? &line_of[i] : NULL);
+			err = fold_add(f, &index, buf, len, w, line_of ? &line_of[i] : NULL);
 	}
 	free(buf);
 	bt_htab_free(&index);
@@ -176,6 +209,8 @@ int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, 
 		bt_folded_free(f);
 		return err;
 	}
+	if (t)   /* time: no line_of (lines go when rounded away) */
+		to_units(f, t->unit_ns ? t->unit_ns : 1);
 	if (f->n && line_of) {
 		if ((err = sort_mapped(f, line_of, p->nstacks))) {
 			bt_folded_free(f);
@@ -187,6 +222,21 @@ int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, 
 	f->per_pid = with_pid;
 	f->per_tid = with_tid;
 	return 0;
+}
+
+int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *f, uint32_t *line_of)
+{
+	return fold_profile(p, NULL, f, line_of);
+}
+
+int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *f)
+{
+	return fold_profile(p, NULL, f, NULL);
+}
+
+int bt_folded_time_from_profile(const struct bt_profile *p, const struct bt_fold_time *t, struct bt_folded *f)
+{
+	return fold_profile(p, t, f, NULL);
 }
 
 bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid)
@@ -318,7 +368,8 @@ int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p)
 				ids[n++] = (uint32_t)id;
 		}
 		uint32_t none = 0;
-		struct bt_sample_key k = { (uint32_t)comm, pid, tid, BT_NAME_UNSET, BT_NAME_UNSET };
+		struct bt_sample_key k = { .comm_id = (uint32_t)comm, .pid = pid, .tid = tid, .exe_file = BT_NAME_UNSET,
+					   .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET };
 		if (!err)
 			err = bt_profile_add_key(p, &k, ids ? ids : &none, n, f->v[i].count);
 	}

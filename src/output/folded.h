@@ -39,10 +39,20 @@ struct bt_folded {
 bool bt_folded_comm_pid(const char *text, size_t *comm_len, uint32_t *pid);
 /* The same for "comm-PID/TID" (--per-thread): false when the first element is not of that form. */
 bool bt_folded_comm_tid(const char *text, size_t *comm_len, uint32_t *pid, uint32_t *tid);
-/* The lines of profile p. 0 or -ENOMEM. */
+/* The lines of profile p: its CPU samples. 0 or -ENOMEM. */
 int bt_folded_from_profile(const struct bt_profile *p, struct bt_folded *out);
-/* The same, and line_of[i] (p->nstacks entries) the index in out->v of the line of stack i. */
+/* The same, and line_of[i] (p->nstacks entries) the index in out->v of the line of stack i
+ * (UINT32_MAX for a stack of off-CPU time, which has none). */
 int bt_folded_from_profile_map(const struct bt_profile *p, struct bt_folded *out, uint32_t *line_of);
+/* Lines of time instead: the off-CPU stacks' nanoseconds and, with wall, the CPU stacks' samples
+ * times period_ns (each thread's total then is its wall time), counted in units of unit_ns (1000:
+ * microseconds), rounded; a line of less than half a unit is left out. */
+struct bt_fold_time {
+	bool wall;
+	uint64_t period_ns;
+	uint64_t unit_ns;
+};
+int bt_folded_time_from_profile(const struct bt_profile *p, const struct bt_fold_time *t, struct bt_folded *out);
 /* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. The
  * lines are taken as per process (per_pid) when every one begins with comm-PID, and per thread
  * (per_tid) when every one begins with comm-PID/TID. */

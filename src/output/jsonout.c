@@ -138,7 +138,7 @@ static void put_kernel_frame(FILE *out, const struct bt_session *s, const struct
 
 static const char *const kind_names[] = {
 	[BT_LOC_USER] = "user", [BT_LOC_KERNEL] = "kernel", [BT_LOC_UNMAPPED] = "unmapped",
-	[BT_LOC_JIT] = "jit", [BT_LOC_PYTHON] = "python", [BT_LOC_MARK] = "truncated",
+	[BT_LOC_JIT] = "jit", [BT_LOC_PYTHON] = "python", [BT_LOC_MARK] = "truncated", [BT_LOC_OFFCPU] = "off_cpu",
 };
 
 /* One frame's members after "name": what the session knows of its location, or, for a location
@@ -217,6 +217,13 @@ static int write_profile(const struct bt_profile *p, const struct bt_session *s,
 	char kernel_hex[2 * BT_BUILD_ID_MAXLEN + 1];
 	kernel_id(p, s, o, kernel_hex, sizeof(kernel_hex));
 	put_header(out, s ? "session" : o && o->source ? o->source : "profile", o, p->per_pid, p->total);
+	/* off-CPU time: its total, and each stack's kind and time */
+	bool off = p->offcpu_ns || (o && o->view != BT_VIEW_CPU);
+	static const char *const views[] = { "cpu", "off_cpu", "wall" };
+	if (off)
+		fprintf(out, "\"view\": \"%s\",\n\"off_cpu_ns\": %llu,\n",
+			o && o->view > 0 && o->view <= BT_VIEW_WALL ? views[o->view] : "cpu",
+			(unsigned long long)p->offcpu_ns);
 	fputs("\"frames\": [\n", out);
 	for (size_t i = 0; i < p->nlocs; i++) {
 		const struct bt_loc *l = &p->locs[i];
@@ -241,7 +248,13 @@ static int write_profile(const struct bt_profile *p, const struct bt_session *s,
 			fprintf(out, ", \"pid\": %u", st->pid);
 		if (p->per_tid)
 			fprintf(out, ", \"tid\": %u", st->tid);
-		fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)st->count);
+		bool st_off = st->kind == BT_VALUE_OFFCPU;
+		if (off)
+			fprintf(out, ", \"kind\": \"%s\", \"count\": %llu, \"off_cpu_ns\": %llu, \"frames\": [",
+				st_off ? "off_cpu" : "cpu", st_off ? 0ULL : (unsigned long long)st->count,
+				st_off ? (unsigned long long)st->count : 0ULL);
+		else
+			fprintf(out, ", \"count\": %llu, \"frames\": [", (unsigned long long)st->count);
 		for (uint32_t j = 0; j < st->nframes; j++)
 			fprintf(out, j ? ", %u" : "%u", p->frames[st->first + j]);
 		fputs("]}", out);

@@ -21,6 +21,8 @@ struct bt_json_opts {
 	const char *kernel_root;   /* where sys/kernel/notes is read (see kident.h); NULL: "" */
 	const char *source;        /* without a session, where the profile came from: "folded",
 				    * "pprof"; NULL: "profile" */
+	int view;                  /* enum bt_view: with OFFCPU or WALL (or off-CPU stacks in the
+				    * profile) every stack says its kind and off-CPU time */
 };
 
 /* 0 or -errno (a write error's, e.g. -ENOSPC; -ENOMEM). */

@@ -46,6 +46,8 @@ static struct bt_pprof_opts pprof_opts(const struct bt_output_opts *o)
 		po.duration_ns = o->duration_ns;
 		po.kernel_root = o->kernel_root;
 		po.main_pid = o->main_pid;
+		po.view = o->view;
+		po.view_only = o->view_only;
 	}
 	return po;
 }
@@ -59,22 +61,45 @@ static struct bt_json_opts json_opts(const struct bt_output_opts *o)
 		jo.duration_ns = o->duration_ns;
 		jo.kernel_root = o->kernel_root;
 		jo.source = o->source;
+		jo.view = o->view;
 	}
 	return jo;
+}
+
+/* The lines the view of o shows: CPU samples, or time in microseconds (nanoseconds with time_ns). */
+static int fold_view(const struct bt_profile *p, const struct bt_output_opts *o, struct bt_folded *f)
+{
+	if (!o || o->view == BT_VIEW_CPU)
+		return bt_folded_from_profile(p, f);
+	struct bt_fold_time t = { .wall = o->view == BT_VIEW_WALL, .period_ns = o->period_ns,
+				  .unit_ns = o->folded_ns ? 1 : 1000 };
+	return bt_folded_time_from_profile(p, &t, f);
 }
 
 int bt_output_profile(const struct bt_profile *p, enum bt_format fmt, const struct bt_output_opts *o,
 		      FILE *out)
 {
+	static const char *const titles[] = { [BT_VIEW_CPU] = "buildtrace flame graph",
+					      [BT_VIEW_OFFCPU] = "buildtrace off-CPU time",
+					      [BT_VIEW_WALL] = "buildtrace wall-clock time (on-CPU and off-CPU)" };
+	int view = o && o->view >= BT_VIEW_CPU && o->view <= BT_VIEW_WALL ? o->view : BT_VIEW_CPU;
 	switch (fmt) {
-	case BT_FMT_FOLDED:
-		return bt_profile_write_folded(p, out);
-	case BT_FMT_SVG: {
+	case BT_FMT_FOLDED: {
 		struct bt_folded f;
-		int err = bt_folded_from_profile(p, &f);
+		int err = fold_view(p, o, &f);
 		if (err)
 			return err;
-		struct bt_flamegraph_opts fo = { .title = o ? o->title : NULL };
+		err = bt_folded_write(&f, out);
+		bt_folded_free(&f);
+		return err;
+	}
+	case BT_FMT_SVG: {
+		struct bt_folded f;
+		int err = fold_view(p, o, &f);
+		if (err)
+			return err;
+		struct bt_flamegraph_opts fo = { .title = o && o->title ? o->title : titles[view],
+						 .unit = view == BT_VIEW_CPU ? "samples" : "us" };
 		err = bt_flamegraph_write(&f, &fo, out);
 		bt_folded_free(&f);
 		return err;

@@ -32,6 +32,10 @@ struct bt_output_opts {
 	const char *kernel_root; /* where the running kernel's build-id is read (kident.h); NULL: "" */
 	int main_pid;            /* the profiled program's process (pprof's main mapping); 0: none */
 	const char *source;      /* json, without a session: where the profile came from ("folded") */
+	int view;                /* enum bt_view: what folded and svg show (off-CPU and wall time in
+				  * microseconds), what pprof and json show first */
+	bool view_only;          /* pprof: only the view's value type and stacks (bt_pprof_opts) */
+	bool folded_ns;          /* folded time in nanoseconds instead */
 };
 
 /* A profile without its session (read back from a file, or a trace's counts): names and kinds

@@ -5,7 +5,8 @@
  *
  * What a session's profile holds:
  *   sample types   samples/count and cpu/nanoseconds (count x period), period_type cpu/nanoseconds,
- *                  period, time_nanos and duration_nanos when known.
+ *                  period, time_nanos and duration_nanos when known; off_cpu/nanoseconds (and
+ *                  wall/nanoseconds) as bt_pprof_opts.view says.
  *   labels         "thread": the comm the stack was aggregated under; "pid" (numeric) as well when
  *                  the session kept processes apart (--per-pid).
  *   mappings       one per (build-id, file path), build_id the lowercase hex GNU build-id ("" when
@@ -48,6 +49,12 @@ struct bt_pprof_opts {
 	int main_pid;              /* the profiled program's process: its executable's mapping comes first,
 				    * as pprof takes the first mapping for the program; 0: none (a
 				    * system-wide profile): the first mapping is then an empty one */
+	int view;                  /* enum bt_view. CPU: the CPU samples (samples/count, cpu/nanoseconds);
+				    * OFFCPU or WALL: every stack, with off_cpu/nanoseconds after
+				    * those (and wall/nanoseconds, their sum, for WALL), the default
+				    * sample type the view's own */
+	bool view_only;            /* with OFFCPU: off_cpu/nanoseconds and the off-CPU stacks only, a
+				    * profile type of its own */
 };
 
 /* The session's profile, gzip-compressed. 0 or -errno (a write error's, e.g. -ENOSPC; -ENOMEM;

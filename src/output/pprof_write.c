@@ -39,9 +39,13 @@ struct pb_build {
 	pb_label *labels;
 	pb_label **label_ptrs;
 	size_t nlabels;
-	pb_value_type vt[3];            /* the header's: samples, cpu time, the period's type */
-	pb_value_type *vtp[2];
+	pb_value_type vt[5];            /* the header's: its columns, then the period's type */
+	pb_value_type *vtp[4];
 	int64_t comment_id;
+	/* Each column's index in a sample's values, -1 when absent; which stacks are taken. */
+	int col_samples, col_cpu, col_off, col_wall;
+	bool take_cpu, take_off;
+	uint64_t period_ns;
 };
 
 /* Upper bounds of a profile's tables, for build_init. */
@@ -153,8 +157,15 @@ static int64_t sat_i64(uint64_t v)
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* Starts the next sample: nlocs location ids to fill from its loc_ids, values for count. */
-static pb_sample *add_sample(struct pb_build *b, size_t nlocs, uint64_t count, uint64_t period_ns)
+/* Whether stack st is one of the profile's samples (the header chose which kinds are). */
+static bool taken(const struct pb_build *b, const struct bt_stack *st)
+{
+	return st->kind == BT_VALUE_OFFCPU ? b->take_off : b->take_cpu;
+}
+
+/* Starts the next sample: nlocs location ids to fill from its loc_ids, its values from st's count
+ * in the header's columns. */
+static pb_sample *add_sample(struct pb_build *b, size_t nlocs, const struct bt_stack *st)
 {
 	pb_sample *s = &b->samples[b->nsamples++];
 	perftools__profiles__sample__init(s);
@@ -162,13 +173,17 @@ static pb_sample *add_sample(struct pb_build *b, size_t nlocs, uint64_t count, u
 	s->n_location_id = nlocs;
 	b->nloc_ids += nlocs;
 	s->value = &b->values[b->nvalues];
-	s->value[0] = sat_i64(count);
-	s->n_value = 1;
-	if (period_ns) {
-		uint64_t ns = period_ns && count > UINT64_MAX / period_ns ? UINT64_MAX : count * period_ns;
-		s->value[1] = sat_i64(ns);
-		s->n_value = 2;
-	}
+	bool off = st->kind == BT_VALUE_OFFCPU;
+	uint64_t n = st->count, p = b->period_ns;
+	uint64_t cpu_ns = off || !p ? 0 : n > UINT64_MAX / p ? UINT64_MAX : n * p, off_ns = off ? n : 0;
+	int cols[] = { b->col_samples, b->col_cpu, b->col_off, b->col_wall };
+	uint64_t vals[] = { off ? 0 : n, cpu_ns, off_ns, cpu_ns + off_ns < cpu_ns ? UINT64_MAX : cpu_ns + off_ns };
+	s->n_value = 0;
+	for (int i = 0; i < 4; i++)
+		if (cols[i] >= 0) {
+			s->value[cols[i]] = sat_i64(vals[i]);
+			s->n_value++;
+		}
 	b->nvalues += s->n_value;
 	s->label = &b->label_ptrs[b->nlabels];
 	return s;
@@ -271,32 +286,53 @@ out:
 	return err;
 }
 
-/* The header every profile shares: sample types, period, times; its messages live in b. */
+/* Appends a column of the given type and unit (interned strings); its index. */
+static int column(struct pb_build *b, pb_profile *prof, int64_t type, int64_t unit)
+{
+	size_t i = prof->n_sample_type;
+	b->vt[i].type = type;
+	b->vt[i].unit = unit;
+	b->vtp[i] = &b->vt[i];
+	prof->n_sample_type = i + 1;
+	return (int)i;
+}
+
+/* The header every profile shares: sample types (the columns the view takes, see bt_pprof_opts),
+ * period, times; its messages live in b. */
 static int header(struct pb_build *b, pb_profile *prof, const struct bt_pprof_opts *o, const char *comment)
 {
 	int64_t samples = str(b, "samples"), count = str(b, "count");
 	int64_t cpu = str(b, "cpu"), ns = str(b, "nanoseconds");
+	int64_t off = str(b, "off_cpu"), wall = str(b, "wall");
 	b->comment_id = comment ? str(b, comment) : 0;
-	if (samples < 0 || count < 0 || cpu < 0 || ns < 0 || b->comment_id < 0)
+	if (samples < 0 || count < 0 || cpu < 0 || ns < 0 || off < 0 || wall < 0 || b->comment_id < 0)
 		return -ENOMEM;
 	pb_value_type *vt = b->vt;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		perftools__profiles__value_type__init(&vt[i]);
-	vt[0].type = samples;
-	vt[0].unit = count;
-	b->vtp[0] = &vt[0];
+	int view = o ? o->view : BT_VIEW_CPU;
+	bool only_off = view == BT_VIEW_OFFCPU && o->view_only;
+	b->period_ns = o ? o->period_ns : 0;
+	b->take_cpu = !only_off;
+	b->take_off = view != BT_VIEW_CPU;
+	b->col_samples = b->col_cpu = b->col_off = b->col_wall = -1;
 	prof->sample_type = b->vtp;
-	prof->n_sample_type = 1;
-	if (o && o->period_ns) {
-		vt[1].type = cpu;
-		vt[1].unit = ns;
-		b->vtp[1] = &vt[1];
-		prof->n_sample_type = 2;
-		vt[2].type = cpu;
-		vt[2].unit = ns;
-		prof->period_type = &vt[2];
+	prof->n_sample_type = 0;
+	if (!only_off)
+		b->col_samples = column(b, prof, samples, count);
+	if (!only_off && b->period_ns) {
+		b->col_cpu = column(b, prof, cpu, ns);
+		vt[4].type = cpu;
+		vt[4].unit = ns;
+		prof->period_type = &vt[4];
 		prof->period = sat_i64(o->period_ns);
 	}
+	if (b->take_off)
+		b->col_off = column(b, prof, off, ns);
+	if (view == BT_VIEW_WALL && b->period_ns)
+		b->col_wall = column(b, prof, wall, ns);
+	if (view != BT_VIEW_CPU)
+		prof->default_sample_type = view == BT_VIEW_WALL && b->period_ns ? wall : off;
 	if (o) {
 		prof->time_nanos = o->time_ns;
 		prof->duration_nanos = o->duration_ns;
@@ -608,7 +644,9 @@ static int add_samples(struct pb_build *b, const struct bt_session *s, const str
 			return -ENOMEM;
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct bt_stack *st = &p->stacks[i];
-		pb_sample *sm = add_sample(b, st->nframes, st->count, o ? o->period_ns : 0);
+		if (!taken(b, st))
+			continue;
+		pb_sample *sm = add_sample(b, st->nframes, st);
 		for (uint32_t j = 0; j < st->nframes; j++)
 			sm->location_id[j] = (uint64_t)p->frames[st->first + st->nframes - 1 - j] + 1;
 		if (str_label(b, sm, thread, bt_strtab_get(&p->names, st->comm_id)))
@@ -735,7 +773,7 @@ int bt_pprof_write_session(const struct bt_session *s, const struct bt_pprof_opt
 			series_labels += *t == ',';
 	}
 	struct pb_sizes sz = { .maps = p->nlocs + 2, .locs = p->nlocs, .funcs = nlines, .samples = p->nstacks,
-			      .loc_ids = p->nframes, .values = 2 * p->nstacks,
+			      .loc_ids = p->nframes, .values = 4 * p->nstacks,
 			      .labels = (p->labels ? 8 : 3) * p->nstacks + series_labels };
 	int err = build_init(&b, &sz);
 	if (err)
@@ -824,7 +862,7 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 		frames += p->stacks[i].nframes;
 	struct pb_build b;
 	struct pb_sizes sz = { .maps = 1, .locs = p->nlocs, .funcs = p->nlocs + p->nsrclines, .samples = p->nstacks,
-			      .loc_ids = frames, .values = 2 * p->nstacks,
+			      .loc_ids = frames, .values = 4 * p->nstacks,
 			      .labels = 3 * p->nstacks };
 	uint32_t *loc_of = calloc(p->nlocs + 1, sizeof(*loc_of));
 	int err = loc_of ? build_init(&b, &sz) : -ENOMEM;
@@ -840,7 +878,9 @@ int bt_pprof_write_profile(const struct bt_profile *p, const struct bt_pprof_opt
 		err = -ENOMEM;
 	for (size_t i = 0; i < p->nstacks && !err; i++) {
 		const struct bt_stack *st = &p->stacks[i];
-		pb_sample *sm = add_sample(&b, st->nframes, st->count, o ? o->period_ns : 0);
+		if (!taken(&b, st))
+			continue;
+		pb_sample *sm = add_sample(&b, st->nframes, st);
 		const char *comm = bt_strtab_get(&p->names, st->comm_id);
 		int64_t cid = str(&b, comm);
 		if (cid < 0) {

@@ -70,8 +70,10 @@ int bt_profdir_prune(const char *dir, const char *prefix, const char *ext, unsig
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		size_t l = strlen(de->d_name);
-		/* PREFIX-...EXT, and not a temporary file being written */
+		/* PREFIX-TIME...EXT (a time: not another prefix that begins with this one), and not a
+		 * temporary file being written */
 		if (l <= plen + elen + 2 || strncmp(de->d_name, prefix, plen) || de->d_name[plen] != '-' ||
+		    de->d_name[plen + 1] < '0' || de->d_name[plen + 1] > '9' ||
 		    strcmp(de->d_name + l - elen, ext) || de->d_name[l - elen - 1] != '.')
 			continue;
 		if (n == cap) {

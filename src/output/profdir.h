@@ -18,8 +18,8 @@ int bt_atomic_write(const char *path, int (*fn)(void *ctx, FILE *f), void *ctx);
 int bt_profdir_name(char *buf, size_t len, const char *dir, const char *prefix, int64_t wall_ns,
 		    const char *ext);
 
-/* Removes the oldest DIR/PREFIX-*.EXT files until at most keep are left; *removed (may be NULL)
- * counts them. 0 or -errno. */
+/* Removes the oldest DIR/PREFIX-TIME.EXT files until at most keep are left (files of a longer prefix
+ * that begins with this one are not this one's); *removed (may be NULL) counts them. 0 or -errno. */
 int bt_profdir_prune(const char *dir, const char *prefix, const char *ext, unsigned keep, unsigned *removed);
 
 #endif

@@ -24,6 +24,7 @@ struct bt_process {
 	bool vdso_known;         /* its [vdso] was looked for */
 	uint64_t vdso_start, vdso_end;  /* where it is, when found (else 0, 0) */
 	uint32_t vdso_file;      /* its file in the session's dso registry */
+	uint64_t cgroup_id;      /* the cgroup it last ran in, as its last sample said (0: none yet) */
 };
 
 struct bt_proctable {

@@ -87,7 +87,8 @@ static bool stack_eq(void *ctx, uint64_t val, const void *k)
 	const struct bt_stack *s = &p->stacks[val];
 	return s->comm_id == key->k.comm_id && s->pid == key->k.pid && s->tid == key->k.tid &&
 	       s->exe_file == key->k.exe_file && s->cgroup_id == key->k.cgroup_id &&
-	       s->series_id == key->k.series_id && s->nframes == key->n &&
+	       s->series_id == key->k.series_id && s->kind == key->k.kind &&
+	       s->nframes == key->n &&
 	       (key->n == 0 || memcmp(&p->frames[s->first], key->ids, key->n * sizeof(uint32_t)) == 0);
 }
 
@@ -95,7 +96,7 @@ int bt_profile_add(struct bt_profile *p, uint32_t comm_id, uint32_t pid, const u
 		   size_t n, uint64_t count)
 {
 	struct bt_sample_key k = { .comm_id = comm_id, .pid = pid, .exe_file = BT_NAME_UNSET,
-				   .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET };
+				   .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET, .kind = BT_VALUE_SAMPLES };
 	return bt_profile_add_key(p, &k, loc_ids, n, count);
 }
 
@@ -112,10 +113,14 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 	}
 	uint64_t seed = ((uint64_t)key.k.comm_id << 32) | key.k.pid;
 	seed ^= ((uint64_t)key.k.tid * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)key.k.exe_file << 17) ^
-		((uint64_t)key.k.cgroup_id << 41) ^ ((uint64_t)key.k.series_id * 0xc2b2ae3d27d4eb4fULL);
+		((uint64_t)key.k.cgroup_id << 41) ^ ((uint64_t)key.k.series_id * 0xc2b2ae3d27d4eb4fULL) ^
+		((uint64_t)key.k.kind << 63);
 	uint32_t h = bt_hash_bytes(loc_ids, n * sizeof(uint32_t), seed);
 	uint64_t *v = bt_htab_find(&p->stack_index, h, stack_eq, p, &key);
-	p->total += count;
+	if (key.k.kind == BT_VALUE_OFFCPU)
+		p->offcpu_ns += count;
+	else
+		p->total += count;
 	if (v) {
 		p->stacks[*v].count += count;
 		p->last_stack = (uint32_t)*v;
@@ -129,7 +134,7 @@ int bt_profile_add_key(struct bt_profile *p, const struct bt_sample_key *k, cons
 	p->stacks[p->nstacks] = (struct bt_stack){
 		.comm_id = key.k.comm_id, .pid = key.k.pid, .nframes = (uint32_t)n, .first = (uint32_t)p->nframes,
 		.count = count, .tid = key.k.tid, .exe_file = key.k.exe_file, .cgroup_id = key.k.cgroup_id,
-		.series_id = key.k.series_id,
+		.series_id = key.k.series_id, .kind = key.k.kind,
 	};
 	p->nframes += n;
 	if (bt_htab_insert(&p->stack_index, h, p->nstacks))
@@ -194,6 +199,10 @@ static int64_t copy_name(struct bt_profile *dst, const struct bt_profile *p, uin
 static int64_t copy_loc(struct bt_profile *dst, const struct bt_profile *p, uint32_t i)
 {
 	const struct bt_loc *l = &p->locs[i];
+	if (l->file_id == BT_LOC_NAMED) {   /* known by its name, whose id is dst's own */
+		const char *name = bt_strtab_get(&p->names, l->name_id);
+		return bt_profile_named_loc(dst, (enum bt_loc_kind)l->kind, name, strlen(name));
+	}
 	int64_t id = bt_profile_loc(dst, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
 	if (id < 0)
 		return id;
@@ -240,7 +249,8 @@ static int copy_stack(struct bt_profile *dst, const struct bt_profile *p, const 
 	if (comm < 0 || cg < 0 || series < 0)
 		return -ENOMEM;
 	struct bt_sample_key key = { .comm_id = (uint32_t)comm, .pid = st->pid, .tid = st->tid,
-				     .exe_file = st->exe_file, .cgroup_id = (uint32_t)cg, .series_id = (uint32_t)series };
+				     .exe_file = st->exe_file, .cgroup_id = (uint32_t)cg, .series_id = (uint32_t)series,
+				     .kind = st->kind };
 	if (series != BT_NAME_UNSET && id_set(&dst->series_index, (uint64_t)series, false) == 0 &&
 	    series_add(dst, (uint32_t)series))
 		return -ENOMEM;
@@ -331,11 +341,25 @@ uint64_t bt_profile_unresolved_frames(const struct bt_profile *p)
 	uint64_t n = 0;
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct bt_stack *s = &p->stacks[i];
-		for (uint32_t j = 0; j < s->nframes; j++)
+		for (uint32_t j = 0; j < s->nframes && s->kind == BT_VALUE_SAMPLES; j++)
 			if (p->locs[p->frames[s->first + j]].unresolved)
 				n += s->count;
 	}
 	return n;
+}
+
+uint64_t bt_profile_unresolved_ns(const struct bt_profile *p)
+{
+	uint64_t ns = 0;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		const struct bt_stack *s = &p->stacks[i];
+		for (uint32_t j = 0; j < s->nframes && s->kind == BT_VALUE_OFFCPU; j++)
+			if (p->locs[p->frames[s->first + j]].unresolved) {
+				ns += s->count;
+				break;
+			}
+	}
+	return ns;
 }
 
 /* ---- top functions ---------------------------------------------------------------------- */
@@ -367,7 +391,7 @@ size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size
 	}
 	for (size_t i = 0; i < p->nstacks; i++) {
 		const struct bt_stack *s = &p->stacks[i];
-		for (uint32_t j = 0; j < s->nframes; j++) {
+		for (uint32_t j = 0; j < s->nframes && s->kind == BT_VALUE_SAMPLES; j++) {
 			const struct bt_loc *l = &p->locs[p->frames[s->first + j]];
 			if (l->name_id >= nn)
 				continue;

@@ -1,4 +1,5 @@
-/* profile.h - aggregated samples: each distinct stack once, with its count. Frames are interned as
+/* profile.h - aggregated samples: each distinct stack once, with its count (or, for off-CPU time, its
+ * nanoseconds: each stack says what its count is). Frames are interned as
  * locations (a file version and offset, or a kernel address) when a sample arrives; names are given
  * to locations later, once each, by a resolver, so the hot path neither allocates per frame nor
  * symbolizes the same address twice. Names are plain: a location's kind says it is a kernel frame,
@@ -23,6 +24,22 @@ enum bt_loc_kind {
 			      * addr its instruction's byte offset; its one source line (qualified
 			      * name, file, line) is given when it is made */
 	BT_LOC_MARK = 5,     /* no frame: a mark where frames are missing, addr says which */
+	BT_LOC_OFFCPU = 6,   /* no code: the leaf of an off-CPU stack naming the state the thread was
+			      * in, or what stands for frames not taken; a location known by name */
+};
+
+/* What a stack's count counts. */
+enum bt_value_kind {
+	BT_VALUE_SAMPLES = 0,  /* CPU samples */
+	BT_VALUE_OFFCPU = 1,   /* nanoseconds off a CPU */
+};
+
+/* What an output of a profile shows first (a one-value output: only): its CPU samples, its off-CPU
+ * time, or both as time (wall clock: samples weighted by their period). */
+enum bt_view {
+	BT_VIEW_CPU = 0,
+	BT_VIEW_OFFCPU = 1,
+	BT_VIEW_WALL = 2,
 };
 
 /* The marks (a BT_LOC_MARK's addr) and their names. */
@@ -66,13 +83,14 @@ struct bt_stack {
 	uint32_t pid;
 	uint32_t nframes;
 	uint32_t first;      /* index into frames: outermost first */
-	uint64_t count;
+	uint64_t count;      /* samples, or nanoseconds for an off-CPU stack */
 	/* Kept apart only in a profile with labels (else 0 and BT_NAME_UNSET): */
 	uint32_t tid;
 	uint32_t exe_file;   /* the process's executable, a file id of the session; BT_NAME_UNSET unknown */
 	uint32_t cgroup_id;  /* the cgroup's path in names; BT_NAME_UNSET unknown */
 	/* Kept apart always: */
 	uint32_t series_id;  /* its series' labels ("name=value,...") in names; BT_NAME_UNSET none */
+	uint32_t kind;       /* enum bt_value_kind */
 };
 
 /* What a sample is aggregated under besides its frames. */
@@ -81,6 +99,7 @@ struct bt_sample_key {
 	uint32_t exe_file;   /* BT_NAME_UNSET: unknown */
 	uint32_t cgroup_id;  /* a string in names; BT_NAME_UNSET: unknown */
 	uint32_t series_id;  /* from bt_profile_series; BT_NAME_UNSET: none */
+	uint32_t kind;       /* enum bt_value_kind: what the count added counts */
 };
 
 struct bt_profile {
@@ -96,6 +115,7 @@ struct bt_profile {
 	struct bt_srcline *srclines;
 	size_t nsrclines, srclines_cap;
 	uint64_t total;             /* samples added */
+	uint64_t offcpu_ns;         /* off-CPU nanoseconds added */
 	bool per_pid;               /* distinct stacks per pid, not only per comm */
 	bool labels;                /* distinct stacks per pid, tid, executable and cgroup (implies per_pid) */
 	bool per_tid;               /* distinct stacks per thread (implies per_pid) */
@@ -158,6 +178,8 @@ static inline const char *bt_profile_loc_name(const struct bt_profile *p, uint32
 
 /* Frames whose location could not be named, counted over all samples. */
 uint64_t bt_profile_unresolved_frames(const struct bt_profile *p);
+/* Off-CPU nanoseconds in stacks with a frame that could not be named. */
+uint64_t bt_profile_unresolved_ns(const struct bt_profile *p);
 
 struct bt_top_entry {
 	uint32_t name_id;
@@ -165,7 +187,7 @@ struct bt_top_entry {
 	uint64_t self, total;
 };
 /* The n functions with the most self samples (ties by total, then user before kernel); returns how
- * many were written. */
+ * many were written. Off-CPU stacks are left out. */
 size_t bt_profile_top(const struct bt_profile *p, struct bt_top_entry *out, size_t n);
 
 #endif

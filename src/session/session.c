@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	}
 	bt_htab_init(&s->cgroups.index);
 	bt_strtab_init(&s->cgroups.paths);
+	bt_offstacks_init(&s->offstacks);
 	/* for the labels, and for targets named by their cgroup */
 	if (bt_cgroup_mount(s->opts.proc_root, s->cgroups.mount, sizeof(s->cgroups.mount)))
 		s->cgroups.mount[0] = '\0';
@@ -81,6 +83,7 @@ void bt_session_free(struct bt_session *s)
 	bt_htab_free(&s->cgroups.index);
 	bt_strtab_free(&s->cgroups.paths);
 	free(s->cgroups.v);
+	bt_offstacks_free(&s->offstacks);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -128,14 +131,18 @@ static const char *cgroup_path(struct bt_session *s, uint64_t id)
 	return bt_strtab_get(&s->cgroups.paths, (uint32_t)pid);
 }
 
-/* The sample in s->scratch[0..n) (locations of s->prof) into s->also, its strings and locations
- * interned there. 0 or -ENOMEM. */
-static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t n, const char *series)
+/* The stack ids[0..n) (locations of s->prof) with its count into s->also, its strings and
+ * locations interned there, in series (NULL: none). 0 or -ENOMEM. */
+static int add_also(struct bt_session *s, const struct bt_sample_key *k, const uint32_t *ids, size_t n,
+		    uint64_t count, const char *series)
 {
 	struct bt_profile *a = s->also;
 	for (size_t i = 0; i < n; i++) {
-		const struct bt_loc *l = &s->prof.locs[s->scratch[i]];
-		int64_t id = bt_profile_loc(a, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
+		const struct bt_loc *l = &s->prof.locs[ids[i]];
+		int64_t id = l->file_id == BT_LOC_NAMED ?
+			bt_profile_named_loc(a, (enum bt_loc_kind)l->kind, bt_strtab_get(&s->prof.names, l->name_id),
+					     strlen(bt_strtab_get(&s->prof.names, l->name_id))) :
+			bt_profile_loc(a, (enum bt_loc_kind)l->kind, l->file_id, l->addr, l->is_caller);
 		if (id < 0)
 			return (int)id;
 		if (l->kind == BT_LOC_PYTHON && !a->locs[id].lines_tried && bt_pystack_lines(s, a, (uint32_t)id))
@@ -159,7 +166,7 @@ static int add_also(struct bt_session *s, const struct bt_sample_key *k, size_t 
 			return (int)id;
 		ak.series_id = (uint32_t)id;
 	}
-	return bt_profile_add_key(a, &ak, s->also_scratch, n, 1);
+	return bt_profile_add_key(a, &ak, s->also_scratch, n, count);
 }
 
 /* What a sample is labelled with besides its frames: its thread, its process's executable (the
@@ -462,7 +469,7 @@ static int add_sample(struct bt_session *s, const struct bt_rec_sample *r, const
 	}
 	uint64_t t = r->hdr.time_ns;
 	if (!err && s->also && t >= s->also_from_ns && (!s->also_until_ns || t < s->also_until_ns))
-		err = add_also(s, &key, n, series);
+		err = add_also(s, &key, s->scratch, n, 1, series);
 	if (!err)
 		err = bt_profile_add_key(&s->prof, &key, s->scratch, n, 1);
 	if (err || !s->log)
@@ -472,26 +479,14 @@ static int add_sample(struct bt_session *s, const struct bt_rec_sample *r, const
 	return bt_samplelog_add(s->log, &rec);
 }
 
-static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
+/* The frames of sample r, of process p (NULL: unknown), into s->scratch as locations of s->prof,
+ * outermost first: user frames from the bottom of the stack, then kernel frames but the kskip
+ * innermost; *out of them. A CPU sample (cpu) counts in the stats of user stacks unwound from a
+ * copy. 0 or -ENOMEM. */
+static int sample_frames(struct bt_session *s, const struct bt_rec_sample *r, struct bt_process *p,
+			 bool cpu, size_t kskip, size_t *out)
 {
-	size_t kn = r->kern_n, un = r->user_n;
-	if (kn + un > 2 * BT_MAX_STACK ||
-	    offsetof(struct bt_rec_sample, ips) + (kn + un) * sizeof(__u64) > size) {
-		s->stats.bad_records++;
-		return 0;
-	}
-	s->stats.samples++;
-	struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
-	const char *series = NULL;
-	int tk = s->targets ? sample_target(s, r, p, &series) : 1;
-	if (tk <= 0) {
-		/* nothing of it is named or kept; its stack records were for it alone */
-		s->ustack.n = 0;
-		bt_pystack_done(s, false);
-		return tk;
-	}
-	size_t n = 0;
-	/* Outermost first: user frames from the bottom of the stack, then kernel frames. */
+	size_t kn = r->kern_n, un = r->user_n, n = 0;
 	/* The unwound stack of this very sample replaces the frame-pointer walk. */
 	const __u64 *uips = &r->ips[kn];
 	const uint8_t *exact = NULL;   /* frame pointers: every frame but the first is a return address */
@@ -501,7 +496,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 		exact = s->ustack.exact;
 		un = s->ustack.n;
 		cut = s->ustack.why != BT_UNWIND_END;
-	} else if (s->stats.dwarf_stacks && un) {
+	} else if (s->stats.dwarf_stacks && un && cpu) {
 		s->stats.dwarf_fallback++;
 	}
 	s->ustack.n = 0;
@@ -539,7 +534,7 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 	bt_pystack_done(s, py);
 	if (err)
 		return err;
-	for (size_t i = kn; i-- > 0;) {
+	for (size_t i = kn; i-- > kskip;) {
 		/* The module version loaded there now: a later reload is another version. */
 		int64_t mod = bt_kmods_at(&s->kmods, r->ips[i]);
 		int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, mod >= 0 ? (uint32_t)mod + 1 : 0,
@@ -548,7 +543,249 @@ static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t
 			return (int)id;
 		s->scratch[n++] = (uint32_t)id;
 	}
-	return add_sample(s, r, p, n, series);
+	*out = n;
+	return 0;
+}
+
+/* Whether the frame counts of sample r stay within its size bytes. */
+static bool sample_fits(const struct bt_rec_sample *r, size_t size)
+{
+	size_t kn = r->kern_n, un = r->user_n;
+	return size >= offsetof(struct bt_rec_sample, ips) && kn + un <= 2 * BT_MAX_STACK &&
+	       offsetof(struct bt_rec_sample, ips) + (kn + un) * sizeof(__u64) <= size;
+}
+
+static int on_sample(struct bt_session *s, const struct bt_rec_sample *r, size_t size)
+{
+	if (!sample_fits(r, size)) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	s->stats.samples++;
+	struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	if (p)
+		p->cgroup_id = r->cgroup_id;
+	const char *series = NULL;
+	int tk = s->targets ? sample_target(s, r, p, &series) : 1;
+	if (tk <= 0) {
+		/* nothing of it is named or kept; its stack records were for it alone */
+		s->ustack.n = 0;
+		bt_pystack_done(s, false);
+		return tk;
+	}
+	size_t n = 0;
+	int err = sample_frames(s, r, p, true, 0, &n);
+	return err ? err : add_sample(s, r, p, n, series);
+}
+
+/* ---- off-CPU time ------------------------------------------------------------------------- */
+
+/* The leaf of an off-CPU stack: the state its time was spent in. */
+static const char *const offcpu_state_names[BT_OFFCPU_NSTATES] = {
+	[BT_OFFCPU_SLEEP] = "off-CPU: sleeping (S)",
+	[BT_OFFCPU_UNINT] = "off-CPU: uninterruptible (D)",
+	[BT_OFFCPU_RUNQ] = "off-CPU: runnable (R)",
+};
+
+/* What stands for the frames of off-CPU time without a stack. */
+static const char *offcpu_placeholder(uint64_t key)
+{
+	switch (key) {
+	case BT_OFFCPU_KEY_EARLY: return "[off-CPU since before the session]";
+	case BT_OFFCPU_KEY_UNWALKED: return "[stack not taken: rate bound]";
+	default: return "[stack lost]";
+	}
+}
+
+/* The kernel frames of an off-CPU stack before the scheduler's own, __schedule (the scheduler's
+ * tracepoint and buildtrace's program on it, more or fewer as other tracers attach), left out. */
+static size_t sched_skip(struct bt_session *s, const struct bt_rec_sample *r)
+{
+	if (!s->ksyms)
+		return 0;
+	if (s->sched_ksyms != s->ksyms) {
+		s->sched_ksyms = s->ksyms;
+		s->sched_addr = bt_kallsyms_addr(s->ksyms, "__schedule");
+	}
+	for (size_t i = 0; s->sched_addr && i < r->kern_n && i < BT_MAX_STACK; i++) {
+		uint64_t off;
+		const struct bt_ksym *k = bt_kallsyms_lookup(s->ksyms, r->ips[i], &off);
+		if (k && k->addr == s->sched_addr)
+			return i;
+	}
+	return 0;
+}
+
+/* The frames of an off-CPU stack key, kept by that key for the time the kernel sums under it. */
+static int on_offcpu_stack(struct bt_session *s, const struct bt_rec_offcpu_stack *d, size_t size)
+{
+	const struct bt_rec_sample *r = &d->s;
+	size_t off = offsetof(struct bt_rec_offcpu_stack, s);
+	if (size < off || !sample_fits(r, size - off) || d->key < BT_OFFCPU_KEY_FIRST) {
+		s->stats.bad_records++;
+		return 0;
+	}
+	struct bt_process *p = bt_proctable_find(&s->procs, (int)r->pid);
+	if (p && r->cgroup_id)
+		p->cgroup_id = r->cgroup_id;
+	size_t n = 0;
+	int err = sample_frames(s, r, p, false, sched_skip(s, r), &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		const struct bt_loc *l = &s->prof.locs[s->scratch[i]];
+		s->off_frames[i] = (struct bt_offframe){ .addr = l->addr, .file_id = l->file_id, .kind = l->kind,
+							 .is_caller = l->is_caller };
+	}
+	struct bt_offstack st = { .key = d->key, .frames = s->off_frames, .n = (uint32_t)n, .pid = r->pid,
+				  .exe_file = p && p->nmaps ? p->maps[0].file_id : BT_NAME_UNSET,
+				  .cgroup_id = r->cgroup_id, .time_ns = r->hdr.time_ns,
+				  .early = d->hdr.pad & BT_OFFCPU_STACK_EARLY };
+	memcpy(st.comm, r->comm, BT_COMM_LEN);
+	s->stats.offcpu_stacks++;
+	return bt_offstacks_put(&s->offstacks, &st);
+}
+
+/* A thread's name as /proc says it now ("" when it cannot be read), for time without a stack. */
+static void thread_comm(const struct bt_session *s, uint32_t pid, uint32_t tid, char *comm)
+{
+	char path[PATH_MAX];
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "%s/proc/%u/task/%u/comm", s->opts.proc_root, pid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, comm, BT_COMM_LEN - 1);
+	close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
+/* The locations of off-CPU stack st (NULL: it has none) in profile p into s->off_scratch, then its
+ * state's; *n of them. 0 or -ENOMEM. */
+static int offcpu_locs(struct bt_session *s, struct bt_profile *p, const struct bt_offstack *st,
+		       const struct bt_rec_offcpu *v, size_t *n)
+{
+	uint32_t *ids = s->off_scratch;
+	int64_t id;
+	*n = 0;
+	if (!st || st->early) {   /* frames not taken stand first, where they were */
+		const char *ph = offcpu_placeholder(st ? BT_OFFCPU_KEY_EARLY : v->key);
+		if ((id = bt_profile_named_loc(p, BT_LOC_OFFCPU, ph, strlen(ph))) < 0)
+			return (int)id;
+		ids[(*n)++] = (uint32_t)id;
+	}
+	for (uint32_t i = 0; st && i < st->n; i++) {
+		const struct bt_offframe *f = &st->frames[i];
+		if ((id = bt_profile_loc(p, (enum bt_loc_kind)f->kind, f->file_id, f->addr, f->is_caller)) < 0)
+			return (int)id;
+		if (f->kind == BT_LOC_PYTHON && !p->locs[id].lines_tried && bt_pystack_lines(s, p, (uint32_t)id))
+			return -ENOMEM;
+		ids[(*n)++] = (uint32_t)id;
+	}
+	const char *sn = offcpu_state_names[v->state];
+	if ((id = bt_profile_named_loc(p, BT_LOC_OFFCPU, sn, strlen(sn))) < 0)
+		return (int)id;
+	ids[(*n)++] = (uint32_t)id;
+	return 0;
+}
+
+/* Off-CPU time v of stack st (NULL: none) into profile p, under its thread's labels. 0 or -ENOMEM. */
+static int offcpu_into(struct bt_session *s, struct bt_profile *p, const struct bt_offstack *st,
+		       const struct bt_rec_offcpu *v, const char *comm, const char *series)
+{
+	size_t n;
+	int err = offcpu_locs(s, p, st, v, &n);
+	if (err)
+		return err;
+	int64_t c = bt_strtab_intern(&p->names, comm, strnlen(comm, BT_COMM_LEN));
+	if (c < 0)
+		return (int)c;
+	struct bt_sample_key k = { .comm_id = (uint32_t)c, .pid = v->pid, .tid = v->tid, .exe_file = BT_NAME_UNSET,
+				   .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET, .kind = BT_VALUE_OFFCPU };
+	if (p->labels) {
+		const struct bt_process *proc = st ? NULL : bt_proctable_find(&s->procs, (int)v->pid);
+		k.exe_file = st ? st->exe_file : proc && proc->nmaps ? proc->maps[0].file_id : BT_NAME_UNSET;
+		const char *cg = st ? cgroup_path(s, st->cgroup_id) : "";
+		int64_t id = cg && *cg ? bt_strtab_add(&p->names, cg) : 0;
+		if (!cg || id < 0)
+			return -ENOMEM;
+		if (*cg)
+			k.cgroup_id = (uint32_t)id;
+	}
+	if (series) {
+		/* folded into other like a sample's, but time: not counted as a sample folded */
+		uint64_t folded = p->series_folded_samples;
+		int64_t id = bt_profile_series(p, series, bt_targets_other(s->targets));
+		if (id < 0)
+			return (int)id;
+		p->series_folded_samples = folded;
+		k.series_id = (uint32_t)id;
+	}
+	return bt_profile_add_key(p, &k, s->off_scratch, n, v->ns);
+}
+
+/* The series of off-CPU time v (1, its labels in *series), or 0 when the rules drop its process;
+ * asked as a sample's: with its stack's comm and cgroup, else with the thread's comm now and the
+ * cgroup its process last ran in. Off-CPU time arrives at a cut, long after its thread blocked and
+ * maybe after an exec: on_drop is told only of a stack's, with the time the stack was taken (the
+ * kernel side then skips the process until an exec after it, not the program it exec'd since). */
+static int offcpu_target(struct bt_session *s, const struct bt_offstack *st, const struct bt_rec_offcpu *v,
+			 const char *comm, const char **series)
+{
+	const struct bt_process *p = bt_proctable_find(&s->procs, (int)v->pid);
+	uint64_t cgroup_id = st ? st->cgroup_id : p ? p->cgroup_id : 0;
+	const char *cg = cgroup_id ? cgroup_path(s, cgroup_id) : "";
+	if (!cg)
+		return -ENOMEM;
+	uint32_t exe = st ? st->exe_file : p && p->nmaps ? p->maps[0].file_id : BT_NAME_UNSET;
+	const struct bt_file *f = exe != BT_NAME_UNSET ? bt_dso_file_get(&s->dsos, exe) : NULL;
+	char c[BT_COMM_LEN + 1];
+	snprintf(c, sizeof(c), "%.*s", BT_COMM_LEN, comm);
+	struct bt_target_hint h = { .pid = (int)v->pid, .tid = (int)v->tid, .cgroup_id = cgroup_id,
+				    .cgroup = *cg ? cg : NULL, .comm = c[0] ? c : NULL,
+				    .exe = f ? bt_strtab_get(&s->dsos.paths, f->path_id) : NULL };
+	int k = bt_targets_lookup(s->targets, &h, series);
+	if (k == 0 && s->on_drop && st && st->cgroup_id)
+		s->on_drop(s->drop_ctx, (int)v->pid, st->cgroup_id, st->time_ns);
+	return k;
+}
+
+/* Off-CPU time of a thread in a stack and state (key 0: an epoch of stack keys ended). */
+static int on_offcpu(struct bt_session *s, const struct bt_rec_offcpu *v)
+{
+	if (!v->key) {
+		s->stats.offcpu_dropped += bt_offstacks_next_epoch(&s->offstacks);
+		return 0;
+	}
+	s->stats.offcpu_blocks += v->blocks;
+	if (!v->ns)   /* blocks whose time a cut counted already */
+		return 0;
+	const struct bt_offstack *st = v->key >= BT_OFFCPU_KEY_FIRST ? bt_offstacks_get(&s->offstacks, v->key) : NULL;
+	char comm[BT_COMM_LEN];
+	if (st)
+		memcpy(comm, st->comm, BT_COMM_LEN);
+	else
+		thread_comm(s, v->pid, v->tid, comm);
+	const char *series = NULL;
+	int tk = s->targets ? offcpu_target(s, st, v, comm, &series) : 1;
+	if (tk <= 0) {
+		s->stats.offcpu_rule_ns += tk ? 0 : v->ns;
+		return tk;
+	}
+	s->stats.offcpu_ns += v->ns;
+	s->stats.offcpu_state_ns[v->state] += v->ns;
+	if (!st || st->early) {
+		s->stats.offcpu_nostack_ns += v->ns;
+		if (v->key >= BT_OFFCPU_KEY_FIRST && !st)
+			s->stats.offcpu_lost_ns += v->ns;
+	}
+	int err = offcpu_into(s, &s->prof, st, v, comm, series);
+	/* a cut's time is up to the cut: those after the few seconds began and up to their end */
+	uint64_t t = v->hdr.time_ns;
+	if (!err && s->also && t > s->also_from_ns && (!s->also_until_ns || t <= s->also_until_ns))
+		err = offcpu_into(s, s->also, st, v, comm, series);
+	return err;
 }
 
 /* A process gone before a snapshot read the build-ids of files it mapped (a short command): each
@@ -633,6 +870,10 @@ int bt_session_record(void *ctx, const struct bt_rec_hdr *rec)
 	case BT_REC_PYSTACK:
 		on_pystack(s, (const struct bt_rec_pystack *)rec);
 		return 0;
+	case BT_REC_OFFCPU_STACK:
+		return on_offcpu_stack(s, (const struct bt_rec_offcpu_stack *)rec, rec->size);
+	case BT_REC_OFFCPU:
+		return on_offcpu(s, (const struct bt_rec_offcpu *)rec);
 	default:
 		return 0;
 	}

@@ -12,6 +12,7 @@
 #include "kernel/kallsyms.h"
 #include "kernel/kdyn.h"
 #include "kernel/kmods.h"
+#include "session/offstacks.h"
 #include "session/proctable.h"
 #include "session/profile.h"
 #include "session/pyproc.h"
@@ -60,6 +61,15 @@ struct bt_session_stats {
 	uint64_t dwarf_unwind_ns;      /* time spent unwinding */
 	uint64_t dwarf_fallback;       /* samples whose user stack came from the frame-pointer walk */
 	uint64_t samples_dropped;      /* samples of processes the targets' rules drop */
+	uint64_t offcpu_stacks;        /* off-CPU stacks given (BT_REC_OFFCPU_STACK) */
+	uint64_t offcpu_ns;            /* off-CPU time added, all states */
+	uint64_t offcpu_state_ns[BT_OFFCPU_NSTATES];
+	uint64_t offcpu_blocks;        /* times off a CPU that ended */
+	uint64_t offcpu_nostack_ns;    /* of the time, in no stack: blocked since before the session,
+					* stack not taken (rate bound), or its stack lost */
+	uint64_t offcpu_lost_ns;       /* ... its stack lost (its frames never arrived) */
+	uint64_t offcpu_dropped;       /* stacks forgotten at the end of an epoch */
+	uint64_t offcpu_rule_ns;       /* off-CPU time of processes the targets' rules drop */
 };
 
 struct bt_session {
@@ -119,7 +129,9 @@ struct bt_session {
 	/* The samples also goes to: those taken from also_from_ns on and, when also_until_ns is set,
 	 * before it (the records' clock, CLOCK_MONOTONIC). Samples are delivered some time after they
 	 * are taken (read by a thread of their own, some waiting for an unwind table): their own time
-	 * says whether they belong to the few seconds asked for. */
+	 * says whether they belong to the few seconds asked for. Off-CPU time goes to also when its
+	 * cut (the record's time, the end of the time it counts) is after also_from_ns and, when
+	 * also_until_ns is set, not after it. */
 	uint64_t also_from_ns, also_until_ns;
 	uint32_t also_scratch[BT_SESSION_MAX_FRAMES];
 	/* The agent's targets (NULL: none): every sample's process is named by labels and its series
@@ -129,6 +141,12 @@ struct bt_session {
 	struct bt_targets *targets;
 	void (*on_drop)(void *ctx, int pid, uint64_t cgroup_id, uint64_t time_ns);
 	void *drop_ctx;
+	/* Off-CPU stacks by their kernel key, and the locations of one going into a profile. */
+	struct bt_offstacks offstacks;
+	uint32_t off_scratch[BT_SESSION_MAX_FRAMES + 1];
+	struct bt_offframe off_frames[BT_SESSION_MAX_FRAMES];
+	const struct bt_kallsyms *sched_ksyms;  /* the table sched_addr was found in */
+	uint64_t sched_addr;           /* __schedule, where an off-CPU stack's kernel frames begin */
 };
 
 int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts);

@@ -275,7 +275,7 @@ int bt_targets_lookup(struct bt_targets *t, const struct bt_target_hint *h, cons
 	uint32_t hash = bt_hash_u64((uint64_t)h->pid);
 	uint64_t *v = bt_htab_find(&t->index, hash, target_eq, t, &h->pid);
 	struct target *g = v ? (struct target *)(uintptr_t)*v : NULL;
-	if (g && g->cgroup_id != h->cgroup_id) {
+	if (g && h->cgroup_id && g->cgroup_id != h->cgroup_id) {
 		bt_targets_forget(t, h->pid);  /* moved to another cgroup: another target */
 		g = NULL;
 	}

@@ -52,7 +52,8 @@ char *bt_targets_series_text(const struct bt_labels *l);
 #define BT_TARGET_COMMS 8
 struct bt_target_hint {
 	int pid, tid;
-	uint64_t cgroup_id;     /* the sample's cgroup; a process moved to another one is a new target */
+	uint64_t cgroup_id;     /* the sample's cgroup; a process moved to another one is a new target
+				 * (0: not known, as of off-CPU time without a stack: the target it has) */
 	const char *cgroup;     /* its path; NULL: /proc's */
 	const char *comm;       /* the sample's comm (its thread's); NULL unknown */
 	const char *exe;        /* the process's executable as the session has it; NULL unknown */

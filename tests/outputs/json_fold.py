@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """json_fold.py - reads a buildtrace JSON profile the way a consumer would: checks it against the
 schema of docs/json-format.md (exit 1 with the first violation), then prints either the folded stacks
-it stands for ("fold", the default: the rules of docs/json-format.md) or one tab-separated line per
-frame ("frames": index, kind, name, file, build_id, offset or address, return_address, resolved).
+it stands for ("fold", the default: the rules of docs/json-format.md; "fold-off-cpu": the folded off-CPU
+time in microseconds) or one tab-separated line per frame ("frames": index, kind, name, file, build_id,
+offset or address, return_address, resolved).
 
-Usage: json_fold.py FILE [fold|frames|header]"""
+Usage: json_fold.py FILE [fold|fold-off-cpu|frames|header]"""
 import json
 import re
 import sys
@@ -51,7 +52,7 @@ def main():
         w = "frame %d" % i
         need(fr, "name", (str,), w)
         kind = need(fr, "kind", (str,), w)
-        if kind not in ("user", "kernel", "jit", "unmapped", "python", "truncated"):
+        if kind not in ("user", "kernel", "jit", "unmapped", "python", "truncated", "off_cpu"):
             fail(w + ": bad kind")
         if kind == "truncated" and (fr["name"] != "[truncated]" or fr.get("file") is not None or
                                     fr.get("resolved") is not True):
@@ -76,7 +77,7 @@ def main():
         for k in ("offset", "address"):
             if k in fr and not HEX.match(need(fr, k, (str,), w)):
                 fail(w + ": bad " + k)
-        if doc["source"] == "session":
+        if doc["source"] == "session" and kind != "off_cpu":
             if kind == "user" and "offset" not in fr:
                 fail(w + ": a user frame needs its offset")
             if kind == "user" and doc["source"] == "session":
@@ -91,12 +92,22 @@ def main():
                 if not HEX.match(need(fr, "code", (str,), w)):
                     fail(w + ": bad code")
             need(fr, "return_address", (bool,), w)
-    counted = 0
-    lines = {}
+    off_total = need(doc, "off_cpu_ns", (int,), "document") if "off_cpu_ns" in doc else None
+    if off_total is not None and need(doc, "view", (str,), "document") not in ("cpu", "off_cpu", "wall"):
+        fail("bad view")
+    counted = off_counted = 0
+    lines, off_lines = {}, {}
     for i, st in enumerate(stacks):
         w = "stack %d" % i
         comm = need(st, "comm", (str,), w)
         count = need(st, "count", (int,), w)
+        off = 0
+        if off_total is not None:
+            if need(st, "kind", (str,), w) not in ("cpu", "off_cpu"):
+                fail(w + ": bad kind")
+            off = need(st, "off_cpu_ns", (int,), w)
+            if (st["kind"] == "off_cpu") != (off > 0) or (st["kind"] == "off_cpu" and count):
+                fail(w + ": an off-CPU stack has time and no samples, a CPU stack the reverse")
         if per_pid:
             need(st, "pid", (int,), w)
         ids = need(st, "frames", (list,), w)
@@ -111,13 +122,24 @@ def main():
                 name += " (%s:%d)" % (fr["file"].rsplit("/", 1)[-1], fr["lines"][0]["line"])
             names.append(name)
         text = ";".join(re.sub(r"[;\r\n]", ":", n) for n in names)
-        lines[text] = lines.get(text, 0) + count
+        if off:
+            off_lines[text] = off_lines.get(text, 0) + off
+            off_counted += off
+        else:
+            lines[text] = lines.get(text, 0) + count
         counted += count
     if counted != total:
         fail("total %d, stacks count %d" % (total, counted))
+    if off_total is not None and off_counted != off_total:
+        fail("off_cpu_ns %d, stacks hold %d" % (off_total, off_counted))
     if mode == "fold":
         for text, n in lines.items():
             print("%s %d" % (text, n))
+    elif mode == "fold-off-cpu":
+        for text, ns in off_lines.items():
+            us = (ns + 500) // 1000
+            if us:
+                print("%s %d" % (text, us))
     elif mode == "frames":
         for i, fr in enumerate(frames):
             where = fr.get("offset", fr.get("address", "-"))
@@ -125,8 +147,10 @@ def main():
                                               str(fr.get("return_address", "-")).lower(),
                                               str(fr["resolved"]).lower())))
     elif mode == "header":
-        for k in ("source", "unit", "period_ns", "start_time", "duration_ns", "per_pid", "total"):
-            print("%s\t%s" % (k, json.dumps(doc.get(k))))
+        for k in ("source", "unit", "period_ns", "start_time", "duration_ns", "per_pid", "total", "view",
+                  "off_cpu_ns"):
+            if k in doc or k not in ("view", "off_cpu_ns"):
+                print("%s\t%s" % (k, json.dumps(doc.get(k))))
     else:
         fail("unknown mode " + mode)
 

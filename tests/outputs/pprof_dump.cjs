@@ -1,7 +1,8 @@
 // pprof_dump.cjs - decodes a pprof file (gzip-compressed or not) with the pprof-format package, an
 // implementation independent of buildtrace's, checks that every id it references exists and every
 // address lies in its mapping, and prints the profile as tab-separated lines for the tests:
-//   sample_type TYPE UNIT | period TYPE UNIT N | time NS | duration NS
+//   sample_type TYPE UNIT | period TYPE UNIT N | default_sample_type TYPE (when set) | time NS |
+//   duration NS
 //   mapping ID FILE BUILD_ID START LIMIT OFFSET HAS_FUNCTIONS HAS_FILENAMES HAS_LINES HAS_INLINES
 //   location ID MAPPING_ID ADDRESS FILE_OFFSET NAMES (caller last, joined by '|', "-" for none)
 //   srcline LOCATION_ID INDEX FUNCTION FILE LINE (a location's lines with a file or line number)
@@ -40,6 +41,8 @@ for (const t of p.sampleType)
 	out.push(['sample_type', s(t.type), s(t.unit)]);
 if (p.periodType)
 	out.push(['period', s(p.periodType.type), s(p.periodType.unit), String(p.period)]);
+if (Number(p.defaultSampleType))
+	out.push(['default_sample_type', s(p.defaultSampleType)]);
 out.push(['time', String(p.timeNanos)]);
 out.push(['duration', String(p.durationNanos)]);
 

@@ -78,7 +78,7 @@ static pid_t start_agent(int port, const char *name)
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/%s --interval 2 -F 99 "
 		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d %s 2> " TMP "/agent.err", name, port,
-		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" :
+		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" : !strcmp(name, "off") ? "--off-cpu yes" :
 		 !strcmp(name, "b") ? "--push http://127.0.0.1:9 --config " TMP "/b.conf" : "");
 	pid_t ag = spawn(cmd);
 	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
@@ -133,6 +133,45 @@ static void pull__go_tool_pprof__top_and_labels(void **state)
 	stop_agent(ag);
 	kill(-spin, SIGKILL);
 	waitpid(spin, NULL, 0);
+}
+
+/* With --off-cpu: go tool pprof on /debug/pprof/off_cpu?seconds=2 reads a profile of the one type
+ * off_cpu/nanoseconds over those 2 seconds, with the sleeping program's blocking function in it;
+ * /debug/pprof/latest_off_cpu is the last interval's off-CPU profile, byte for byte as written. An
+ * agent without it answers those paths 404. */
+static void pull__off_cpu__own_paths(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	pid_t prog = spawn("exec build/tests/progs/offcpu 60 > /dev/null");
+	pid_t ag = start_agent(port, "off");
+	static char out[65536];
+	/* -timeout: the answer comes once the 2 seconds are over and the agent's loop takes the request
+	 * up, which a busy machine delays beyond pprof's own 3 s */
+	int rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -timeout 120 -raw "
+			     "'http://127.0.0.1:%d/debug/pprof/off_cpu?seconds=2' > " TMP "/off.raw 2>&1; e=$?; "
+			     "head -c 2000 " TMP "/off.raw; exit $e", port);
+	print_message("%s\n", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "Samples:\noff_cpu/nanoseconds[dflt]\n"));
+	bt_test_run(out, sizeof(out), "grep -c ' sleep_phase ' " TMP "/off.raw");
+	assert_true(atoi(out) > 0);
+	/* an interval has ended (2 s): its off-CPU profile as written */
+	for (int i = 0; i < 100 && bt_test_http_status(port, "/debug/pprof/latest_off_cpu") != 200; i++)
+		usleep(100000);
+	rc = bt_test_run(out, sizeof(out), "curl -s -o " TMP "/latest_off.pb.gz http://127.0.0.1:%d/debug/pprof/"
+			 "latest_off_cpu && h=$(sha256sum < " TMP "/latest_off.pb.gz) && for f in " TMP "/off/"
+			 "buildtrace-off_cpu-*.pb.gz; do [ \"$(sha256sum < $f)\" = \"$h\" ] && echo same; done", port);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "same"));
+	stop_agent(ag);
+	kill(-prog, SIGKILL);
+	waitpid(prog, NULL, 0);
+	port = bt_test_free_port();
+	ag = start_agent(port, "plain");
+	assert_int_equal(bt_test_http_status(port, "/debug/pprof/off_cpu?seconds=1"), 404);
+	assert_int_equal(bt_test_http_status(port, "/debug/pprof/latest_off_cpu"), 404);
+	stop_agent(ag);
 }
 
 /* /debug/pprof/latest: one of the interval profiles the agent wrote, the same bytes; /metrics and the
@@ -212,6 +251,7 @@ static void pull__idle__every_cpu_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(pull__off_cpu__own_paths, end_started),
 		cmocka_unit_test_teardown(pull__go_tool_pprof__top_and_labels, end_started),
 		cmocka_unit_test_teardown(pull__latest_metrics_and_refusals, end_started),
 		cmocka_unit_test_teardown(pull__idle__every_cpu_counted, end_started),

@@ -237,6 +237,35 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	assert_int_equal(count_files(TMP "/a/spool", ".pprof"), 0);
 }
 
+/* off-cpu = yes: each interval's off-CPU time goes to the server as a series of its own, APP.off_cpu
+ * with units=nanoseconds and aggregationType=sum, its profile's one sample type off_cpu/nanoseconds,
+ * beside the CPU series, windows tiling in each; every nanosecond the agent counted is acknowledged
+ * once. The blocking function of a program that sleeps is in it. */
+static void push__off_cpu__own_series_in_nanoseconds(void **state)
+{
+	bt_test_require_priv();
+	int port = bt_test_free_port();
+	char opts[512], out[8192];
+	write_text(TMP "/o.conf", "interval = 1\noff-cpu = yes\n");
+	pid_t srv = start_receiver(port, TMP "/recv-o", "", false);
+	pid_t prog = spawn("exec build/tests/progs/offcpu 60 > /dev/null");
+	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d --app-name offapp", port);
+	pid_t ag = start_agent("o", TMP "/o.conf", opts);
+	wait_field(TMP "/o/status.json", "intervals", 4, 90);
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 30);
+	stop_group(prog);
+	show_err("o");
+	assert_int_equal(rc, 0);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	check_ingest(TMP "/recv-o", TMP "/o", "--status " TMP "/o/status.json --min-acked 3 --off-cpu 3");
+	rc = bt_test_run(out, sizeof(out), "for f in " TMP "/o/buildtrace-off_cpu-*.pb.gz; do zcat $f; done | "
+			 "grep -c -a sleep_phase");
+	assert_int_equal(rc, 0);
+	assert_int_equal(count_files(TMP "/o/spool", ".pprof"), 0);
+}
+
 /* The server answers the first three requests 500, and every answer takes half a second: the agent
  * backs off, keeps sampling, and in the end every interval's profile was acknowledged once (basic
  * auth from a file on each request); the failures are counted as errors, nothing as sent twice, and
@@ -404,6 +433,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(push__intervals__one_pprof_request_each_tiled_with_auth, end_started),
+		cmocka_unit_test_teardown(push__off_cpu__own_series_in_nanoseconds, end_started),
 		cmocka_unit_test_teardown(push__server_failing_and_slow__no_profile_lost, end_started),
 		cmocka_unit_test_teardown(push__server_down__spool_bounded_then_sent, end_started),
 		cmocka_unit_test_teardown(push__tls__verified_with_ca_file, end_started),

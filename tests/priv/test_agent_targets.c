@@ -6,7 +6,7 @@
  * max-series series an interval, the rest folded into service_name=other and counted; and
  * `agent targets` listing every process as /proc says it is (tests/tools/check_targets.py),
  * environment variables read only from processes whose owner could read them; rules given by a
- * SIGHUP taken up. */
+ * SIGHUP taken up; with off-cpu = yes, each service's off-CPU time a series of its own. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -20,6 +20,7 @@
 
 #define TMP "build/tests/tmp-agent-targets"
 #define SPIN "build/tests/session/spin"
+#define OFFCPU "build/tests/progs/offcpu"
 
 static pid_t started[32];
 static int nstarted;
@@ -176,6 +177,80 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 	assert_true(bt_test_json_number(TMP "/a/status.json", "samples_skipped") > 0);
 }
 
+/* off-cpu = yes with the same rules: each service's off-CPU time is a series of its own,
+ * SERVICE.off_cpu, holding its own processes' stacks only (offcpu's threads blocked in
+ * sleep_phase and read_phase in alpha, python asleep in time.sleep in beta, sleep in gamma, which
+ * never runs: a series of off-CPU time only, for which no empty CPU profile is sent), none of a
+ * shell's (the rules drop them off a CPU too), and every nanosecond the agent counted acknowledged
+ * once. python and sleep, asleep throughout their 8 s at least, have 5 s of it at least, offcpu's
+ * four threads 15 s (two asleep throughout, two half the time), and no window more than its
+ * threads' time: python is not left out for the
+ * bash it was before its exec, asleep in beta for half a second (that time arrives at a cut, after
+ * the exec: the kernel side is told to skip the bash, not the python). The CPU series stay as they
+ * were. */
+static void targets__off_cpu__own_series_per_service(void **state)
+{
+	bt_test_require_priv();
+	/* services named apart from those of any other run of the test on the machine */
+	char svc[3][32], unit[3][48];
+	const char *names[3];
+	for (int i = 0; i < 3; i++) {
+		snprintf(svc[i], sizeof(svc[i]), "%s-%d", (const char *[]){ "alpha", "beta", "gamma" }[i], (int)getpid());
+		snprintf(unit[i], sizeof(unit[i]), "%s.service", svc[i]);
+		names[i] = unit[i];
+	}
+	make_cgroups(names, 3);
+	int port = bt_test_free_port(), lport = bt_test_free_port();
+	bt_test_write_text(TMP "/o.conf", "interval = 2\noff-cpu = yes\n"
+		   "relabel = action=drop source_labels=__meta_process_comm regex=sh|bash\n"
+		   "relabel = action=replace source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
+	pid_t srv = start_receiver(port, TMP "/recv-o");
+	char opts[512];
+	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d --listen 127.0.0.1:%d", port, lport);
+	pid_t ag = start_agent("o", TMP "/o.conf", opts);
+	bt_test_wait_json_number(TMP "/o/status.json", "intervals", 1, 90);
+	pid_t off = spawn_in(unit[0], OFFCPU " 60");
+	/* python asleep for half a second as the bash it was (in its cgroup, on a pipe of its own) */
+	pid_t py = spawn_in(unit[1], "bash -c 'exec 3<> <(:); read -t 0.5 <&3; "
+			    "exec /usr/bin/python3 -c \"import time\nwhile True: time.sleep(0.01)\"'");
+	spawn_in(unit[0], "sh -c 'while :; do :; done'");
+	spawn_in(unit[1], "bash -c 'while :; do :; done'");
+	pid_t sl = spawn_in(unit[2], "sleep 600");
+	long long first = bt_test_json_number(TMP "/o/status.json", "intervals");
+	bt_test_wait_json_number(TMP "/o/status.json", "intervals", first + 4, 90);
+	/* the pull endpoint: two seconds of gamma's off-CPU time only */
+	char out[4096];
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o " TMP "/gamma.pb.gz -w '%%{http_code}' "
+				     "'http://127.0.0.1:%d/debug/pprof/off_cpu?seconds=2&service_name=%s'", lport, svc[2]), 0);
+	assert_string_equal(out, "200");
+	kill(ag, SIGTERM);
+	int rc = bt_test_wait_exit(ag, 60);
+	show_err("o");
+	assert_int_equal(rc, 0);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	char args[5 * PATH_MAX], off_exe[PATH_MAX], py_exe[PATH_MAX];
+	assert_non_null(realpath(OFFCPU, off_exe));
+	assert_non_null(realpath("/usr/bin/python3", py_exe));
+	snprintf(args, sizeof(args), TMP "/recv-o --type off_cpu --expect %s=%d:%s,_PyEval_EvalFrameDefault "
+		 "--expect %s=%d:%s,sleep_phase,read_phase --expect %s=%d:%s,%s,sleep_phase,_PyEval_EvalFrameDefault "
+		 "--min %s=15000000000 --min %s=5000000000 --min %s=5000000000 --threads %s=4 --threads %s=1 "
+		 "--threads %s=1 --forbid-comm sh,bash --status " TMP "/o/status.json",
+		 svc[0], (int)off, py_exe, svc[1], (int)py, off_exe, svc[2], (int)sl, off_exe, py_exe,
+		 svc[0], svc[1], svc[2], svc[0], svc[1], svc[2]);
+	run_check("check_series.py", args);
+	/* and the CPU series beside them, as without off-CPU time */
+	snprintf(args, sizeof(args), TMP "/recv-o --forbid-comm sh,bash --status " TMP "/o/status.json");
+	run_check("check_series.py", args);
+	/* the pulled profile: sleep's two seconds, nothing of another service */
+	snprintf(args, sizeof(args), "--profile " TMP "/gamma.pb.gz --type off_cpu --expect %s=%d:%s,%s,sleep_phase,"
+		 "_PyEval_EvalFrameDefault --min %s=1500000000 --threads %s=1 --forbid-comm sh,bash", svc[2], (int)sl,
+		 off_exe, py_exe, svc[2], svc[2]);
+	run_check("check_series.py", args);
+	bt_test_run(out, sizeof(out), "cat " TMP "/o/status.json");
+	printf("%s\n", out);   /* whole: print_message keeps 1 KiB of it */
+}
+
 /* 5,000 distinct commands (links to spin named c0000 ... c4999, each burning 3 ms), each its own
  * service by the rules, against max-series = 20: no window holds more than 20 series besides
  * other, the rest are folded into service_name=other and counted, and still every sample kept
@@ -320,6 +395,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(targets__two_cgroups__two_series_no_shells, end_started),
+		cmocka_unit_test_teardown(targets__off_cpu__own_series_per_service, end_started),
 		cmocka_unit_test_teardown(targets__fork_bomb__series_capped, end_started),
 		cmocka_unit_test_teardown(targets__listing__matches_proc, end_started),
 		cmocka_unit_test_teardown(targets__sighup__new_rules_taken_up, end_started),

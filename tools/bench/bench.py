@@ -18,6 +18,7 @@ import sysheavy
 import agentidle
 import guestcost
 import churn
+import offcpubench
 
 
 def env_int(name, default):
@@ -44,7 +45,7 @@ def settings():
         'sym_budget_s': env_int('BENCH_SYM_BUDGET', 10 if quick else 30),
         'sym_slow_s': env_int('BENCH_SYM_SLOW', 5 if quick else 10),
         'sym_timeout_s': env_int('BENCH_SYM_TIMEOUT', 120),
-        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,guest,long,agent,symbolize,python,churn').replace(',', ' ').split(),
+        'parts': os.environ.get('BENCH_PARTS', 'profile,syscalls,guest,long,agent,symbolize,python,churn,offcpu').replace(',', ' ').split(),
         'long_seconds': env_int('BENCH_LONG_SECONDS', 15 if quick else 60),
         'agent_seconds': env_int('BENCH_AGENT_SECONDS', 15 if quick else 60),
         'churn_agent_seconds': env_int('BENCH_CHURN_AGENT_SECONDS', 60 if quick else 600),
@@ -119,6 +120,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows, py_rows = [], [], {}, [], [], [], [], []
     churn_rows = []
+    off_rows = []
     try:
         if 'profile' in s['parts']:
             with open('/proc/sys/' + t_stats, 'w') as f:
@@ -140,6 +142,8 @@ def main():
             py_rows = python_part(root, work, s)
         if 'churn' in s['parts']:
             churn_rows = churn_part(root, work, s)
+        if 'offcpu' in s['parts']:
+            off_rows = offcpu_part(root, work, s)
     finally:
         if old_stats is not None:
             with open('/proc/sys/' + t_stats, 'w') as f:
@@ -151,14 +155,15 @@ def main():
                          for p in s['parts']}
     if os.environ.get('BENCH_KEEP', '') not in ('', '0') and os.path.exists(os.path.join(raw, 'run.json')):
         # the parts not run now keep their rows from the previous run, which says where they came from
-        o_info, o_prof, o_sym, o_agree, o_sys, o_long, o_agent, o_guest, o_py, o_churn = load_raw(raw)
+        o_info, o_prof, o_sym, o_agree, o_sys, o_long, o_agent, o_guest, o_py, o_churn, o_off = load_raw(raw)
         o_runs = o_info.get('part_runs') or {p: {'commit': o_info['versions'].get('buildtrace', '?'),
                                                  'date': o_info['machine']['date']}
                                              for p in o_info['settings'].get('parts', [])}
         kept = {'profile': lambda: (o_prof, 'prof_rows'), 'symbolize': lambda: (o_sym, 'sym_rows'),
                 'syscalls': lambda: (o_sys, 'sys_rows'), 'long': lambda: (o_long, 'long_rows'),
                 'agent': lambda: (o_agent, 'agent_rows'), 'guest': lambda: (o_guest, 'guest_rows'),
-                'python': lambda: (o_py, 'py_rows'), 'churn': lambda: (o_churn, 'churn_rows')}
+                'python': lambda: (o_py, 'py_rows'), 'churn': lambda: (o_churn, 'churn_rows'),
+                'offcpu': lambda: (o_off, 'off_rows')}
         for part, get in kept.items():
             if part in s['parts'] or part not in o_runs:
                 continue
@@ -186,6 +191,8 @@ def main():
                 py_rows = rows
             elif name == 'churn_rows':
                 churn_rows = rows
+            elif name == 'off_rows':
+                off_rows = rows
             info['part_runs'][part] = o_runs[part]
 
     write_csv(os.path.join(raw, 'profile.csv'), prof_rows, PROFILE_FIELDS)
@@ -196,6 +203,7 @@ def main():
     write_csv(os.path.join(raw, 'guest.csv'), guest_rows, guestcost.FIELDS)
     write_csv(os.path.join(raw, 'python.csv'), py_rows, PYTHON_FIELDS)
     write_csv(os.path.join(raw, 'churn.csv'), churn_rows, CHURN_FIELDS)
+    write_csv(os.path.join(raw, 'offcpu.csv'), off_rows, OFFCPU_FIELDS)
     agree_rows = [dict(v, lib=lib, tool=t) for lib, per_n in agree.items()
                   for n, per_tool in per_n.items() for t, v in per_tool.items()]
     write_csv(os.path.join(raw, 'agreement.csv'), agree_rows, AGREE_FIELDS)
@@ -206,7 +214,7 @@ def main():
         json.dump(info, f, indent=1, sort_keys=True)
         f.write('\n')
     md = report.render(info, prof_rows, sym_rows, agree, sys_rows, long_rows, agent_rows, guest_rows, py_rows,
-                       churn_rows)
+                       churn_rows, off_rows)
     with open(os.path.join(root, 'bench', 'RESULTS.md'), 'w') as f:
         f.write(md)
     log('wrote bench/RESULTS.md and bench/raw/ in %d s' % info['bench_seconds'])
@@ -229,6 +237,8 @@ CHURN_FIELDS = ['part', 'tool', 'hz', 'rep', 'seconds', 'ok', 'error', 'taken', 
                 'with_unknown_pct', 'prof_cpu', 'prof_rss_kb', 'finished_in_buildtrace', 'tables_loaded',
                 'tables_from_cache', 'tables_compiled', 'reader_gap_ms', 'queue_peak_kb', 'dlopen_samples',
                 'dlopen_complete', 'cpu', 'peak_kb', 'first_third_kb', 'last_third_kb', 'late_max_ms', 'intervals']
+OFFCPU_FIELDS = ['tool', 'rep', 'rounds', 'ok', 'error', 'work_wall', 'work_cpu', 'prof_cpu', 'script_cpu',
+                 'data_mb', 'switches', 'not_taken']
 AGREE_FIELDS = ['lib', 'n', 'tool', 'named', 'exact_llvm', 'same_llvm', 'same_buildtrace', 'majority',
                 'line_llvm', 'chain_llvm', 'frames_per_addr']
 
@@ -296,6 +306,9 @@ def churn_part(root, work, s):
     kid, lib = os.path.join(work, 'churnkid'), os.path.join(work, 'libchurn.so')
     return churn.run_all(ctx, root, s['repeats'], s['churn_agent_seconds'],
                          kid if os.access(kid, os.X_OK) else None, lib if os.path.exists(lib) else None)
+def offcpu_part(root, work, s):
+    ctx = part_ctx(root, work)
+    return offcpubench.run_all(ctx, os.path.join(work, 'bench-pingpong'), s['repeats'], s['work_seconds'])
 
 
 def symbolize_part(work, s, info):
@@ -347,6 +360,7 @@ def load_raw(raw):
     guest_rows = rows('guest.csv') if os.path.exists(os.path.join(raw, 'guest.csv')) else []
     py_rows = rows('python.csv') if os.path.exists(os.path.join(raw, 'python.csv')) else []
     churn_rows = rows('churn.csv') if os.path.exists(os.path.join(raw, 'churn.csv')) else []
+    off_rows = rows('offcpu.csv') if os.path.exists(os.path.join(raw, 'offcpu.csv')) else []
     progs = {(p['tool'], p['hz'], p['rep']): p['progs'] for p in info.get('bpf_programs', [])}
     for r in prof_rows:
         r['bpf_progs'] = progs.get((r['tool'], r['hz'], r['rep']))
@@ -354,16 +368,16 @@ def load_raw(raw):
     for r in rows('agreement.csv'):
         agree.setdefault(r['lib'], {}).setdefault(r['n'], {})[r['tool']] = r
     return (info, prof_rows, rows('symbolize.csv'), agree, sys_rows, long_rows, agent_rows, guest_rows, py_rows,
-            churn_rows)
+            churn_rows, off_rows)
 
 
 if __name__ == '__main__':
     if sys.argv[1:] == ['--report-only']:
         # Renders bench/RESULTS.md again from bench/raw/, without measuring anything.
-        info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows, py_rows, c_rows = load_raw(
+        info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows, py_rows, c_rows, o_rows = load_raw(
             os.path.join(os.getcwd(), 'bench', 'raw'))
         with open(os.path.join(os.getcwd(), 'bench', 'RESULTS.md'), 'w') as f:
-            f.write(report.render(info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows, py_rows, c_rows))
+            f.write(report.render(info, p_rows, s_rows, ag, y_rows, l_rows, a_rows, g_rows, py_rows, c_rows, o_rows))
         sys.exit(0)
     if os.geteuid() != 0:
         sys.exit('bench: needs root (the profilers load BPF programs; cold runs drop the page cache)')

@@ -643,6 +643,58 @@ def short_goal(prof_rows):
     return lines
 
 
+OFFCPU_NAMES = {'none': 'alone', 'buildtrace': 'buildtrace --off-cpu',
+                'buildtrace-every-stack': 'buildtrace --off-cpu --off-cpu-rate 0',
+                'buildtrace-fp-every-stack': 'buildtrace --off-cpu --off-cpu-rate 0 --call-graph fp',
+                'perf': 'perf record -e sched:sched_switch -g'}
+
+
+def offcpu_section(rows):
+    """The pipe ping-pong alone and under each way of counting its time off a CPU."""
+    out = ['## Off-CPU time on a context-switch-heavy workload\n',
+           'Two threads pass a byte back and forth over two pipes (tools/bench/pingpong.c: every round trip '
+           'two switches off a CPU and two wakeups), alone and as the command of each profiler, in an '
+           'order that rotates per repeat. The workload times its own round trips. Slowdown: its median '
+           'wall time against the median alone. Profiler CPU: the run\'s CPU less the workload\'s own '
+           '(perf: plus `perf script` reading its recording, which is what makes it a profile). Stacks '
+           'not taken: the times off a CPU buildtrace counted without a stack, over its bound of stacks '
+           'per second per CPU (`--off-cpu-rate`, 20000 by default).\n']
+    alone = med([r for r in rows if r.get('tool') == 'none' and r.get('ok')], 'work_wall')
+    body = []
+    for tool in ['none', 'buildtrace', 'buildtrace-every-stack', 'buildtrace-fp-every-stack', 'perf']:
+        rs = [r for r in rows if r.get('tool') == tool and r.get('ok')]
+        if not rs:
+            continue
+        wall = med(rs, 'work_wall')
+        switches = sum(r.get('switches') or 0 for r in rs)
+        not_taken = sum(r.get('not_taken') or 0 for r in rs)
+        body.append([OFFCPU_NAMES[tool], spread([r['work_wall'] for r in rs]), spread([r['work_cpu'] for r in rs]),
+                     '×%s' % num(wall / alone) if alone and tool != 'none' else '—',
+                     spread([r['prof_cpu'] for r in rs]) if tool != 'none' else '—',
+                     '%.0f%% of %d' % (100.0 * not_taken / switches, switches) if switches else '—'])
+    out.append(table(['run', 'wall', 'workload CPU', 'slowdown', 'profiler CPU', 'stacks not taken'], body))
+    failed = [r for r in rows if not r.get('ok')]
+    if failed:
+        out.append('Failed runs: %s\n' % '; '.join('%s: %s' % (r['tool'], r.get('error', '')) for r in failed))
+    return '\n'.join(out)
+
+
+def offcpu_goal(rows):
+    """The ping-pong slowed down no more under --off-cpu than under perf recording sched_switch -g."""
+    ok = [r for r in rows if r.get('ok')]
+    alone = med([r for r in ok if r['tool'] == 'none'], 'work_wall')
+    perf = med([r for r in ok if r['tool'] == 'perf'], 'work_wall')
+    lines = []
+    for tool in ['buildtrace', 'buildtrace-every-stack', 'buildtrace-fp-every-stack']:
+        bt = med([r for r in ok if r['tool'] == tool], 'work_wall')
+        if not (alone and perf and bt):
+            continue
+        lines.append('- the pipe ping-pong slowed down no more under `%s` than under `%s`: %s (×%s against '
+                     '×%s).' % (OFFCPU_NAMES[tool], OFFCPU_NAMES['perf'], '**met**' if bt <= perf else '**not met**',
+                                num(bt / alone), num(perf / alone)))
+    return lines
+
+
 def python_section(rows):
     lines = ['## Python frames: the sampler\'s cost per sample\n',
              'buildtrace attached by pid at 999 Hz with the default call graph, to CPython processes '
@@ -770,7 +822,7 @@ def churn_goal(rows):
 
 
 def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_rows=(), guest_rows=(), py_rows=(),
-           churn_rows=()):
+           churn_rows=(), off_rows=()):
     rates = info['settings']['rates']
     prof_rows = paired_slowdowns(prof_rows)
     parts = [
@@ -780,7 +832,8 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_ro
         'measured in this same run, on this machine.\n',
         machine_section(info),
         goals_section(info, prof_rows, sym_rows, agree, rates, short_goal(prof_rows) + syscalls_goal(sys_rows) + long_goal(long_rows) +
-                      guest_goal(guest_rows) + agent_goal(agent_rows) + churn_goal(churn_rows)),
+                      guest_goal(guest_rows) + agent_goal(agent_rows) + churn_goal(churn_rows) +
+                      offcpu_goal(off_rows)),
     ]
     if prof_rows:
         parts.append(overhead_section(info, prof_rows, rates))
@@ -798,6 +851,8 @@ def render(info, prof_rows, sym_rows, agree, sys_rows=(), long_rows=(), agent_ro
         parts.append(python_section(py_rows))
     if churn_rows:
         parts.append(churn_section(churn_rows))
+    if off_rows:
+        parts.append(offcpu_section(off_rows))
     if prof_rows:
         parts.append(loss_section(prof_rows, rates))
         parts.append(ttfg_section(prof_rows, rates))

@@ -3,8 +3,8 @@
 # runs tools/bench/bench.py, which writes bench/RESULTS.md and bench/raw/.
 #   BENCH_QUICK=1      a smoke run of a few minutes (one repeat, smaller sizes, shorter workload)
 #   BENCH_REPEATS=N    repeats per measurement (default 3), reported as median (min-max)
-#   BENCH_PARTS=...    profile, syscalls, guest, long, agent, symbolize, python, churn (default: all
-#                      eight; guest boots Debian's 6.1 kernel under qemu as make vmtest does,
+#   BENCH_PARTS=...    profile, syscalls, guest, long, agent, symbolize, python, churn, offcpu
+#                      (default: all nine; guest boots Debian's 6.1 kernel under qemu as make vmtest does,
 #                      BENCH_GUEST_TIMEOUT bounds it; churn loops the project's own build in a
 #                      temporary copy of its source)
 #   BENCH_CHURN_AGENT_SECONDS the churn part's agent session (default 600, 60 with BENCH_QUICK)
@@ -74,6 +74,7 @@ ${CC:-cc} -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wl,--build-id
 	-o build/bench/churnkid tests/session/churnkid.c -ldl
 ${CC:-cc} -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -fPIC -shared -Wl,--build-id=sha1 \
 	-o build/bench/libchurn.so tests/session/churnlib.c
+${CC:-cc} -std=gnu11 -O2 -g -Wall -Wextra -pthread -o build/bench/bench-pingpong tools/bench/pingpong.c
 
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3

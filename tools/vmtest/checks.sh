@@ -243,6 +243,27 @@ check_user_stacks() {
 	fi
 }
 
+# Off-CPU time on this kernel: the scheduler's hooks load and attach, and a shell loop that sleeps
+# shows its sleeps as off-CPU time in the kernel's nanosleep, asleep, from whole user stacks.
+check_offcpu() {
+	have_buildtrace buildtrace-off-cpu || return 0
+	f=$T/off.folded
+	buildtrace --off-cpu -o $f -- sh -c 'i=0; while [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done' 2> $f.err
+	rc=$?
+	n=$(grep -c 'nanosleep_\[k\];.*off-CPU: sleeping (S) [0-9]*$' $f 2>/dev/null)
+	us=$(grep 'nanosleep_\[k\];.*off-CPU: sleeping (S)' $f 2>/dev/null | awk '{ s += $NF } END { print s + 0 }')
+	info "exit $rc, ${n:-0} sleeping stacks in nanosleep, $us us"
+	# the loop sleeps 25 times 0.2 s: most of that time is in them
+	if [ $rc = 0 ] && [ "${n:-0}" -gt 0 ] && [ "$us" -gt 2500000 ]; then
+		pass buildtrace-off-cpu
+		show $f.err 3
+	else
+		fail buildtrace-off-cpu "exit $rc, ${n:-0} sleeping stacks, $us us asleep in nanosleep"
+		show $f.err 20
+		show $f 10
+	fi
+}
+
 # Check 2: a module loaded while buildtrace runs is reported with the build-id of its .ko; so are the
 # kernel and a module loaded before.
 check_module_load() {
@@ -476,6 +497,7 @@ insmod "$(ko_path nls_ascii)" || info "insmod nls_ascii failed"
 wanted kident && check_kident_modules
 wanted user && check_user_build_ids
 wanted ustacks && check_user_stacks
+wanted offcpu && check_offcpu
 wanted module && check_module_load
 wanted kident && check_kident_later_module
 wanted kstacks && check_kernel_stacks

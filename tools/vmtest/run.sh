@@ -5,7 +5,7 @@
 #
 # Environment: VMTEST_TIMEOUT (seconds for the whole guest run, default 600), VMTEST_KEEP=1 (keep
 # the staging tree build/vmtest/initramfs for inspection), VMTEST_CHECKS (space-separated check
-# names to run instead of all of them: boot kident user ustacks module kstacks modframes; and syscost,
+# names to run instead of all of them: boot kident user ustacks offcpu module kstacks modframes; and syscost,
 # make bench's measurement, which runs only when named), VMTEST_BUILDTRACE (the
 # buildtrace binary to test, default ./buildtrace), VMTEST_PRIV=1 (also run the privileged test
 # binaries build/tests/test_* of tests/priv/ in the guest, from a copy of build/ at this repository's

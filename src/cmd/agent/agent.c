@@ -111,6 +111,7 @@ struct agent {
 	int64_t push_from_s;           /* the next pushed window's start: the last one's end */
 	struct bt_serve *serve;        /* the pull endpoint, when listening */
 	struct bt_profile *pull;       /* the profile a pull request is being answered with */
+	bool pull_off_cpu;             /* it asks for the off-CPU time */
 	double pull_until;             /* in the loop's seconds */
 	int64_t pull_from_ns;
 	double metrics_at;             /* when /metrics was last refreshed, in the loop's seconds */
@@ -242,6 +243,14 @@ static int write_status(void *ctx, FILE *f)
 		(unsigned long long)s->stats.samples_dropped, (unsigned long long)cs.skipped,
 		(unsigned long long)cs.skip_full, a->last_series, a->conf.max_series,
 		(unsigned long long)a->series_folded, (unsigned long long)a->series_folded_samples);
+	if (a->conf.off_cpu)
+		fprintf(f, ",\n  \"off_cpu\": {\"ns\": %llu, \"times_off_cpu\": %llu, \"stacks\": %llu, \"stacks_not_taken\": %llu, "
+			"\"without_stack_ns\": %llu, \"lost_ns\": %llu, \"threads_not_counted\": %llu, \"dropped_ns\": %llu}",
+			(unsigned long long)s->stats.offcpu_ns, (unsigned long long)cs.offcpu.blocks,
+			(unsigned long long)s->stats.offcpu_stacks, (unsigned long long)cs.offcpu.unwalked,
+			(unsigned long long)s->stats.offcpu_nostack_ns,
+			(unsigned long long)(cs.offcpu.lost_ns + s->stats.offcpu_lost_ns),
+			(unsigned long long)cs.offcpu.no_thread, (unsigned long long)s->stats.offcpu_rule_ns);
 	const struct bt_pyprocs_stats *py = &s->py.stats;
 	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
 		"\"cut_not_resident\": %llu, \"frames\": %llu, \"outer_to_cut\": %llu, \"truncated\": %llu, "
@@ -278,14 +287,19 @@ static int write_membuf(void *ctx, FILE *f)
 	return fwrite(m->buf, 1, m->len, f) == m->len ? 0 : -EIO;
 }
 
-/* A format the agent writes: the profile's, its file name extension and the server's name for it. */
+/* A format the agent writes: the profile's, its file name extension and the server's name for it,
+ * of the CPU samples or, a profile type of its own, of the off-CPU time (files
+ * buildtrace-off_cpu-TIME.EXT, counted in nanoseconds as the server is told). */
 struct agent_format {
 	enum bt_format fmt;
 	const char *ext, *pushfmt;
+	bool off_cpu;
 };
 
-static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof" };
-static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded" };
+static const struct agent_format pprof_format = { BT_FMT_PPROF, "pb.gz", "pprof", false };
+static const struct agent_format folded_format = { BT_FMT_FOLDED, "folded", "folded", false };
+static const struct agent_format off_pprof_format = { BT_FMT_PPROF, "pb.gz", "off_cpu.pprof", true };
+static const struct agent_format off_folded_format = { BT_FMT_FOLDED, "folded", "off_cpu.folded", true };
 
 /* The server's window for an interval ending at until_ns: whole seconds (as Pyroscope reads them),
  * each starting where the one before ended so that windows tile time, none counted twice. The
@@ -304,18 +318,30 @@ static void push_window(struct agent *a, int64_t until_ns, int64_t *from_s, int6
 /* The interval's profile in one format: into memory, then the output directory (when the format is
  * one of the files') and the spool (when it is the one pushed and the interval has samples, or empty
  * intervals are pushed too). The interval is oo's, from time_ns for duration_ns. */
+/* What a profile of format f writes: one profile type, CPU samples or off-CPU time (in nanoseconds
+ * in folded text too). */
+static struct bt_output_opts format_opts(const struct agent_format *f, const struct bt_output_opts *oo)
+{
+	struct bt_output_opts o = *oo;
+	o.view = f->off_cpu ? BT_VIEW_OFFCPU : BT_VIEW_CPU;
+	o.view_only = true;
+	o.folded_ns = true;
+	return o;
+}
+
 static void write_format(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo,
 			 bool to_file, bool to_push, int64_t from_s, int64_t until_s)
 {
-	const char *ext = f->ext;
+	const char *ext = f->ext, *prefix = f->off_cpu ? "buildtrace-off_cpu" : "buildtrace";
 	int64_t until_ns = oo->time_ns + oo->duration_ns;
+	struct bt_output_opts o = format_opts(f, oo);
 	struct membuf m = { 0 };
-	int err = agent_encode(&a->live.session, NULL, NULL, f->fmt, oo, &m.buf, &m.len);
+	int err = agent_encode(&a->live.session, NULL, NULL, f->fmt, &o, &m.buf, &m.len);
 	char path[BT_AGENT_STR + 128];
 	if (!err && !to_file)
 		goto push;
 	if (!err)
-		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, "buildtrace", until_ns, ext);
+		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, prefix, until_ns, ext);
 	if (!err)
 		err = bt_atomic_write(path, write_membuf, &m);
 	if (err) {
@@ -325,14 +351,14 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 	} else {
 		snprintf(a->last_write, sizeof(a->last_write), "%s", strrchr(path, '/') + 1);
 		unsigned removed = 0;
-		bt_profdir_prune(a->conf.output_dir, "buildtrace", ext, a->conf.max_files, &removed);
+		bt_profdir_prune(a->conf.output_dir, prefix, ext, a->conf.max_files, &removed);
 		a->files_removed += removed;
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
 	}
 push:
 	if (!err && a->serve && f->fmt == BT_FMT_PPROF)
-		bt_serve_set_latest(a->serve, m.buf, m.len);
+		bt_serve_set_latest(a->serve, f->off_cpu, m.buf, m.len);
 	/* the whole profile is its one series' (none: an empty interval, pushed as the fallback's) */
 	const struct bt_profile *pr = &a->live.session.prof;
 	const char *series = pr->nseries ? bt_strtab_get(&pr->names, pr->series[0]) : NULL;
@@ -341,18 +367,32 @@ push:
 	free(m.buf);
 }
 
+/* Whether series (its labels' id) of profile p has a value of kind: samples, or off-CPU time (a
+ * series is one of the interval's as soon as either has some). */
+static bool series_has(const struct bt_profile *p, uint32_t series, enum bt_value_kind kind)
+{
+	for (size_t i = 0; i < p->nstacks; i++)
+		if (p->stacks[i].series_id == series && p->stacks[i].kind == kind && p->stacks[i].count)
+			return true;
+	return false;
+}
+
 /* An interval of several series pushed one request per series: each extracted from the interval's
- * profile, encoded and spooled with its labels. */
+ * profile, encoded and spooled with its labels; a series without values of the profile type's kind
+ * (samples only, or off-CPU time only) is not sent, unless empty intervals are. */
 static void push_series(struct agent *a, const struct agent_format *f, const struct bt_output_opts *oo,
 			int64_t from_s, int64_t until_s)
 {
 	const struct bt_profile *pr = &a->live.session.prof;
+	struct bt_output_opts o = format_opts(f, oo);
 	for (size_t i = 0; i < pr->nseries; i++) {
 		/* the interval's profile is left as it is meanwhile: the text stays where it is */
 		const char *series = bt_strtab_get(&pr->names, pr->series[i]);
+		if (!a->conf.push_empty && !series_has(pr, pr->series[i], f->off_cpu ? BT_VALUE_OFFCPU : BT_VALUE_SAMPLES))
+			continue;
 		char *buf = NULL;
 		size_t len = 0;
-		int err = agent_encode(&a->live.session, agent_series_is, (void *)series, f->fmt, oo, &buf, &len);
+		int err = agent_encode(&a->live.session, agent_series_is, (void *)series, f->fmt, &o, &buf, &len);
 		if (!err)
 			err = bt_push_enqueue(a->push, buf, len, f->pushfmt, from_s, until_s, series, (unsigned)i);
 		if (err)
@@ -387,6 +427,18 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	a->last_series = s->prof.nseries;
 	a->series_folded += s->prof.series_folded;
 	a->series_folded_samples += s->prof.series_folded_samples;
+	/* the off-CPU time, in the same window: its own profile type, sent when there is some */
+	if (a->conf.off_cpu) {
+		bool opush = a->push && (s->prof.offcpu_ns || a->conf.push_empty), osplit = opush && s->prof.nseries > 1;
+		if (pp || (opush && !a->conf.push_folded) || a->serve)
+			write_format(a, &off_pprof_format, &oo, pp, opush && !osplit && !a->conf.push_folded, from_s,
+				     until_s);
+		if (fo || (opush && a->conf.push_folded))
+			write_format(a, &off_folded_format, &oo, fo, opush && !osplit && a->conf.push_folded, from_s,
+				     until_s);
+		if (osplit)
+			push_series(a, a->conf.push_folded ? &off_folded_format : &off_pprof_format, &oo, from_s, until_s);
+	}
 	a->intervals++;
 	a->last_unresolved = bt_profile_unresolved_frames(&s->prof);
 	/* A new profile each interval: its tables would otherwise grow with every frame ever seen. */
@@ -559,15 +611,17 @@ static void reload(struct agent *a)
 		return;
 	}
 	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user) ||
-	    strcmp(n.listen, a->conf.listen) || n.idle != a->conf.idle || n.sample_labels != a->conf.sample_labels)
-		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen, idle and "
-			"sample-labels change at the next start\n");
+	    strcmp(n.listen, a->conf.listen) || n.idle != a->conf.idle || n.sample_labels != a->conf.sample_labels ||
+	    n.off_cpu != a->conf.off_cpu)
+		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen, idle, sample-labels "
+			"and off-cpu change at the next start\n");
 	n.freq_hz = a->conf.freq_hz;
 	n.ringbuf_bytes = a->conf.ringbuf_bytes;
 	memcpy(n.user, a->conf.user, sizeof(n.user));
 	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
 	n.idle = a->conf.idle;
 	n.sample_labels = a->conf.sample_labels;
+	n.off_cpu = a->conf.off_cpu;
 	/* The worker goes on when only credentials or headers changed (a request in flight is not cut
 	 * short: the server might have taken it and get it again): the credential files are read
 	 * again, so a rotated token is taken up. */
@@ -650,6 +704,9 @@ static void metrics_text(struct agent *a, char *buf, size_t len)
 static void finish_pull(struct agent *a)
 {
 	struct bt_session *s = &a->live.session;
+	/* the off-CPU time of the request's seconds: its cut ends them (its records are delivered
+	 * behind the samples read before it) */
+	bt_live_offcpu_cut(&a->live, true);
 	s->also_until_ns = mono_ns();
 	while (bt_capture_poll(a->live.cap, 0) > 0)
 		;
@@ -658,7 +715,8 @@ static void finish_pull(struct agent *a)
 	s->prof = *a->pull;
 	bt_session_resolve(s);
 	struct bt_output_opts oo = { .period_ns = 1000000000ULL / a->conf.freq_hz, .time_ns = a->pull_from_ns,
-				     .duration_ns = wall_ns() - a->pull_from_ns };
+				     .duration_ns = wall_ns() - a->pull_from_ns,
+				     .view = a->pull_off_cpu ? BT_VIEW_OFFCPU : BT_VIEW_CPU, .view_only = true };
 	struct membuf m = { 0 };
 	/* the series the request's labels select, all of them when it names none */
 	struct agent_select *sel = &a->pull_select;
@@ -680,12 +738,19 @@ static void pull_turn(struct agent *a, double elapsed)
 	if (a->pull && elapsed >= a->pull_until)
 		finish_pull(a);
 	char query[BT_SERVE_MAX_QUERY], why[128];
-	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve, query, sizeof(query));
+	bool off = false;
+	unsigned secs = a->pull ? 0 : bt_serve_next_job(a->serve, query, sizeof(query), &off);
 	if (secs && agent_select_parse(query, &a->pull_select, why, sizeof(why)) != 0) {
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: profile request refused: %s\n", why);
 		bt_serve_job_done(a->serve, NULL, 0);
 	} else if (secs && (a->pull = calloc(1, sizeof(*a->pull))) != NULL) {
+		/* the off-CPU time before the request's seconds is the interval's only (its cut's clock
+		 * read after the request's start: the profile's duration holds all of its time; its
+		 * records, delivered later, are timed before also_from_ns) */
+		a->pull_from_ns = wall_ns();
+		bt_live_offcpu_cut(&a->live, true);
+		a->pull_off_cpu = off;
 		bt_profile_init(a->pull);
 		a->pull->per_pid = s->prof.per_pid;
 		a->pull->labels = s->prof.labels;
@@ -694,7 +759,6 @@ static void pull_turn(struct agent *a, double elapsed)
 		s->also_from_ns = mono_ns();
 		s->also_until_ns = 0;
 		a->pull_until = elapsed + secs;
-		a->pull_from_ns = wall_ns();
 	} else if (secs) {
 		bt_serve_job_done(a->serve, NULL, 0);
 	}
@@ -773,7 +837,7 @@ static int start(struct agent *a)
 	struct bt_push_conf pc;
 	struct bt_live_opts lo = {
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
-		.labels = c->sample_labels, .idle = c->idle,
+		.labels = c->sample_labels, .idle = c->idle, .off_cpu = c->off_cpu, .offcpu_rate = BT_LIVE_OFFCPU_RATE,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
 		.cache_store = false, .tables_store = true, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
 		.skip = true,
@@ -789,6 +853,8 @@ static int start(struct agent *a)
 		return bt_cli_error(1, "%s", msg);
 	if (c->listen[0] && (err = bt_serve_open(c->listen, &a->serve, msg, sizeof(msg))))
 		return bt_cli_error(1, "%s", msg);
+	if (a->serve && c->off_cpu)
+		bt_serve_set_off_cpu(a->serve);
 	if ((err = switch_user(c)))
 		return err;
 	if ((err = bt_live_drop_privileges()))
@@ -819,8 +885,9 @@ static int run(struct agent *a)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	a->hup = &got_hup;
-	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz, a profile every %g s into %s%s%s\n",
-		c->freq_hz, c->interval_s, c->output_dir, c->push_url[0] ? ", pushed to " : "", c->push_url);
+	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz%s, a profile every %g s into %s%s%s\n",
+		c->freq_hz, c->off_cpu ? " and counting off-CPU time" : "", c->interval_s, c->output_dir,
+		c->push_url[0] ? ", pushed to " : "", c->push_url);
 	a->from_ns = wall_ns();
 	a->push_from_s = a->from_ns / 1000000000;
 	a->interval_start = 0;

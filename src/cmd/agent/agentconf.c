@@ -278,6 +278,11 @@ static int set_sample_labels(struct bt_agent_conf *c, const char *key, const cha
 	return parse_bool(key, v, &c->sample_labels, err, errlen);
 }
 
+static int set_off_cpu(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return parse_bool(key, v, &c->off_cpu, err, errlen);
+}
+
 static int set_idle(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	return parse_bool(key, v, &c->idle, err, errlen);
@@ -459,6 +464,10 @@ static const struct setting {
 	  "sample_labels", set_sample_labels },
 	{ { .name = "idle", .arg = "yes|no", .help = "count the samples of idle CPUs too, as swapper/N",
 	    .def = "no", .values = "yes no" }, NULL, set_idle },
+	{ { .name = "off-cpu", .arg = "yes|no", .help = "also where threads wait: off-CPU time in "
+	    "nanoseconds, a profile type of its own (files buildtrace-off_cpu-TIME, pushed as APP.off_cpu, "
+	    "served on /debug/pprof/off_cpu?seconds=N and /debug/pprof/latest_off_cpu)", .def = "no",
+	    .values = "yes no" }, "off_cpu", set_off_cpu },
 	{ { .name = "evict-after", .arg = "SECONDS", .help = "free the symbol tables no interval used for "
 	    "this long", .def = "600" }, "evict_after", set_evict_after },
 	{ { .name = "ringbuf-size", .arg = "SIZE", .help = "the BPF ring buffer, 4K to 1G (by default sized "

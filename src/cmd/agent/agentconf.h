@@ -51,6 +51,7 @@ struct bt_agent_conf {
 	double drain_s;                  /* push-drain: at stop, how long to go on sending (default 10) */
 	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
 	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
+	bool off_cpu;                    /* off-cpu: off-CPU time too, a profile type of its own (default no) */
 	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
 	/* Targets: each process's labels, and so its series */
 	char relabel[BT_AGENT_MAX_RULES][BT_AGENT_RULE_LEN];  /* relabel: rules, in order (checked) */

@@ -98,7 +98,7 @@ int bt_cli_parse_duration(const char *s, double *out)
 	if (errno || end == s || !isfinite(x))
 		return -EINVAL;
 	static const struct { const char *unit; double seconds; } units[] = {
-		{ "", 1 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+		{ "", 1 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
 	};
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].unit))

@@ -15,7 +15,7 @@ int bt_cli_parse_pids(const char *s, int **pids, size_t *n);
 int bt_cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out);
 /* Seconds, possibly fractional, > 0 and at most ten years. 0 or -EINVAL. */
 int bt_cli_parse_seconds(const char *s, double *out);
-/* A duration: a number (fractions allowed) with a unit, ms, s, m or h, seconds without one; more
+/* A duration: a number (fractions allowed) with a unit, us, ms, s, m or h, seconds without one; more
  * than 0 and at most ten years. In seconds. 0 or -EINVAL. */
 int bt_cli_parse_duration(const char *s, double *out);
 /* A CPU list as the kernel prints them, "0-3,6": set[cpu] = true for each, which must be below

@@ -20,6 +20,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int64_t wall_ns(void)
 {
 	struct timespec ts;
@@ -63,6 +70,10 @@ static int on_record(void *ctx, const struct bt_rec_hdr *rec)
 	if (l->opts.tids && rec->type == BT_REC_USTACK && rec->size >= sizeof(struct bt_rec_ustack) &&
 	    !tid_wanted(&l->opts, ((const struct bt_rec_ustack *)rec)->tid))
 		return 0;
+	/* an off-CPU stack may be another thread's too: only the time is the thread's */
+	if (l->opts.tids && rec->type == BT_REC_OFFCPU && rec->size >= sizeof(struct bt_rec_offcpu) &&
+	    ((const struct bt_rec_offcpu *)rec)->key && !tid_wanted(&l->opts, ((const struct bt_rec_offcpu *)rec)->tid))
+		return 0;
 	return bt_session_record(&l->session, rec);
 }
 
@@ -86,6 +97,7 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->cap = NULL;
 	l->dbgd = NULL;
 	l->python_refused = 0;
+	l->offcpu_from = l->offcpu_until = 0;
 	raise_nofile();
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
 				      .per_tid = opts->per_tid, .sample_log = opts->sample_log, .scratch_dir = opts->scratch_dir,
@@ -145,6 +157,8 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 		.on_record = on_record, .ctx = l, .log = on_log, .dwarf = o->dwarf, .bpf_unwind = o->bpf_unwind,
 		.ustack_bytes = o->ustack_bytes, .cpus = o->cpus, .ncpus = o->ncpus,
 		.idle = o->idle, .python = o->user, .skip = o->skip, .unw_store = cache ? &l->store : NULL,
+		.off_cpu = o->off_cpu, .offcpu_states = o->offcpu_states, .offcpu_min_ns = o->offcpu_min_ns,
+		.offcpu_rate = o->offcpu_rate,
 	};
 	int err = bt_capture_open(&co, &l->cap, msg, len);
 	if (err)
@@ -152,6 +166,18 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 	/* The interpreters the initial snapshot found, walked from the first samples on, not from the
 	 * first turn of the loop. */
 	python_updates(l);
+	/* Off-CPU time counts from now on, as samples do: everything is attached. */
+	if (o->off_cpu && (err = bt_capture_offcpu_begin(l->cap, &l->offcpu_from))) {
+		if (!l->offcpu_from) {
+			snprintf(msg, len, "beginning to count off-CPU time: %s", strerror(-err));
+			return err;
+		}
+		char m[160];
+		snprintf(m, sizeof(m), "off-CPU time of the threads already off a CPU at the start is not "
+			 "counted: %s", strerror(-err));
+		say(l, BT_LOG_WARN, m);
+	}
+	l->offcpu_until = l->offcpu_from;
 	/* Kernel symbols are read now that the programs are loaded: their own frames are named, and
 	 * the memory the loader used (the kernel's BTF, several MB) is freed before kallsyms' table
 	 * is built, which keeps the peak RSS down. */
@@ -210,6 +236,21 @@ static int poll_timeout(double duration, double elapsed)
 	return timeout;
 }
 
+int bt_live_offcpu_cut(struct bt_live *l, bool now)
+{
+	if (!l->opts.off_cpu || !l->offcpu_from)
+		return 0;
+	uint64_t t = 0;
+	if (!now && l->offcpu_until && mono_ns() - l->offcpu_until < 1000000000ULL)
+		return 0;
+	int n = bt_capture_offcpu_cut(l->cap, &t);
+	if (n < 0)
+		return n;
+	if (t)
+		l->offcpu_until = t;
+	return 0;
+}
+
 int bt_live_run(struct bt_live *l)
 {
 	const struct bt_live_opts *o = &l->opts;
@@ -239,6 +280,8 @@ int bt_live_run(struct bt_live *l)
 		t = now_s();
 		if (t - last_tick >= 1.0) {
 			last_tick = t;
+			if ((err = bt_live_offcpu_cut(l, true)) && err != -EINTR)
+				return err;
 			tick(l);
 			if (o->on_tick)
 				o->on_tick(o->ctx, l, t - l->t0);
@@ -262,8 +305,14 @@ int bt_live_run(struct bt_live *l)
 int bt_live_collect(struct bt_live *l, bool lines)
 {
 	struct bt_session *s = &l->session;
-	/* Whatever the kernel already wrote still belongs to this profile; at the end, with the
-	 * stacks that wait for tables being made (bounded: what is not done by then goes as it is). */
+	/* The off-CPU time up to now first (a busy machine may take seconds to deliver what was read:
+	 * the time meanwhile is the next profile's); its records are queued behind what the kernel
+	 * already wrote, which still belongs to this profile, and delivered with it. At the end, with
+	 * the stacks that wait for tables being made (bounded: what is not done by then goes as it
+	 * is). */
+	int err = bt_live_offcpu_cut(l, true);
+	if (err)
+		return err;
 	if (l->ended) {
 		/* the session's samples are those taken until it ended: every one of them is then
 		 * delivered or counted as lost */

@@ -42,6 +42,10 @@ struct bt_live_opts {
 	bool bpf_unwind;          /* user stacks walked in BPF with compiled unwind tables */
 	unsigned ustack_bytes;    /* stack bytes copied per sample; 0: the default */
 	bool skip;                /* the sampler can be told to skip processes (bt_capture_skip) */
+	bool off_cpu;             /* off-CPU time too, counted from bt_live_attach on (bt_capture_opts) */
+	unsigned offcpu_states;   /* 1 << enum bt_offcpu_state; 0: all */
+	uint64_t offcpu_min_ns;
+	unsigned offcpu_rate;     /* stacks per second per CPU at most; 0: no bound */
 	const char *cache_dir;    /* build-id cache; NULL: ~/.debug */
 	bool cache_store;         /* store sampled binaries in the cache */
 	bool tables_store;        /* store the BPF walker's compiled tables in it (they are read from
@@ -75,7 +79,13 @@ struct bt_live {
 	bool ended;                      /* bt_live_run returned: what waits is collected whole */
 	struct bt_unwcache tables;       /* the walker's compiled tables kept between sessions */
 	struct bt_unwtables_store store;
+	uint64_t offcpu_from, offcpu_until; /* off-CPU time is counted over [from, until) (CLOCK_MONOTONIC
+					     * ns): from bt_live_attach to the last cut */
 };
+
+/* Off-CPU stacks taken per second per CPU at most, unless a command says otherwise: a stack costs a
+ * few microseconds, so this bounds what counting off-CPU time costs a CPU to a few percent. */
+#define BT_LIVE_OFFCPU_RATE 20000
 
 /* Kernel frames no announcement, module or kallsyms read names make kallsyms be read again, at
  * most once per this many seconds (the first time at once): each read is the kernel printing
@@ -107,6 +117,10 @@ void bt_live_catch_stop(void (*handler)(int));
  * names the new frames. Ends on *opts.stop, after opts.duration, when every watched process has
  * exited, or when opts.done says so, with l->why saying which. 0, or -errno when reading the ring buffer failed. */
 int bt_live_run(struct bt_live *l);
+
+/* With off_cpu: the off-CPU time counted since the last cut into the profile (at most once a second
+ * unless now); the loop cuts once a second, bt_live_collect at its end. 0 or -errno. */
+int bt_live_offcpu_cut(struct bt_live *l, bool now);
 
 /* Everything sampled so far into the profile and named: the records still in the ring buffer, the
  * kernel's symbols read again if frames missed them (as the loop does), debuginfod's pending lookups awaited (each has

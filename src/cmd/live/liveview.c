@@ -93,12 +93,13 @@ static void choose_mode(struct bt_liveview *v)
 	v->full = full;
 }
 
-void bt_liveview_start(struct bt_liveview *v, int out, int in)
+void bt_liveview_start(struct bt_liveview *v, int out, int in, bool offcpu)
 {
 	memset(v, 0, sizeof(*v));
 	v->out = out;
 	v->in = -1;
-	v->opts.sort = BT_TOP_BY_SELF;
+	v->opts.offcpu = offcpu;
+	v->opts.sort = offcpu ? BT_TOP_BY_OFFCPU : BT_TOP_BY_SELF;
 	v->opts.filter = v->filter;
 	if (in >= 0 && isatty(in) && tcgetattr(in, &v->saved) == 0) {
 		/* keys one at a time, unechoed; Ctrl-C still interrupts */
@@ -124,9 +125,12 @@ static void header(const struct bt_liveview *v, struct bt_live *l, char *buf, si
 	struct bt_capture_stats st = { 0 };
 	bt_capture_stats(l->cap, &st);
 	unsigned e = (unsigned)v->elapsed;
-	snprintf(buf, len, "buildtrace  %u:%02u  %llu samples  %llu/s  lost %llu  unresolved %llu  "
+	char off[64] = "";
+	if (v->opts.offcpu)
+		snprintf(off, sizeof(off), "  off-CPU %.1f s", (double)s->prof.offcpu_ns / 1e9);
+	snprintf(buf, len, "buildtrace  %u:%02u  %llu samples  %llu/s%s  lost %llu  unresolved %llu  "
 		 "processes %zu  build-ids %zu%s", e / 60, e % 60, (unsigned long long)s->stats.samples,
-		 (unsigned long long)v->rate, (unsigned long long)bt_live_lost_samples(&st),
+		 (unsigned long long)v->rate, off, (unsigned long long)bt_live_lost_samples(&st),
 		 (unsigned long long)bt_profile_unresolved_frames(&s->prof), s->procs.nprocs,
 		 bt_session_build_ids(s), v->paused ? "  [paused]" : "");
 }
@@ -151,7 +155,7 @@ static void draw_full(struct bt_liveview *v, struct bt_live *l, const struct bt_
 	put(&s, "\r\n");
 	line(&s, text, v->cols, "");
 	put(&s, "\r\n");
-	bt_top_heading(w, text);
+	bt_top_heading(w, v->opts.offcpu, text);
 	line(&s, text, v->cols, "\033[7m");
 	unsigned body = v->rows - 3 - (v->editing ? 1 : 0);
 	for (size_t i = 0; i < t->n && i < body; i++) {
@@ -243,7 +247,7 @@ void bt_liveview_key(struct bt_liveview *v, int c)
 	}
 	switch (c) {
 	case 'q': case 'Q': v->quit = true; break;
-	case 's': v->opts.sort = bt_top_sort_next(v->opts.sort); break;
+	case 's': v->opts.sort = bt_top_sort_next(v->opts.sort, v->opts.offcpu); break;
 	case '/':
 		v->editing = true;
 		snprintf(v->edit, sizeof(v->edit), "%s", v->filter);

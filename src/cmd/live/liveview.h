@@ -40,8 +40,8 @@ struct bt_liveview {
 };
 
 /* Takes over the screen when out is a terminal big enough; keys are read from in when it is a
- * terminal (-1: no keys). */
-void bt_liveview_start(struct bt_liveview *v, int out, int in);
+ * terminal (-1: no keys). offcpu: the session counts off-CPU time: its column, sorted by it. */
+void bt_liveview_start(struct bt_liveview *v, int out, int in, bool offcpu);
 
 /* Once a second, after the new frames are named: the rate, and a redraw unless paused. */
 void bt_liveview_tick(struct bt_liveview *v, struct bt_live *l, double elapsed);

@@ -96,6 +96,9 @@ static void library_of(const struct bt_session *s, const struct bt_loc *l, const
 		}
 		return;
 	}
+	case BT_LOC_OFFCPU:
+		k->lib_kind = BT_TOP_LIB_OFFCPU;
+		return;
 	case BT_LOC_PYTHON: {
 		/* a Python frame: its source file in the library's place */
 		const struct bt_pycode *c = l->file_id < s->py.ncodes ? &s->py.codes[l->file_id] : NULL;
@@ -121,6 +124,9 @@ static int count_stack(const struct bt_session *s, const struct bt_top_opts *o, 
 {
 	const struct bt_profile *p = &s->prof;
 	const struct bt_stack *st = &p->stacks[i];
+	bool off = st->kind == BT_VALUE_OFFCPU;
+	if (off && !o->offcpu)
+		return 0;
 	uint32_t proc = o->per_process ? (p->per_pid ? st->pid : st->comm_id) : 0;
 	if (o->per_process) {
 		struct row_key pk = { .proc = proc, .process = true };
@@ -129,7 +135,7 @@ static int count_stack(const struct bt_session *s, const struct bt_top_opts *o, 
 			return -ENOMEM;
 		r->name_id = st->comm_id;
 		r->pid = p->per_pid ? st->pid : 0;
-		r->total += st->count;
+		*(off ? &r->off : &r->total) += st->count;
 	}
 	for (uint32_t j = 0; j < st->nframes; j++) {
 		const struct bt_loc *l = &p->locs[p->frames[st->first + j]];
@@ -144,10 +150,10 @@ static int count_stack(const struct bt_session *s, const struct bt_top_opts *o, 
 		if (!r)
 			return -ENOMEM;
 		if (r->last != i + 1) {
-			r->total += st->count;
+			*(off ? &r->off : &r->total) += st->count;
 			r->last = i + 1;
 		}
-		if (j + 1 == st->nframes)
+		if (j + 1 == st->nframes && !off)
 			r->self += st->count;
 	}
 	return 0;
@@ -160,6 +166,7 @@ const char *bt_top_library(const struct bt_top_row *r, char *buf, size_t len)
 	case BT_TOP_LIB_MODULE: snprintf(buf, len, "[%s]", r->lib_name); return buf;
 	case BT_TOP_LIB_KERNEL: return "[kernel]";
 	case BT_TOP_LIB_JIT: return "[jit]";
+	case BT_TOP_LIB_OFFCPU: return "[off-CPU]";
 	default: return "[unknown]";
 	}
 }
@@ -188,6 +195,7 @@ static int cmp_funcs(const struct sort_ctx *c, const struct bt_top_row *a, const
 	int r = 0;
 	switch (c->by) {
 	case BT_TOP_BY_TOTAL: r = cmp_u64_desc(a->total, b->total); break;
+	case BT_TOP_BY_OFFCPU: r = cmp_u64_desc(a->off, b->off); break;
 	case BT_TOP_BY_NAME: r = cmp_names(&c->s->prof.names, a, b); break;
 	case BT_TOP_BY_LIBRARY:
 		r = strcmp(bt_top_library(a, ba, sizeof(ba)), bt_top_library(b, bb, sizeof(bb)));
@@ -215,9 +223,9 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	return r ? r : cmp_funcs(ctx, a, b);
 }
 
-/* Each function learns its process's total, each heading how many functions it has; headings with
- * none (all filtered away) go. */
-static void group(struct bt_top_table *t)
+/* Each function learns its process's total (of the sort's kind), each heading how many functions it
+ * has; headings with none (all filtered away) go. */
+static void group(struct bt_top_table *t, bool by_off)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		struct bt_top_row *r = &t->rows[i];
@@ -226,7 +234,7 @@ static void group(struct bt_top_table *t)
 		struct row_key pk = { .proc = r->proc, .process = true };
 		uint64_t *v = bt_htab_find(&t->index, key_hash(&pk), key_eq, t, &pk);
 		if (v) {
-			r->group_total = t->rows[*v].total;
+			r->group_total = by_off ? t->rows[*v].off : t->rows[*v].total;
 			t->rows[*v].last++;  /* headings count their functions here */
 		}
 	}
@@ -236,7 +244,7 @@ static void group(struct bt_top_table *t)
 		if (r->process) {
 			if (!r->last)
 				continue;
-			r->group_total = r->total;
+			r->group_total = by_off ? r->off : r->total;
 		}
 		t->rows[k++] = *r;
 	}
@@ -249,6 +257,8 @@ int bt_top_build(const struct bt_session *s, const struct bt_top_opts *o, struct
 	bt_htab_init(&t->index);
 	const struct bt_profile *p = &s->prof;
 	t->samples = p->total;
+	t->offcpu_ns = p->offcpu_ns;
+	t->offcpu = o->offcpu;
 	int err = 0;
 	for (size_t i = 0; !err && i < p->nstacks; i++)
 		err = count_stack(s, o, t, i);
@@ -260,7 +270,7 @@ int bt_top_build(const struct bt_session *s, const struct bt_top_opts *o, struct
 		for (size_t i = 0; i < t->n; i++)
 			if (t->rows[i].process)
 				t->rows[i].last = 0;
-		group(t);
+		group(t, o->sort == BT_TOP_BY_OFFCPU && o->offcpu);
 	}
 	/* The index is not needed once the rows are counted: sorting moves them. */
 	bt_htab_free(&t->index);
@@ -279,16 +289,17 @@ void bt_top_free(struct bt_top_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static const char *const sort_names[BT_TOP_NSORTS] = { "self", "total", "name", "library" };
+static const char *const sort_names[BT_TOP_NSORTS] = { "self", "total", "name", "library", "off-cpu" };
 
 const char *bt_top_sort_name(enum bt_top_sort s)
 {
 	return s < BT_TOP_NSORTS ? sort_names[s] : "?";
 }
 
-enum bt_top_sort bt_top_sort_next(enum bt_top_sort s)
+enum bt_top_sort bt_top_sort_next(enum bt_top_sort s, bool offcpu)
 {
-	return (enum bt_top_sort)((s + 1) % BT_TOP_NSORTS);
+	s = (enum bt_top_sort)((s + 1) % BT_TOP_NSORTS);
+	return s == BT_TOP_BY_OFFCPU && !offcpu ? BT_TOP_BY_SELF : s;
 }
 
 /* src into dst as exactly w columns: cut with ".." when longer, padded with spaces when shorter. */
@@ -314,32 +325,43 @@ static size_t lib_width(size_t width)
 }
 
 #define SHARES_W 16  /* "  self%  total%  " less one: two shares of 7 columns and the gaps */
+#define OFF_W 9      /* " off-cpu%": one more share */
 
+/* shares (as wide as its string), then the function and library columns in what remains. */
 static void layout(size_t width, char *buf, const char *shares, const char *func, const char *lib)
 {
 	char line[4096];
-	size_t lw = lib_width(width), fw;
+	size_t lw = lib_width(width), fw, sw = strlen(shares);
 	if (width > sizeof(line) - 1)
 		width = sizeof(line) - 1;
-	if (width < SHARES_W + lw + 2 + 4) {
+	if (width < sw + lw + 2 + 4) {
 		/* too narrow for columns: as much as fits */
 		snprintf(line, sizeof(line), "%s%s  %s", shares, func, lib);
 		fit(buf, line, width);
 		buf[width] = '\0';
 		return;
 	}
-	fw = width - SHARES_W - lw - 2;
-	memcpy(line, shares, SHARES_W);
-	fit(line + SHARES_W, func, fw);
-	memcpy(line + SHARES_W + fw, "  ", 2);
-	fit(line + SHARES_W + fw + 2, lib, lw);
+	fw = width - sw - lw - 2;
+	memcpy(line, shares, sw);
+	fit(line + sw, func, fw);
+	memcpy(line + sw + fw, "  ", 2);
+	fit(line + sw + fw + 2, lib, lw);
 	memcpy(buf, line, width);
 	buf[width] = '\0';
 }
 
-void bt_top_heading(size_t width, char *buf)
+void bt_top_heading(size_t width, bool offcpu, char *buf)
 {
-	layout(width, buf, "  self%  total% ", "function", "library");
+	layout(width, buf, offcpu ? "  self%  total% off-cpu% " : "  self%  total% ", "function", "library");
+}
+
+/* A share of whole, as "%6.1f%%", or blanks when there is nothing to share. */
+static void share(char *buf, size_t len, uint64_t part, uint64_t whole, int w)
+{
+	if (whole)
+		snprintf(buf, len, "%*.1f%%", w - 1, 100.0 * (double)part / (double)whole);
+	else
+		snprintf(buf, len, "%*s", w, "");
 }
 
 void bt_top_format(const struct bt_session *s, const struct bt_top_table *t, size_t i, size_t width,
@@ -348,9 +370,12 @@ void bt_top_format(const struct bt_session *s, const struct bt_top_table *t, siz
 	const struct bt_top_row *r = &t->rows[i];
 	const char *name = bt_strtab_get(&s->prof.names, r->name_id);
 	double total = t->samples ? (double)t->samples : 1.0;
-	char shares[SHARES_W + 1], func[512], lib[BT_KMOD_NAME_LEN + 3];
+	char shares[SHARES_W + OFF_W + 1], func[512], lib[BT_KMOD_NAME_LEN + 3], off[16] = "";
+	if (t->offcpu)   /* the share of the off-CPU time, blank until some is counted */
+		share(off, sizeof(off), r->off, t->offcpu_ns, OFF_W - 1);
 	if (r->process) {
-		snprintf(shares, sizeof(shares), "        %6.1f%% ", 100.0 * (double)r->total / total);
+		snprintf(shares, sizeof(shares), "        %6.1f%% %s%s", 100.0 * (double)r->total / total, off,
+			 t->offcpu ? " " : "");
 		if (r->pid)
 			snprintf(func, sizeof(func), "%s [%u]", name ? name : "?", r->pid);
 		else
@@ -358,8 +383,8 @@ void bt_top_format(const struct bt_session *s, const struct bt_top_table *t, siz
 		layout(width, buf, shares, func, "");
 		return;
 	}
-	snprintf(shares, sizeof(shares), "%6.1f%% %6.1f%% ", 100.0 * (double)r->self / total,
-		 100.0 * (double)r->total / total);
+	snprintf(shares, sizeof(shares), "%6.1f%% %6.1f%% %s%s", 100.0 * (double)r->self / total,
+		 100.0 * (double)r->total / total, off, t->offcpu ? " " : "");
 	/* indented under their process; the library column tells a kernel function */
 	snprintf(func, sizeof(func), "%s%s", t->rows[0].process ? "  " : "", name ? name : "?");
 	layout(width, buf, shares, func, bt_top_library(r, lib, sizeof(lib)));

@@ -78,21 +78,29 @@ static int spooled_cmp(const void *a, const void *b)
 	return strcmp(((const struct spooled *)a)->name, ((const struct spooled *)b)->name);
 }
 
+/* A spooled profile's format, "pprof" or "folded", after "off_cpu." for the off-CPU profile type. */
+static bool spool_format_ok(const char *fmt)
+{
+	if (!strncmp(fmt, "off_cpu.", 8))
+		fmt += 8;
+	return !strcmp(fmt, "pprof") || !strcmp(fmt, "folded");
+}
+
 /* A spool entry's name: FROM-UNTIL[-SEQ].FORMAT (SEQ tells the series of one window apart). */
-static bool spool_parse(const char *n, int64_t *from, int64_t *until, char fmt[16])
+static bool spool_parse(const char *n, int64_t *from, int64_t *until, char fmt[24])
 {
 	unsigned seq;
 	int used = 0;
-	if (sscanf(n, "%" SCNd64 "-%" SCNd64 "-%u.%15s%n", from, until, &seq, fmt, &used) != 4 &&
-	    sscanf(n, "%" SCNd64 "-%" SCNd64 ".%15s%n", from, until, fmt, &used) != 3)
+	if (sscanf(n, "%" SCNd64 "-%" SCNd64 "-%u.%23s%n", from, until, &seq, fmt, &used) != 4 &&
+	    sscanf(n, "%" SCNd64 "-%" SCNd64 ".%23s%n", from, until, fmt, &used) != 3)
 		return false;
-	return !n[used] && (!strcmp(fmt, "pprof") || !strcmp(fmt, "folded"));
+	return !n[used] && spool_format_ok(fmt);
 }
 
 static bool spool_name_ok(const char *n)
 {
 	int64_t from, until;
-	char fmt[16];
+	char fmt[24];
 	return spool_parse(n, &from, &until, fmt);
 }
 
@@ -176,7 +184,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	return p->quit || (p->draining && mono_s() >= p->drain_until) ? 1 : 0;
 }
 
-static void series_name(char *out, size_t len, const char *series);
+static void series_name(char *out, size_t len, const char *series, const char *type);
 
 /* One POST /ingest of the profile buf of series; 0 when the server answered 2xx, else -EIO with
  * the reason in why. */
@@ -184,14 +192,18 @@ static int post(struct bt_push *p, const struct push_auth *au, CURL *h, const ch
 		const void *buf, size_t len, char *why, size_t wl)
 {
 	int64_t from = 0, until = 0;
-	char fmt[16] = "";
-	spool_parse(file, &from, &until, fmt);
+	char type[24] = "";
+	spool_parse(file, &from, &until, type);
+	/* the off-CPU profile type: a series of its own, its values nanoseconds to be summed */
+	bool off = !strncmp(type, "off_cpu.", 8);
+	const char *fmt = off ? type + 8 : type;
 	static char name[3 * SERIES_MAX + 1024], url[sizeof(name) + BT_PUSH_STR + 256];  /* the worker's */
-	series_name(name, sizeof(name), series);
+	series_name(name, sizeof(name), series, off ? "off_cpu" : "cpu");
 	const char *slash = p->url[0] && p->url[strlen(p->url) - 1] == '/' ? "" : "/";
 	snprintf(url, sizeof(url), "%s%singest?name=%s&from=%" PRId64 "&until=%" PRId64 "&format=%s"
 		 "&sampleRate=%u&spyName=ebpfspy%s",
 		 p->url, slash, name, from, until, fmt, p->rate,
+		 off ? "&units=nanoseconds&aggregationType=sum" :
 		 strcmp(fmt, "folded") ? "" : "&units=samples&aggregationType=sum");
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -410,10 +422,10 @@ static bool series_get(const char *series, const char *key, char *out, size_t le
 	return false;
 }
 
-/* SERVICE.cpu{host=H,name=value,...} with every byte outside [A-Za-z0-9._-] percent-encoded:
- * SERVICE the series' service_name in the letters Pyroscope allows in an application's name, host
- * the machine unless the series names its own. */
-static void series_name(char *out, size_t len, const char *series)
+/* SERVICE.TYPE{host=H,name=value,...} with every byte outside [A-Za-z0-9._-] percent-encoded:
+ * SERVICE the series' service_name in the letters Pyroscope allows in an application's name, TYPE
+ * the profile type (cpu, off_cpu), host the machine unless the series names its own. */
+static void series_name(char *out, size_t len, const char *series, const char *type)
 {
 	static char raw[SERIES_MAX + 1024];  /* the worker's */
 	char host[256], app[256];
@@ -425,7 +437,7 @@ static void series_name(char *out, size_t len, const char *series)
 			*c = '_';
 	host_label(host, sizeof(host));
 	bool own_host = series_get(series, "host", raw, sizeof(raw));
-	snprintf(raw, sizeof(raw), "%s.cpu{%s%s%s%.*s}", app, own_host ? "" : "host=", own_host ? "" : host,
+	snprintf(raw, sizeof(raw), "%s.%s{%s%s%s%.*s}", app, type, own_host ? "" : "host=", own_host ? "" : host,
 		 !own_host && *series ? "," : "", SERIES_MAX, series);
 	size_t o = 0;
 	for (const unsigned char *s = (const unsigned char *)raw; *s && o + 4 < len; s++) {

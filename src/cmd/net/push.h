@@ -64,7 +64,8 @@ int bt_push_set_auth(struct bt_push *p, const struct bt_push_conf *c, char *err,
  * the series labelled series ("name=value,...", values without ',', '=' or braces; it is sent as
  * SERVICE.cpu{host=HOST,name=value,...}, host unless the series has its own, SERVICE its
  * service_name). seq tells apart the series of one window. 0 or -errno (the spool cannot be
- * written). */
+ * written). format "off_cpu.pprof" or "off_cpu.folded" is the off-CPU profile type,
+ * sent as SERVICE.off_cpu{...}, its values nanoseconds summed. */
 int bt_push_enqueue(struct bt_push *p, const void *buf, size_t len, const char *format, int64_t from_s,
 		    int64_t until_s, const char *series, unsigned seq);
 

@@ -19,6 +19,7 @@
 struct job {
 	unsigned seconds;
 	const char *query;
+	bool off_cpu;              /* a profile of off-CPU time */
 	int state;                 /* 0 queued, 1 taken by the loop, 2 done, 3 failed */
 	void *buf;
 	size_t len;
@@ -37,6 +38,9 @@ struct bt_serve {
 	struct job *taken;         /* the one the loop works on */
 	void *latest;
 	size_t latest_len;
+	bool off_cpu;              /* the agent counts off-CPU time: its paths answer */
+	void *latest_off;
+	size_t latest_off_len;
 	char *metrics;
 };
 
@@ -111,9 +115,9 @@ static int read_head(int fd, char *buf, size_t cap, struct bt_http_req *req)
 }
 
 /* Queues a profile request of seconds and waits for the loop to complete it (or for the stop). */
-static void serve_profile(struct bt_serve *s, int fd, unsigned seconds, const char *query)
+static void serve_profile(struct bt_serve *s, int fd, unsigned seconds, const char *query, bool off_cpu)
 {
-	struct job j = { .seconds = seconds, .query = query };
+	struct job j = { .seconds = seconds, .query = query, .off_cpu = off_cpu };
 	pthread_mutex_lock(&s->mu);
 	if (s->tail)
 		s->tail->next = &j;
@@ -131,12 +135,17 @@ static void serve_profile(struct bt_serve *s, int fd, unsigned seconds, const ch
 	free(j.buf);
 }
 
-/* Answers from memory copied under the lock: the latest interval or the metrics. */
-static void serve_copy(struct bt_serve *s, int fd, bool latest)
+enum copy_what { COPY_METRICS, COPY_LATEST, COPY_LATEST_OFF };
+
+/* Answers from memory copied under the lock: the latest interval's profile (CPU or off-CPU) or the
+ * metrics. */
+static void serve_copy(struct bt_serve *s, int fd, enum copy_what what)
 {
+	bool latest = what != COPY_METRICS;
 	pthread_mutex_lock(&s->mu);
-	size_t len = latest ? s->latest_len : s->metrics ? strlen(s->metrics) : 0;
-	const void *src = latest ? s->latest : s->metrics;
+	size_t len = what == COPY_LATEST ? s->latest_len : what == COPY_LATEST_OFF ? s->latest_off_len :
+		     s->metrics ? strlen(s->metrics) : 0;
+	const void *src = what == COPY_LATEST ? s->latest : what == COPY_LATEST_OFF ? s->latest_off : s->metrics;
 	void *copy = src ? malloc(len ? len : 1) : NULL;
 	if (copy)
 		memcpy(copy, src, len);
@@ -193,20 +202,29 @@ static void handle(struct bt_serve *s, int fd)
 	} else if (!strcmp(r.target, "/healthz")) {
 		respond_text(fd, 200, "OK", "ok\n");
 	} else if (!strcmp(r.target, "/metrics")) {
-		serve_copy(s, fd, false);
+		serve_copy(s, fd, COPY_METRICS);
 	} else if (!strcmp(r.target, "/debug/pprof/latest")) {
-		serve_copy(s, fd, true);
-	} else if (!strcmp(r.target, "/debug/pprof/profile")) {
+		serve_copy(s, fd, COPY_LATEST);
+	} else if (!strcmp(r.target, "/debug/pprof/profile") || !strcmp(r.target, "/debug/pprof/off_cpu")) {
+		bool off = !strcmp(r.target, "/debug/pprof/off_cpu");
 		unsigned secs = bt_http_query_seconds(r.query, 30, BT_SERVE_MAX_SECONDS);
-		if (!secs)
+		if (off && !s->off_cpu)
+			respond_text(fd, 404, "Not Found", "off-CPU time is not counted (the agent's off-cpu setting)\n");
+		else if (!secs)
 			respond_text(fd, 400, "Bad Request", "seconds: expected 1..300\n");
 		else if (strlen(r.query) >= BT_SERVE_MAX_QUERY)
 			respond_text(fd, 414, "URI Too Long", "query too long\n");
 		else
-			serve_profile(s, fd, secs, r.query);
+			serve_profile(s, fd, secs, r.query, off);
+	} else if (!strcmp(r.target, "/debug/pprof/latest_off_cpu")) {
+		if (s->off_cpu)
+			serve_copy(s, fd, COPY_LATEST_OFF);
+		else
+			respond_text(fd, 404, "Not Found", "off-CPU time is not counted (the agent's off-cpu setting)\n");
 	} else {
 		respond_text(fd, 404, "Not Found", "not found: /debug/pprof/profile?seconds=N, "
-			     "/debug/pprof/latest, /metrics, /healthz\n");
+			     "/debug/pprof/latest, /debug/pprof/off_cpu?seconds=N, /debug/pprof/latest_off_cpu, "
+			     "/metrics, /healthz\n");
 	}
 }
 
@@ -366,20 +384,27 @@ void bt_serve_stop(struct bt_serve *s)
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	free(s->latest);
+	free(s->latest_off);
 	free(s->metrics);
 	free(s);
 }
 
-void bt_serve_set_latest(struct bt_serve *s, const void *buf, size_t len)
+void bt_serve_set_off_cpu(struct bt_serve *s)
+{
+	s->off_cpu = true;
+}
+
+void bt_serve_set_latest(struct bt_serve *s, bool off_cpu, const void *buf, size_t len)
 {
 	void *copy = malloc(len ? len : 1);
 	if (!copy)
 		return;
 	memcpy(copy, buf, len);
 	pthread_mutex_lock(&s->mu);
-	free(s->latest);
-	s->latest = copy;
-	s->latest_len = len;
+	void **dst = off_cpu ? &s->latest_off : &s->latest;
+	free(*dst);
+	*dst = copy;
+	*(off_cpu ? &s->latest_off_len : &s->latest_len) = len;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -394,10 +419,11 @@ void bt_serve_set_metrics(struct bt_serve *s, const char *text)
 	pthread_mutex_unlock(&s->mu);
 }
 
-unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len)
+unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len, bool *off_cpu)
 {
 	unsigned secs = 0;
 	query[0] = '\0';
+	*off_cpu = false;
 	pthread_mutex_lock(&s->mu);
 	if (!s->taken && s->head) {
 		s->taken = s->head;
@@ -407,6 +433,7 @@ unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len)
 		s->taken->state = 1;
 		secs = s->taken->seconds;
 		snprintf(query, len, "%s", s->taken->query);
+		*off_cpu = s->taken->off_cpu;
 	}
 	pthread_mutex_unlock(&s->mu);
 	return secs;

@@ -1,6 +1,8 @@
 /* serve.h - the agent's pull endpoint: a small HTTP/1.1 server on its own threads answering
  * /debug/pprof/profile?seconds=N (a fresh profile of the next N seconds, as Go's net/http/pprof serves
- * it), /debug/pprof/latest (the last interval's profile), /metrics (Prometheus text) and /healthz.
+ * it), /debug/pprof/latest (the last interval's profile), when the agent counts off-CPU time the same
+ * of it on /debug/pprof/off_cpu?seconds=N and /debug/pprof/latest_off_cpu, /metrics (Prometheus text)
+ * and /healthz.
  * Requests never reach the filesystem: every answer is built from memory the agent hands over. The
  * session belongs to the agent's loop, so a profile request becomes a job the loop takes up
  * (bt_serve_next_job) and completes (bt_serve_job_done). Bounded: BT_SERVE_MAX_CONN connections at
@@ -8,6 +10,7 @@
 #ifndef BT_SERVE_H
 #define BT_SERVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,16 +38,20 @@ uint16_t bt_serve_port(const struct bt_serve *s);
 /* Stops accepting, answers waiting profile requests 503, joins the threads and frees s. */
 void bt_serve_stop(struct bt_serve *s);
 
-/* The profile /debug/pprof/latest serves from now on (a copy of buf is kept). */
-void bt_serve_set_latest(struct bt_serve *s, const void *buf, size_t len);
+/* The agent counts off-CPU time: its paths answer (before bt_serve_run). */
+void bt_serve_set_off_cpu(struct bt_serve *s);
+
+/* The profile /debug/pprof/latest (latest_off_cpu when off_cpu) serves from now on (a copy of buf is
+ * kept). */
+void bt_serve_set_latest(struct bt_serve *s, bool off_cpu, const void *buf, size_t len);
 
 /* The Prometheus text /metrics serves from now on (copied). */
 void bt_serve_set_metrics(struct bt_serve *s, const char *text);
 
 /* The loop's side of profile requests: the seconds of the oldest request not yet taken up (and
  * marks it taken), or 0 when there is none; its query string (what besides seconds= selects) into
- * query. */
-unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len);
+ * query, and whether it asks for off-CPU time into *off_cpu. */
+unsigned bt_serve_next_job(struct bt_serve *s, char *query, size_t len, bool *off_cpu);
 
 /* Completes the request taken up last with this gzip pprof (copied), or with none (buf NULL: the
  * client gets 500). */

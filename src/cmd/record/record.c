@@ -112,7 +112,8 @@ static int outs_commit(struct bt_outfile *main_out, struct bt_record_args *a, co
 {
 	struct bt_output_opts oo = { .title = NULL, .period_ns = 1000000000ULL / a->freq,
 				     .time_ns = l->start_ns, .duration_ns = (int64_t)(bt_live_elapsed(l) * 1e9),
-				     .mono_ns = l->start_mono_ns, .main_pid = main_pid };
+				     .mono_ns = l->start_mono_ns, .main_pid = main_pid,
+				     .view = a->wall ? BT_VIEW_WALL : a->off_cpu ? BT_VIEW_OFFCPU : BT_VIEW_CPU };
 	const struct bt_outfile *failed = main_out;
 	int err = out_commit(main_out, &l->session, &oo);
 	for (size_t i = 0; !err && i < a->nalso; i++)
@@ -193,6 +194,35 @@ static void print_bpf_walk_summary(const struct bt_unwtables_stats *u, unsigned 
 	fprintf(stderr, "\n");
 }
 
+/* What off-CPU time was counted, over which window, and what of it has no stack or was lost. */
+static void print_offcpu_summary(const struct bt_record_args *a, const struct bt_live *l)
+{
+	const struct bt_session_stats *ss = &l->session.stats;
+	const struct bt_capture_stats *st = &l->stats;
+	double win = (double)(l->offcpu_until - l->offcpu_from) / 1e9;
+	fprintf(stderr, "buildtrace: off-CPU: %.3f s over %.3f s (sleeping %.3f, uninterruptible %.3f, runnable "
+		"%.3f) in %llu stacks, %llu times off a CPU; %.3f s without a whole stack (blocked since before "
+		"the session: kernel frames at most; over --off-cpu-rate: %llu stacks not taken), %.3f s in stacks "
+		"with an unnamed frame",
+		(double)ss->offcpu_ns / 1e9, win, (double)ss->offcpu_state_ns[BT_OFFCPU_SLEEP] / 1e9,
+		(double)ss->offcpu_state_ns[BT_OFFCPU_UNINT] / 1e9, (double)ss->offcpu_state_ns[BT_OFFCPU_RUNQ] / 1e9,
+		(unsigned long long)ss->offcpu_stacks, (unsigned long long)st->offcpu.blocks,
+		(double)ss->offcpu_nostack_ns / 1e9, (unsigned long long)st->offcpu.unwalked,
+		(double)bt_profile_unresolved_ns(&l->session.prof) / 1e9);
+	if (st->offcpu.lost || st->offcpu.no_thread || ss->offcpu_lost_ns || st->drops[BT_REC_OFFCPU_STACK])
+		fprintf(stderr, "; lost: %.3f s in %llu sums (table full), %llu threads not counted (table full), "
+			"%.3f s whose stack never arrived (%llu stacks dropped: ring buffer full)",
+			(double)st->offcpu.lost_ns / 1e9, (unsigned long long)st->offcpu.lost,
+			(unsigned long long)st->offcpu.no_thread, (double)ss->offcpu_lost_ns / 1e9,
+			(unsigned long long)st->drops[BT_REC_OFFCPU_STACK]);
+	fprintf(stderr, "\n");
+	if (a->verbose)
+		fprintf(stderr, "buildtrace: off-CPU window: %llu to %llu (CLOCK_MONOTONIC ns), %llu cuts, stack keys "
+			"forgotten %llu times\n", (unsigned long long)l->offcpu_from,
+			(unsigned long long)l->offcpu_until, (unsigned long long)st->offcpu.cuts,
+			(unsigned long long)st->offcpu.forgets);
+}
+
 /* The summary on stderr: why the session ended and how complete its profile is. */
 static void print_summary(const struct bt_record_args *a, const struct bt_live *l)
 {
@@ -235,6 +265,8 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		print_python_summary(l);
 	if (a->bpf_unwind && st->unw.walks)
 		print_bpf_walk_summary(&st->unw, st->sample_insns);
+	if (a->off_cpu || a->wall)
+		print_offcpu_summary(a, l);
 	if (a->verbose && st->load_progs) {
 		if (st->load_insns)
 			fprintf(stderr, "buildtrace: BPF programs: %u loaded, the verifier checked %u instructions "
@@ -319,6 +351,8 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 		.on_tick = rc->view_on ? view_tick : NULL, .on_turn = rc->view_on ? view_turn : NULL,
 		.tids = a->tids, .ntids = a->ntids,
 		.cpus = a->cpu_list ? a->cpus : NULL, .ncpus = a->cpu_list ? BT_RECORD_MAX_CPUS : 0,
+		.off_cpu = a->off_cpu || a->wall, .offcpu_states = a->wall ? 0 : a->offcpu_states,
+		.offcpu_min_ns = (uint64_t)(a->offcpu_min * 1e9), .offcpu_rate = a->offcpu_rate,
 	};
 	if (rc->launch && !a->all) {
 		lo.pids = &child;
@@ -344,7 +378,7 @@ static int start_and_loop(struct record_ctx *rc, const struct bt_record_args *a)
 		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
 	/* The command owns the keyboard when there is one. */
 	if (rc->view_on)
-		bt_liveview_start(&rc->view, STDERR_FILENO, rc->launch ? -1 : STDIN_FILENO);
+		bt_liveview_start(&rc->view, STDERR_FILENO, rc->launch ? -1 : STDIN_FILENO, a->off_cpu || a->wall);
 	err = bt_live_run(l);
 	if (rc->view_on)
 		bt_liveview_stop(&rc->view);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "bt_proto.h"
 #include "capture/callgraph.h"
@@ -16,7 +17,8 @@
 
 enum { OPT_USER_ONLY = BT_OPT_LONG, OPT_KERNEL_ONLY, OPT_CACHE_DIR, OPT_NO_CACHE, OPT_NO_DEBUGINFOD, OPT_VERSION,
        OPT_RINGBUF, OPT_PER_PID, OPT_LIVE, OPT_NO_LIVE, OPT_ALSO_WRITE, OPT_CALL_GRAPH,
-       OPT_LINES, OPT_KEEP_ROOT, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE, OPT_PER_THREAD };
+       OPT_LINES, OPT_KEEP_ROOT, OPT_CACHE_MAX_SIZE, OPT_CACHE_MAX_FILE, OPT_PER_THREAD, OPT_OFF_CPU, OPT_WALL,
+       OPT_OFFCPU_STATES, OPT_OFFCPU_MIN, OPT_OFFCPU_RATE };
 
 /* The live session's options, in --help's order. An option added here is parsed (its case below),
  * listed by --help and the man page, completed by the shell, and must have a row in the README's
@@ -55,6 +57,21 @@ static const struct bt_opt record_opts[] = {
 	{ OPT_KERNEL_ONLY, "kernel-only", NULL, "kernel stacks only" },
 	{ OPT_RINGBUF, "ringbuf-size", "SIZE", "the BPF ring buffer, such as 16M (by default room for a "
 	  "quarter second of samples on every CPU, 256K to 64M)", .expects = "a size from 4K to 1G, such as 16M" },
+	BT_OPT_HEAD("Off-CPU time"),
+	{ OPT_OFF_CPU, "off-cpu", NULL, "also where the threads wait: each time one leaves a CPU its stack is "
+	  "taken and the time until it runs again added to it, in the state it waited in; folded and svg "
+	  "show that time (microseconds), pprof, json and the live view both" },
+	{ OPT_WALL, "wall", NULL, "on-CPU and off-CPU time in one unit (microseconds): each CPU sample counts "
+	  "as its period, so every thread's total is its wall time" },
+	{ OPT_OFFCPU_STATES, "off-cpu-states", "LIST", "only these states: S (sleeping), D (uninterruptible: "
+	  "disk and other waits), R (runnable, waiting for a CPU)", .def = "S,D,R", .values = "S D R S,D",
+	  .expects = "a list of states: S, D, R (or sleeping, uninterruptible, runnable)" },
+	{ OPT_OFFCPU_MIN, "off-cpu-min", "TIME", "leave out the times a thread was off a CPU for less than "
+	  "TIME, such as 1ms or 50us (a plain number is seconds)",
+	  .expects = "a duration: a number with us, ms or s (a plain number is seconds)" },
+	{ OPT_OFFCPU_RATE, "off-cpu-rate", "N", "take at most N stacks per second per CPU (0: no bound); "
+	  "beyond that the time is counted without its stack", .def = "20000",
+	  .expects = "a number of stacks per second per CPU, 0 for no bound" },
 	BT_OPT_HEAD("Output"),
 	{ 'o', "output", "FILE", "write the profile here, a new file of mode 0600 (default: standard output)",
 	  .values = "@file", .expects = "a file name (- for standard output)" },
@@ -181,6 +198,33 @@ static int set_freq(struct bt_record_args *a, const char *arg)
 	return bt_cli_parse_uint(arg, 1, max, &a->freq) ? bad_value('F', arg, detail) : 0;
 }
 
+/* --off-cpu-states: S,D,R or their names into a mask of 1 << enum bt_offcpu_state. 0 or -EINVAL. */
+static int parse_states(const char *arg, unsigned *out)
+{
+	static const struct { const char *letter, *name; unsigned state; } states[] = {
+		{ "S", "sleeping", BT_OFFCPU_SLEEP },
+		{ "D", "uninterruptible", BT_OFFCPU_UNINT },
+		{ "R", "runnable", BT_OFFCPU_RUNQ },
+	};
+	unsigned mask = 0;
+	const char *p = arg;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		size_t i = 0;
+		while (i < 3 && !((strlen(states[i].letter) == len && !strncasecmp(p, states[i].letter, len)) ||
+				  (strlen(states[i].name) == len && !strncasecmp(p, states[i].name, len))))
+			i++;
+		if (i == 3)
+			return -EINVAL;
+		mask |= 1u << states[i].state;
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return -EINVAL;
+	}
+	*out = mask;
+	return mask ? 0 : -EINVAL;
+}
+
 /* The options that take a value. 0, or the exit code after saying what is wrong. */
 static int value_opt(struct bt_record_args *a, int c, char *arg)
 {
@@ -238,6 +282,13 @@ static int value_opt(struct bt_record_args *a, int c, char *arg)
 		    a->ringbuf_bytes > BT_RINGBUF_SIZE_MAX)
 			return bad_value(OPT_RINGBUF, arg, NULL);
 		return 0;
+	case OPT_OFFCPU_STATES:
+		return parse_states(arg, &a->offcpu_states) ? bad_value(c, arg, NULL) : 0;
+	case OPT_OFFCPU_MIN:
+		return bt_cli_parse_duration(arg, &a->offcpu_min) ? bad_value(c, arg, "more than 0") : 0;
+	case OPT_OFFCPU_RATE:
+		a->offcpu_rate_set = true;
+		return bt_cli_parse_uint(arg, 0, 100000000, &a->offcpu_rate) ? bad_value(c, arg, "0 to 100000000") : 0;
 	case OPT_CACHE_MAX_SIZE:
 	case OPT_CACHE_MAX_FILE: {
 		size_t *v = c == OPT_CACHE_MAX_SIZE ? &a->cache_max_size : &a->cache_max_file;
@@ -253,6 +304,11 @@ static int check_args(struct bt_record_args *a, bool user_only, bool kernel_only
 {
 	if (user_only && kernel_only)
 		return bt_cli_error(2, "--user-only and --kernel-only exclude each other");
+	if (a->wall && a->offcpu_states && a->offcpu_states != BT_OFFCPU_ALL_STATES)
+		return bt_cli_error(2, "--wall counts the time of every state: --off-cpu-states would leave "
+				    "some out");
+	if (!a->off_cpu && !a->wall && (a->offcpu_states || a->offcpu_min > 0 || a->offcpu_rate_set))
+		return bt_cli_error(2, "--off-cpu-states, --off-cpu-min and --off-cpu-rate need --off-cpu or --wall");
 	int targets = (a->all && !a->cmd) + a->pid_opt + !!a->ntids + !!a->cmd;
 	if (targets > 1)
 		return bt_cli_error(2, "-p, -t, -a and a command exclude each other (-a with a command "
@@ -262,6 +318,13 @@ static int check_args(struct bt_record_args *a, bool user_only, bool kernel_only
 				    "(see buildtrace --help)");
 	if (bt_format_parse(a->format, &a->fmt))
 		return bad_value('f', a->format, NULL);
+	bool per_sample = bt_format_per_sample(a->fmt);
+	for (size_t i = 0; i < a->nalso; i++)
+		per_sample |= bt_format_per_sample(a->also[i].fmt);
+	if ((a->off_cpu || a->wall) && per_sample)
+		return bt_cli_error(2, "perf-script and heatmap show CPU samples one by one, and off-CPU time "
+				    "is summed in the kernel, not kept per switch: with --off-cpu or --wall write "
+				    "folded, svg, pprof or json");
 	a->user = !kernel_only;
 	a->kernel = !user_only;
 	for (size_t i = 0; i < a->npids; i++)
@@ -276,6 +339,7 @@ int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
 	int c, err;
 	a->freq = 99;
 	a->format = "folded";
+	a->offcpu_rate = BT_RECORD_OFFCPU_RATE;
 	a->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
 	a->bpf_unwind = BT_CALL_GRAPH_DWARF_IS_BPF;
 	struct bt_getopt g;
@@ -298,6 +362,8 @@ int bt_record_parse(int argc, char **argv, struct bt_record_args *a)
 		case OPT_NO_LIVE: a->live = false; a->live_set = true; break;
 		case OPT_LINES: a->lines = true; break;
 		case OPT_KEEP_ROOT: a->keep_root = true; break;
+		case OPT_OFF_CPU: a->off_cpu = true; break;
+		case OPT_WALL: a->wall = true; break;
 		case 'v': a->verbose++; break;
 		case 'h': bt_opts_usage(stdout, &record_doc); return 1;
 		case OPT_VERSION: printf("buildtrace %s\n", BT_VERSION); return 1;

@@ -7,10 +7,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cmd/live/live.h"
 #include "cmd/live/outfile.h"
 #include "output/output.h"
 
 #define BT_RECORD_MAX_CPUS 4096
+/* --off-cpu-rate's default: off-CPU stacks taken per second per CPU at most. */
+#define BT_RECORD_OFFCPU_RATE BT_LIVE_OFFCPU_RATE
 
 struct bt_record_args {
 	int *pids;
@@ -43,6 +46,12 @@ struct bt_record_args {
 	bool bpf_unwind;     /* --call-graph dwarf-bpf: the same, walked in BPF from compiled tables */
 	unsigned ustack_bytes; /* --call-graph dwarf,SIZE; 0: the default */
 	bool lines;          /* --lines: source lines (and inlined functions) in pprof and json */
+	bool off_cpu;        /* --off-cpu: off-CPU time too, and the one-value outputs show it */
+	bool wall;           /* --wall: on-CPU and off-CPU time in one unit, a thread's total its wall time */
+	unsigned offcpu_states; /* --off-cpu-states: 1 << enum bt_offcpu_state; 0: all */
+	double offcpu_min;   /* --off-cpu-min, seconds; 0: none */
+	unsigned offcpu_rate; /* --off-cpu-rate: stacks per second per CPU; 0: no bound */
+	bool offcpu_rate_set;
 	char **cmd;          /* COMMAND [ARGS...] to start and profile; NULL: none */
 	bool keep_root;      /* --keep-root: run the command as root even under sudo */
 };

@@ -155,7 +155,7 @@ static int start_and_loop(struct trace_ctx *t)
 	if (t->launched && (err = bt_launch_release(&t->launch)) && err != -EPIPE)
 		return bt_cli_error(err == -ENOENT ? 127 : 126, "cannot run %s: %s", a->cmd[0], strerror(-err));
 	if (t->view_on)
-		bt_liveview_start(&t->view, STDERR_FILENO, t->launched ? -1 : STDIN_FILENO);
+		bt_liveview_start(&t->view, STDERR_FILENO, t->launched ? -1 : STDIN_FILENO, false);
 	err = bt_live_run(&t->live);
 	if (t->view_on)
 		bt_liveview_stop(&t->view);

@@ -25,6 +25,8 @@ static const struct {
 	{ BT_REC_KSYM, sizeof(struct bt_rec_ksym) },
 	{ BT_REC_PYSTACK, offsetof(struct bt_rec_pystack, frames) },
 	{ BT_REC_UCONT, sizeof(struct bt_rec_ucont) },
+	{ BT_REC_OFFCPU_STACK, offsetof(struct bt_rec_offcpu_stack, s) + offsetof(struct bt_rec_sample, ips) },
+	{ BT_REC_OFFCPU, sizeof(struct bt_rec_offcpu) },
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
@@ -206,6 +208,33 @@ static void records__pystack_frames_beyond_its_size__invalid(void **state)
 	free(h);
 }
 
+/* An off-CPU stack's frames are a sample's: their count within the record, its comm terminated; an
+ * off-CPU sum's state one of the states. */
+static void records__offcpu_counts_beyond_their_record__invalid(void **state)
+{
+	size_t n = offsetof(struct bt_rec_offcpu_stack, s) + offsetof(struct bt_rec_sample, ips) + 3 * 8;
+	struct bt_rec_hdr *h = rec(BT_REC_OFFCPU_STACK, n, sizeof(struct bt_rec_offcpu_stack));
+	struct bt_rec_offcpu_stack *d = (struct bt_rec_offcpu_stack *)h;
+	d->s.kern_n = 1;
+	d->s.user_n = 2;
+	assert_true(bt_rec_valid(h, n));
+	d->s.user_n = 3;
+	assert_false(bt_rec_valid(h, n));
+	d->s.user_n = 2;
+	memset(d->s.comm, 'a', BT_COMM_LEN);
+	assert_false(bt_rec_valid(h, n));
+	free(h);
+
+	n = sizeof(struct bt_rec_offcpu);
+	h = rec(BT_REC_OFFCPU, n, n);
+	struct bt_rec_offcpu *v = (struct bt_rec_offcpu *)h;
+	v->state = BT_OFFCPU_RUNQ;
+	assert_true(bt_rec_valid(h, n));
+	v->state = BT_OFFCPU_NSTATES;
+	assert_false(bt_rec_valid(h, n));
+	free(h);
+}
+
 /* Strings a consumer prints or copies as C strings, and lengths it indexes with. */
 static void records__unterminated_strings_and_long_lengths__invalid(void **state)
 {
@@ -272,6 +301,7 @@ int main(void)
 		cmocka_unit_test(records__ucont_len_beyond_its_size__invalid),
 		cmocka_unit_test(records__sample_ips_beyond_its_size__invalid),
 		cmocka_unit_test(records__pystack_frames_beyond_its_size__invalid),
+		cmocka_unit_test(records__offcpu_counts_beyond_their_record__invalid),
 		cmocka_unit_test(records__unterminated_strings_and_long_lengths__invalid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -122,6 +122,7 @@ static void agentconf__bad_values__named_errors(void **state)
 		{ "listen", "127.0.0.1:", "listen", -EINVAL },
 		{ "listen", "1.2.3:80", "listen", -EINVAL },
 		{ "idle", "sometimes", "idle", -EINVAL },
+		{ "off-cpu", "maybe", "off-cpu", -EINVAL },
 		{ "sample-labels", "all", "sample-labels", -EINVAL },
 		{ "label", "a-b=c", "names may hold only", -EINVAL },
 		{ "relabel", "action=explode", "relabel: unknown action 'explode'", -EINVAL },
@@ -190,11 +191,13 @@ static void agentconf__push_keys__read(void **state)
 	assert_string_equal(c.headers[1], "X-Other:\tv 1");
 	assert_string_equal(c.ca_file, "/etc/ssl/ca.pem");
 	/* the pull endpoint and the other sampling keys */
-	assert_true(c.sample_labels && !c.idle && !c.listen[0]);
+	assert_true(c.sample_labels && !c.idle && !c.listen[0] && !c.off_cpu);
 	assert_int_equal(bt_agent_conf_set(&c, "listen", "9000", err, sizeof(err)), 0);
 	assert_string_equal(c.listen, "9000");
 	assert_int_equal(bt_agent_conf_set(&c, "listen", "0.0.0.0:4242", err, sizeof(err)), 0);
 	assert_int_equal(bt_agent_conf_set(&c, "idle", "yes", err, sizeof(err)), 0);
+	assert_int_equal(bt_agent_conf_set(&c, "off-cpu", "yes", err, sizeof(err)), 0);
+	assert_true(c.off_cpu);
 	assert_int_equal(bt_agent_conf_set(&c, "sample-labels", "no", err, sizeof(err)), 0);
 	assert_true(c.idle && !c.sample_labels);
 	uint32_t a;

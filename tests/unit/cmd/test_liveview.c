@@ -19,7 +19,7 @@ static void liveview__keys__change_the_view(void **state)
 {
 	struct bt_liveview v;
 	int null = open("/dev/null", O_WRONLY);
-	bt_liveview_start(&v, null, -1);
+	bt_liveview_start(&v, null, -1, false);
 	assert_false(v.full);  /* not a terminal */
 	assert_int_equal(v.in, -1);
 	assert_int_equal(v.opts.sort, BT_TOP_BY_SELF);
@@ -56,7 +56,7 @@ static void liveview__filter__typed_applied_cancelled(void **state)
 {
 	struct bt_liveview v;
 	int null = open("/dev/null", O_WRONLY);
-	bt_liveview_start(&v, null, -1);
+	bt_liveview_start(&v, null, -1, false);
 	type(&v, "/work");
 	assert_true(v.editing);
 	assert_string_equal(v.filter, "");
@@ -93,7 +93,7 @@ static void liveview__plain__summary_without_control_sequences(void **state)
 	l->session.prof.locs[id].name_id = comm;  /* named "prog" */
 	l->session.stats.samples = 5;
 	struct bt_liveview v;
-	bt_liveview_start(&v, fd, -1);
+	bt_liveview_start(&v, fd, -1, false);
 	bt_liveview_tick(&v, l, 1.0);
 	bt_liveview_tick(&v, l, 2.0);  /* within BT_LIVEVIEW_PLAIN_EVERY: nothing more */
 	char out[4096];

@@ -2,6 +2,7 @@
  * refused with exit code 2 and a message naming the option and what it expects. */
 #include "testutil.h"
 #include "cmd/cli/cli.h"
+#include "bt_proto.h"
 #include "cmd/record/recordopts.h"
 
 #include <fcntl.h>
@@ -120,6 +121,31 @@ static void recordopts__long_forms__parsed(void **state)
 	done(a);
 }
 
+static void recordopts__off_cpu__states_minimum_and_bound_parsed(void **state)
+{
+	struct bt_record_args *a;
+	char msg[512];
+	assert_int_equal(parse(&a, msg, sizeof(msg), "-p %d --off-cpu"), 0);
+	assert_true(a->off_cpu && !a->wall);
+	assert_int_equal(a->offcpu_states, 0);   /* all */
+	assert_int_equal(a->offcpu_rate, BT_RECORD_OFFCPU_RATE);
+	done(a);
+	assert_int_equal(parse(&a, msg, sizeof(msg), "-p %d --off-cpu --off-cpu-states S,d --off-cpu-min 50us "
+			       "--off-cpu-rate 0"), 0);
+	assert_string_equal(msg, "");
+	assert_int_equal(a->offcpu_states, (1u << BT_OFFCPU_SLEEP) | (1u << BT_OFFCPU_UNINT));
+	assert_true(a->offcpu_min > 49e-6 && a->offcpu_min < 51e-6);
+	assert_int_equal(a->offcpu_rate, 0);
+	done(a);
+	assert_int_equal(parse(&a, msg, sizeof(msg), "-p %d --off-cpu --off-cpu-states runnable"), 0);
+	assert_int_equal(a->offcpu_states, 1u << BT_OFFCPU_RUNQ);
+	done(a);
+	assert_int_equal(parse(&a, msg, sizeof(msg), "-a --wall --off-cpu-min 2ms"), 0);
+	assert_true(a->wall);
+	assert_true(a->offcpu_min > 0.0019 && a->offcpu_min < 0.0021);
+	done(a);
+}
+
 static void recordopts__command__its_own_options_untouched(void **state)
 {
 	struct bt_record_args *a;
@@ -200,6 +226,17 @@ static const struct { const char *args, *says; } bad[] = {
 	{ "-t %d -- sleep 1", "exclude each other" },
 	{ "-a --user-only --kernel-only", "--user-only and --kernel-only exclude each other" },
 	{ "-p 4194306", "no process with pid 4194306" },
+	{ "-a --off-cpu --off-cpu-states", "--off-cpu-states needs a list of states: S, D, R" },
+	{ "-a --off-cpu --off-cpu-states S,X", "invalid --off-cpu-states 'S,X'" },
+	{ "-a --off-cpu --off-cpu-states S,", "invalid --off-cpu-states 'S,'" },
+	{ "-a --off-cpu --off-cpu-min 0", "invalid --off-cpu-min '0'" },
+	{ "-a --off-cpu --off-cpu-min 5x", "invalid --off-cpu-min '5x': expected a duration" },
+	{ "-a --off-cpu --off-cpu-rate many", "invalid --off-cpu-rate 'many'" },
+	{ "-a --off-cpu-min 1ms", "need --off-cpu or --wall" },
+	{ "-a --off-cpu-rate 10", "need --off-cpu or --wall" },
+	{ "-a --wall --off-cpu-states S", "--wall counts the time of every state" },
+	{ "-a --off-cpu -f perf-script", "with --off-cpu or --wall write folded, svg, pprof or json" },
+	{ "-a --wall --also-write heatmap:x.svg", "perf-script and heatmap show CPU samples one by one" },
 };
 
 static void recordopts__bad_values__named_with_what_they_expect(void **state)
@@ -219,6 +256,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recordopts__perf_spellings__parsed),
 		cmocka_unit_test(recordopts__long_forms__parsed),
+		cmocka_unit_test(recordopts__off_cpu__states_minimum_and_bound_parsed),
 		cmocka_unit_test(recordopts__command__its_own_options_untouched),
 		cmocka_unit_test(recordopts__help__printed_not_an_error),
 		cmocka_unit_test(recordopts__bad_values__named_with_what_they_expect),

@@ -115,19 +115,19 @@ static void topview__each_sort(void **state)
 	assert_string_equal(name_at(&f->s, &t, 0), "work");
 	assert_string_equal(name_at(&f->s, &t, 1), "memcpy");
 	bt_top_free(&t);
-	o.sort = bt_top_sort_next(o.sort);
+	o.sort = bt_top_sort_next(o.sort, false);
 	assert_string_equal(bt_top_sort_name(o.sort), "total");
 	assert_int_equal(bt_top_build(&f->s, &o, &t), 0);
 	assert_string_equal(name_at(&f->s, &t, 0), "main");
 	assert_string_equal(name_at(&f->s, &t, 1), "work");
 	bt_top_free(&t);
-	o.sort = bt_top_sort_next(o.sort);
+	o.sort = bt_top_sort_next(o.sort, false);
 	assert_string_equal(bt_top_sort_name(o.sort), "name");
 	assert_int_equal(bt_top_build(&f->s, &o, &t), 0);
 	for (size_t i = 1; i < t.n; i++)
 		assert_true(strcmp(name_at(&f->s, &t, i - 1), name_at(&f->s, &t, i)) <= 0);
 	bt_top_free(&t);
-	o.sort = bt_top_sort_next(o.sort);
+	o.sort = bt_top_sort_next(o.sort, false);
 	assert_string_equal(bt_top_sort_name(o.sort), "library");
 	assert_int_equal(bt_top_build(&f->s, &o, &t), 0);
 	char b1[64], b2[64];
@@ -136,7 +136,7 @@ static void topview__each_sort(void **state)
 				   bt_top_library(&t.rows[i], b2, sizeof(b2))) <= 0);
 	bt_top_free(&t);
 	/* and round again */
-	assert_int_equal(bt_top_sort_next(o.sort), BT_TOP_BY_SELF);
+	assert_int_equal(bt_top_sort_next(o.sort, false), BT_TOP_BY_SELF);
 }
 
 static void topview__filter_and_sides(void **state)
@@ -202,7 +202,7 @@ static void topview__lines__exactly_the_width(void **state)
 	struct bt_top_opts o = { .sort = BT_TOP_BY_SELF };
 	char buf[512];
 	assert_int_equal(bt_top_build(&f->s, &o, &t), 0);
-	bt_top_heading(80, buf);
+	bt_top_heading(80, false, buf);
 	assert_int_equal(strlen(buf), 80);
 	assert_true(!strncmp(buf, "  self%  total% function", 24));
 	assert_non_null(strstr(buf, "library"));
@@ -211,7 +211,7 @@ static void topview__lines__exactly_the_width(void **state)
 	assert_true(!strncmp(buf, "  54.5%   72.7% work ", 21));
 	/* the library in the last column, where the heading has it */
 	char head[512];
-	bt_top_heading(80, head);
+	bt_top_heading(80, false, head);
 	assert_true(!strncmp(buf + (strstr(head, "library") - head), "prog", 4));
 	/* a kernel function: its plain name, and where it is in the library column */
 	size_t k = 0;
@@ -221,7 +221,7 @@ static void topview__lines__exactly_the_width(void **state)
 	bt_top_format(&f->s, &t, k, 120, buf);
 	assert_int_equal(strlen(buf), 120);
 	assert_null(strstr(buf, "_[k]"));
-	bt_top_heading(120, head);
+	bt_top_heading(120, false, head);
 	char lib[64];
 	const char *want = bt_top_library(&t.rows[k], lib, sizeof(lib));
 	assert_true(want[0] == '[');  /* [kernel], a [module] or [jit] for a BPF program */
@@ -230,9 +230,56 @@ static void topview__lines__exactly_the_width(void **state)
 	for (size_t w = 1; w < 70; w += 7) {
 		bt_top_format(&f->s, &t, 0, w, buf);
 		assert_int_equal(strlen(buf), w);
-		bt_top_heading(w, buf);
+		bt_top_heading(w, false, buf);
 		assert_int_equal(strlen(buf), w);
 	}
+	bt_top_free(&t);
+}
+
+/* With off-CPU time: its column, each function's share of it (state frames in "[off-CPU]"), a sort
+ * by it, and the CPU shares left as they were; without the option the time is left out. */
+static void topview__offcpu__own_column_and_sort(void **state)
+{
+	struct fixture *f = *state;
+	struct bt_session *s = &f->s;
+	int64_t st = bt_profile_named_loc(&s->prof, BT_LOC_OFFCPU, "off-CPU: sleeping (S)", 21);
+	assert_true(st >= 0);
+	uint32_t a = (uint32_t)bt_strtab_intern(&s->prof.names, "a", 1);
+	uint32_t off[] = { f->ids[MAIN], f->ids[SYSCALL], (uint32_t)st };
+	struct bt_sample_key k = { .comm_id = a, .exe_file = BT_NAME_UNSET, .cgroup_id = BT_NAME_UNSET,
+				   .series_id = BT_NAME_UNSET, .kind = BT_VALUE_OFFCPU };
+	assert_int_equal(bt_profile_add_key(&s->prof, &k, off, 3, 3000000000ULL), 0);
+	assert_int_equal(bt_profile_add_key(&s->prof, &k, off, 1, 1000000000ULL), 0);
+	struct bt_top_table t;
+	struct bt_top_opts o = { .sort = BT_TOP_BY_OFFCPU, .offcpu = true };
+	assert_int_equal(bt_top_build(s, &o, &t), 0);
+	assert_int_equal(t.samples, 11);
+	assert_int_equal(t.offcpu_ns, 4000000000ULL);
+	assert_string_equal(name_at(s, &t, 0), "main");
+	const struct bt_top_row *r = row(s, &t, "main");
+	assert_int_equal(r->total, 10);
+	assert_int_equal(r->off, 4000000000ULL);
+	r = row(s, &t, "off-CPU: sleeping (S)");
+	assert_non_null(r);
+	assert_int_equal(r->self, 0);
+	char buf[512], head[512];
+	assert_string_equal(bt_top_library(r, buf, sizeof(buf)), "[off-CPU]");
+	bt_top_heading(90, true, head);
+	assert_int_equal(strlen(head), 90);
+	assert_true(!strncmp(head, "  self%  total% off-cpu% function", 33));
+	bt_top_format(s, &t, 0, 90, buf);
+	assert_int_equal(strlen(buf), 90);
+	assert_true(!strncmp(buf, "   0.0%   90.9%   100.0% main ", 30));
+	bt_top_format(s, &t, 1, 90, buf);
+	assert_true(!strncmp(buf, "   9.1%    9.1%    75.0% do_syscall_64 ", 39));
+	assert_int_equal(bt_top_sort_next(BT_TOP_BY_LIBRARY, true), BT_TOP_BY_OFFCPU);
+	assert_int_equal(bt_top_sort_next(BT_TOP_BY_OFFCPU, true), BT_TOP_BY_SELF);
+	bt_top_free(&t);
+	/* without the column: the CPU table as before */
+	o = (struct bt_top_opts){ .sort = BT_TOP_BY_SELF };
+	assert_int_equal(bt_top_build(s, &o, &t), 0);
+	assert_null(row(s, &t, "off-CPU: sleeping (S)"));
+	assert_int_equal(row(s, &t, "main")->total, 10);
 	bt_top_free(&t);
 }
 
@@ -244,6 +291,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(topview__filter_and_sides, setup, teardown),
 		cmocka_unit_test_setup_teardown(topview__per_process__headings_then_their_functions, setup, teardown),
 		cmocka_unit_test_setup_teardown(topview__lines__exactly_the_width, setup, teardown),
+		cmocka_unit_test_setup_teardown(topview__offcpu__own_column_and_sort, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,8 +214,10 @@ static void folded__per_thread__comm_pid_tid_lines_read_back(void **state)
 	p.per_pid = p.per_tid = true;
 	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "w-1");
 	uint32_t s[] = { loc(&p, BT_LOC_USER, 1) };
-	struct bt_sample_key a = { comm, 40, 41, BT_NAME_UNSET, BT_NAME_UNSET };
-	struct bt_sample_key b = { comm, 40, 42, BT_NAME_UNSET, BT_NAME_UNSET };
+	struct bt_sample_key a = { .comm_id = comm, .pid = 40, .tid = 41, .exe_file = BT_NAME_UNSET,
+				    .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET };
+	struct bt_sample_key b = { .comm_id = comm, .pid = 40, .tid = 42, .exe_file = BT_NAME_UNSET,
+				    .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET };
 	assert_int_equal(bt_profile_add_key(&p, &a, s, 1, 1), 0);
 	assert_int_equal(p.last_stack, 0);
 	assert_int_equal(bt_profile_add_key(&p, &b, s, 1, 1), 0);
@@ -243,6 +245,49 @@ static void folded__per_thread__comm_pid_tid_lines_read_back(void **state)
 	bt_profile_free(&p);
 }
 
+/* Lines of time: off-CPU nanoseconds in microseconds (rounded, a line under half a microsecond
+ * left out), with wall the samples as their period too; the samples alone otherwise. */
+static void folded__time__microseconds_rounded_with_wall_samples(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "app");
+	uint32_t a[] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_KERNEL, 2) };
+	uint32_t b[] = { loc(&p, BT_LOC_USER, 3) };
+	struct bt_sample_key off = { .comm_id = comm, .pid = 0, .tid = 0, .exe_file = BT_NAME_UNSET,
+				    .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET, .kind = BT_VALUE_OFFCPU };
+	struct bt_sample_key cpu = off;
+	cpu.kind = BT_VALUE_SAMPLES;
+	assert_int_equal(bt_profile_add_key(&p, &off, a, 2, 2499), 0);   /* 2 us */
+	assert_int_equal(bt_profile_add_key(&p, &off, b, 1, 499), 0);    /* under half: gone */
+	assert_int_equal(bt_profile_add_key(&p, &cpu, b, 1, 3), 0);
+	int calls = 0;
+	bt_profile_resolve(&p, resolve, &calls);
+	struct bt_fold_time t = { .wall = false, .period_ns = 10000, .unit_ns = 1000 };
+	struct bt_folded f;
+	assert_int_equal(bt_folded_time_from_profile(&p, &t, &f), 0);
+	assert_int_equal(f.n, 1);
+	assert_string_equal(f.v[0].text, "app;f1;k2_[k]");
+	assert_int_equal(f.v[0].count, 2);
+	assert_int_equal(f.total, 2);
+	bt_folded_free(&f);
+	t.wall = true;   /* the 3 samples are 30 us, the 499 ns with them make 30.499: 30 */
+	assert_int_equal(bt_folded_time_from_profile(&p, &t, &f), 0);
+	assert_int_equal(f.n, 2);
+	assert_string_equal(f.v[1].text, "app;f3");
+	assert_int_equal(f.v[1].count, 30);
+	assert_int_equal(f.total, 32);
+	bt_folded_free(&f);
+	t.unit_ns = 1;
+	assert_int_equal(bt_folded_time_from_profile(&p, &t, &f), 0);
+	assert_int_equal(f.v[1].count, 30499);
+	bt_folded_free(&f);
+	char *out = folded(&p);
+	assert_string_equal(out, "app;f3 3\n");
+	free(out);
+	bt_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +297,7 @@ int main(void)
 		cmocka_unit_test(folded__read_into_profile__kinds_back_and_same_text),
 		cmocka_unit_test(folded__per_pid_lines__profile_keeps_pids),
 		cmocka_unit_test(folded__per_thread__comm_pid_tid_lines_read_back),
+		cmocka_unit_test(folded__time__microseconds_rounded_with_wall_samples),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,6 +270,75 @@ static void pprof__series__labels_on_every_sample(void **state)
 	os_teardown(x);
 }
 
+/* Off-CPU stacks (main -> fx_static_helper, asleep) beside the fixture's CPU samples. */
+static void add_offcpu(struct os_fixture *x, uint64_t ns)
+{
+	const struct bt_stack *cpu = &x->s.prof.stacks[0];
+	uint32_t ids[3] = { x->s.prof.frames[cpu->first], x->s.prof.frames[cpu->first + 1] };
+	int64_t st = bt_profile_named_loc(&x->s.prof, BT_LOC_OFFCPU, "off-CPU: sleeping (S)", 21);
+	assert_true(st >= 0);
+	ids[2] = (uint32_t)st;
+	int64_t c = bt_strtab_add(&x->s.prof.names, "prog");
+	struct bt_sample_key k = { .comm_id = (uint32_t)c, .pid = 0, .tid = 0, .exe_file = BT_NAME_UNSET,
+				    .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET, .kind = BT_VALUE_OFFCPU };
+	assert_int_equal(bt_profile_add_key(&x->s.prof, &k, ids, 3, ns), 0);
+}
+
+static void write_view(struct os_fixture *x, const char *path, int view, bool only)
+{
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	struct bt_pprof_opts o = { .period_ns = PERIOD, .kernel_root = x->root, .view = view, .view_only = only };
+	assert_int_equal(bt_pprof_write_session(&x->s, &o, f), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Off-CPU time in its own value type: beside samples/count and cpu/nanoseconds (an off-CPU stack has
+ * 0 in those, a CPU stack 0 off-CPU), the default; alone in a profile of its own type (the CPU
+ * stacks left out); with wall/nanoseconds, their sum per sample, for the wall-clock view. The CPU
+ * view leaves the off-CPU stacks out. */
+static void pprof__offcpu__own_value_type_per_view(void **state)
+{
+	struct os_fixture *x = os_setup(false);
+	add_offcpu(x, 1234567);
+	char out[4096];
+	write_view(x, OS_TMP "/off.pb.gz", BT_VIEW_OFFCPU, false);
+	dump(OS_TMP "/off.pb.gz");
+	bt_test_run(out, sizeof(out), "awk -F'\t' '$1 ~ /sample_type/' " OS_TMP "/off.pb.gz.dump");
+	assert_string_equal(out, "sample_type\tsamples\tcount\nsample_type\tcpu\tnanoseconds\n"
+			    "sample_type\toff_cpu\tnanoseconds\ndefault_sample_type\toff_cpu\n");
+	int rc = bt_test_run(out, sizeof(out), "awk -F'\t' '$1 == \"sample\" { split($2, v, \",\"); "
+			     "if (v[3] > 0 && (v[1] || v[2])) bad++; if (v[3] == 0 && v[2] != v[1] * %llu) bad++; "
+			     "n += v[1]; off += v[3] } END { printf \"%%d %%d %%d\", bad, n, off }' " OS_TMP "/off.pb.gz.dump",
+			     PERIOD);
+	assert_int_equal(rc, 0);
+	char want[64];
+	snprintf(want, sizeof(want), "0 %llu 1234567", (unsigned long long)x->total);
+	assert_string_equal(out, want);
+	/* its own profile type: off-CPU stacks only */
+	write_view(x, OS_TMP "/only.pb.gz", BT_VIEW_OFFCPU, true);
+	dump(OS_TMP "/only.pb.gz");
+	bt_test_run(out, sizeof(out), "awk -F'\t' '$1 ~ /sample_type/ || $1 == \"sample\" { print $1, $2 }' "
+		    OS_TMP "/only.pb.gz.dump");
+	assert_string_equal(out, "sample_type off_cpu\ndefault_sample_type off_cpu\nsample 1234567\n");
+	/* wall: the fourth value is the sum of cpu and off_cpu */
+	write_view(x, OS_TMP "/wall.pb.gz", BT_VIEW_WALL, false);
+	dump(OS_TMP "/wall.pb.gz");
+	rc = bt_test_run(out, sizeof(out), "awk -F'\t' '$1 == \"default_sample_type\" { d = $2 } $1 == \"sample\" "
+			 "{ split($2, v, \",\"); if (v[4] != v[2] + v[3]) bad++; w += v[4] } END { printf \"%%s %%d %%d\", "
+			 "d, bad, w }' " OS_TMP "/wall.pb.gz.dump");
+	snprintf(want, sizeof(want), "wall 0 %llu", (unsigned long long)(x->total * PERIOD + 1234567));
+	assert_string_equal(out, want);
+	/* the CPU view: as before, without the off-CPU stack */
+	write_view(x, OS_TMP "/cpu.pb.gz", BT_VIEW_CPU, false);
+	dump(OS_TMP "/cpu.pb.gz");
+	bt_test_run(out, sizeof(out), "awk -F'\t' '$1 == \"sample\" { split($2, v, \",\"); n += v[1]; k++ } "
+		    "$1 ~ /sample_type/ { t++ } END { printf \"%%d %%d %%d\", t, k, n }' " OS_TMP "/cpu.pb.gz.dump");
+	snprintf(want, sizeof(want), "2 %zu %llu", x->s.prof.nstacks - 1, (unsigned long long)x->total);
+	assert_string_equal(out, want);
+	os_teardown(x);
+}
+
 static void pprof__unknown_period__samples_only(void **state)
 {
 	struct os_fixture *x = os_setup(false);
@@ -705,6 +774,7 @@ int main(void)
 		cmocka_unit_test(pprof__samples__values_period_and_labels),
 		cmocka_unit_test(pprof__series__labels_on_every_sample),
 		cmocka_unit_test(pprof__unknown_period__samples_only),
+		cmocka_unit_test(pprof__offcpu__own_value_type_per_view),
 		cmocka_unit_test(pprof__session__round_trips_to_the_same_folded),
 		cmocka_unit_test(pprof__folded_input__round_trips),
 		cmocka_unit_test(pprof__foreign_profile__decodes_as_pprof_format_reads_it),

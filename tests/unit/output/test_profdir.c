@@ -78,12 +78,15 @@ static void profdir__prune__keeps_the_newest_of_one_kind(void **state)
 	}
 	snprintf(path, sizeof(path), "%s/status.json", dir);
 	assert_int_equal(bt_atomic_write(path, put_text, "{}"), 0);
+	/* another kind of profile whose prefix begins with this one's: not this one's to prune */
+	bt_profdir_name(path, sizeof(path), dir, "buildtrace-off_cpu", 1795378650000000000LL, "folded");
+	assert_int_equal(bt_atomic_write(path, put_text, "x 1\n"), 0);
 	unsigned removed = 0;
 	assert_int_equal(bt_profdir_prune(dir, "buildtrace", "folded", 2, &removed), 0);
 	assert_int_equal(removed, 4);
-	assert_int_equal(count(dir), 2 + 6 + 1);
+	assert_int_equal(count(dir), 2 + 6 + 1 + 1);
 	char out[512];
-	assert_int_equal(bt_test_run(out, sizeof(out), "ls %s | grep folded | tr '\\n' ' '", dir), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "ls %s | grep folded | grep -v off_cpu | tr '\\n' ' '", dir), 0);
 	assert_string_equal(out, "buildtrace-20261122T202130.000Z.folded buildtrace-20261122T202230.000Z.folded ");
 	assert_int_equal(bt_profdir_prune(dir, "buildtrace", "pb.gz", 10, &removed), 0);
 	assert_int_equal(removed, 0);

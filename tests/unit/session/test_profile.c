@@ -228,9 +228,44 @@ static void profile__extract__one_series_alone(void **state)
 	bt_profile_free(&p);
 }
 
+/* One stack's frames counted as samples and as off-CPU time are two stacks, each total its kind's;
+ * what counts samples (unresolved frames, the top list) leaves the time out, and the reverse. */
+static void profile__value_kinds__kept_apart(void **state)
+{
+	struct bt_profile p;
+	bt_profile_init(&p);
+	uint32_t comm = (uint32_t)bt_strtab_add(&p.names, "app");
+	uint32_t s[] = { loc(&p, BT_LOC_USER, 1), loc(&p, BT_LOC_USER, 2000) };  /* 2000: unnamed */
+	struct bt_sample_key cpu = { .comm_id = comm, .pid = 1, .tid = 1, .exe_file = BT_NAME_UNSET,
+				    .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET, .kind = BT_VALUE_SAMPLES };
+	struct bt_sample_key off = cpu;
+	off.kind = BT_VALUE_OFFCPU;
+	assert_int_equal(bt_profile_add_key(&p, &cpu, s, 2, 3), 0);
+	assert_int_equal(bt_profile_add_key(&p, &off, s, 2, 5000000), 0);
+	assert_int_equal(bt_profile_add_key(&p, &off, s, 2, 1000000), 0);
+	assert_int_equal(p.nstacks, 2);
+	assert_int_equal(p.total, 3);
+	assert_int_equal(p.offcpu_ns, 6000000);
+	assert_int_equal(p.stacks[1].kind, BT_VALUE_OFFCPU);
+	assert_int_equal(p.stacks[1].count, 6000000);
+	int calls = 0;
+	assert_int_equal(bt_profile_resolve(&p, resolve, &calls), 0);
+	assert_int_equal(bt_profile_unresolved_frames(&p), 3);
+	assert_int_equal(bt_profile_unresolved_ns(&p), 6000000);
+	struct bt_top_entry top[4];
+	assert_int_equal(bt_profile_top(&p, top, 4), 2);
+	assert_int_equal(top[0].self + top[1].self, 3);
+	/* the folded text of samples has the CPU stack only */
+	char *out = folded(&p);
+	assert_string_equal(out, "app;f1;[lib+0x7d0] 3\n");
+	free(out);
+	bt_profile_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(profile__value_kinds__kept_apart),
 		cmocka_unit_test(profile__same_stack__counted_once),
 		cmocka_unit_test(profile__different_addresses_same_name__merged_in_output),
 		cmocka_unit_test(profile__pending_names__retried_and_counted),

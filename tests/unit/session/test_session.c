@@ -19,6 +19,8 @@
 #define TMP "build/tests/tmp-session"
 #define BASE 0x555500000000ULL      /* where the synthetic processes map the program */
 #define KSYM_ADDR 0xffffffff81001000ULL
+#define KSCHED_ADDR 0xffffffff81100000ULL   /* __schedule */
+#define KTRACE_ADDR 0xffffffff81200000ULL   /* bpf_trace_run4: the tracepoint's, before __schedule */
 
 struct fx {
 	struct bt_session s;
@@ -49,8 +51,9 @@ static struct fx *setup(bool kernel)
 	snprintf(x->root, sizeof(x->root), TMP "/root-XXXXXX");
 	assert_non_null(mkdtemp(x->root));
 	char ks[256];
-	snprintf(ks, sizeof(ks), "ffffffff81000000 T _stext\n%llx T do_syscall_64\n",
-		 (unsigned long long)KSYM_ADDR);
+	snprintf(ks, sizeof(ks), "ffffffff81000000 T _stext\n%llx T do_syscall_64\n%llx T __schedule\n"
+		 "%llx T bpf_trace_run4\n", (unsigned long long)KSYM_ADDR, (unsigned long long)KSCHED_ADDR,
+		 (unsigned long long)KTRACE_ADDR);
 	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc && printf '%s' > %s/proc/kallsyms", x->root,
 				     ks, x->root), 0);
 	assert_non_null(realpath(PROG, x->prog));
@@ -331,6 +334,147 @@ static void session__kernel_frames__plain_names_marked_when_folded(void **state)
 	assert_string_equal(bt_strtab_get(&x->s.prof.names, inner->name_id), "do_syscall_64");
 	assert_int_equal(x->s.ksyms_misses, 1);
 	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 1);
+	teardown(x);
+}
+
+/* The frames of off-CPU stack key, as the kernel writes them the first time it meets the key: the
+ * tracepoint's frame and __schedule's, then a system call's, then user frames at these offsets. */
+static void offstack_rec(struct fx *x, uint32_t pid, uint32_t tid, uint64_t key, const uint64_t *offs, size_t un)
+{
+	struct bt_rec_offcpu_stack d = { .key = key };
+	hdr(x, &d.hdr, BT_REC_OFFCPU_STACK, sizeof(d));
+	d.hdr.pad = key == 4343 ? BT_OFFCPU_STACK_EARLY : 0;   /* the test of a stack taken at the start */
+	struct bt_rec_sample *r = &d.s;
+	hdr(x, &r->hdr, BT_REC_OFFCPU_STACK, sizeof(*r));
+	r->pid = pid;
+	r->tid = tid;
+	snprintf(r->comm, sizeof(r->comm), "fx");
+	uint64_t kips[] = { KTRACE_ADDR + 0x20, KSCHED_ADDR + 0x40, KSYM_ADDR + 0x10 };
+	r->kern_n = 3;
+	r->user_n = (uint16_t)un;
+	memcpy(r->ips, kips, sizeof(kips));
+	for (size_t i = 0; i < un; i++)
+		r->ips[3 + i] = BASE + offs[i];
+	assert_int_equal(bt_session_record(&x->s, &d.hdr), 0);
+}
+
+/* ns of off-CPU time of thread tid in the stack of key, in state. */
+static void offtime_rec(struct fx *x, uint32_t pid, uint32_t tid, uint64_t key, uint8_t state, uint64_t ns,
+			uint32_t blocks)
+{
+	struct bt_rec_offcpu v = { .key = key, .pid = pid, .tid = tid, .ns = ns, .blocks = blocks, .state = state };
+	hdr(x, &v.hdr, BT_REC_OFFCPU, sizeof(v));
+	assert_int_equal(bt_session_record(&x->s, &v.hdr), 0);
+}
+
+/* The session's off-CPU stacks as folded time, in microseconds. */
+static char *folded_time(struct fx *x, bool wall)
+{
+	assert_int_equal(bt_session_resolve(&x->s), 0);
+	struct bt_fold_time t = { .wall = wall, .period_ns = 1000, .unit_ns = 1000 };
+	struct bt_folded f;
+	assert_int_equal(bt_folded_time_from_profile(&x->s.prof, &t, &f), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	assert_non_null(out);
+	assert_int_equal(bt_folded_write(&f, out), 0);
+	fclose(out);
+	bt_folded_free(&f);
+	return buf;
+}
+
+/* A stack's frames once, its time many times: summed per state, each state the stack's leaf, the
+ * scheduler's tracepoint frames before __schedule left out; kept apart from the CPU samples. */
+static void session__offcpu_stack_then_times__summed_with_state_leaf(void **state)
+{
+	struct fx *x = setup(true);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t offs[] = { x->off_helper + 2, x->off_main + 1 };
+	offstack_rec(x, 500, 501, 1000, offs, 2);
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_SLEEP, 4000, 2);
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_SLEEP, 6000, 1);
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_RUNQ, 3000, 0);
+	sample_rec(x, 500, NULL, 0, offs, 2);
+	char *out = folded_time(x, false);
+	assert_string_equal(out, "fx;main;fx_static_helper;do_syscall_64_[k];__schedule_[k];off-CPU: runnable (R) 3\n"
+				 "fx;main;fx_static_helper;do_syscall_64_[k];__schedule_[k];off-CPU: sleeping (S) 10\n");
+	free(out);
+	/* wall: the sample too, as its period (1 us here) */
+	out = folded_time(x, true);
+	assert_non_null(strstr(out, "fx;main;fx_static_helper 1\n"));
+	free(out);
+	/* the CPU view has the sample only */
+	out = folded(x);
+	assert_string_equal(out, "fx;main;fx_static_helper 1\n");
+	free(out);
+	assert_int_equal(x->s.prof.total, 1);
+	assert_int_equal(x->s.prof.offcpu_ns, 13000);
+	assert_int_equal(x->s.stats.offcpu_ns, 13000);
+	assert_int_equal(x->s.stats.offcpu_state_ns[BT_OFFCPU_SLEEP], 10000);
+	assert_int_equal(x->s.stats.offcpu_blocks, 3);
+	assert_int_equal(x->s.stats.offcpu_stacks, 1);
+	assert_int_equal(x->s.stats.samples, 1);   /* the stack's frames are no sample */
+	assert_int_equal(bt_profile_unresolved_ns(&x->s.prof), 0);
+	teardown(x);
+}
+
+/* Time without a stack: blocked since before the session (named as /proc names the thread), over
+ * the rate bound, or of a key whose frames never came; each its own placeholder, counted. */
+static void session__offcpu_without_stack__placeholders_counted(void **state)
+{
+	struct fx *x = setup(true);
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/500/task/501 && echo worker > "
+				     "%s/proc/500/task/501/comm", x->root, x->root), 0);
+	exec_rec(x, 500);
+	offtime_rec(x, 500, 501, BT_OFFCPU_KEY_EARLY, BT_OFFCPU_UNINT, 2000, 0);
+	offtime_rec(x, 500, 501, BT_OFFCPU_KEY_UNWALKED, BT_OFFCPU_SLEEP, 3000, 1);
+	offtime_rec(x, 500, 502, 4242, BT_OFFCPU_SLEEP, 5000, 1);
+	/* a thread off a CPU at the start whose kernel stack the kernel took: those frames, first the
+	 * placeholder of what it could not take */
+	offstack_rec(x, 500, 503, 4343, NULL, 0);
+	offtime_rec(x, 500, 503, 4343, BT_OFFCPU_SLEEP, 7000, 0);
+	char *out = folded_time(x, false);
+	assert_string_equal(out, "[unknown];[stack lost];off-CPU: sleeping (S) 5\n"
+				 "fx;[off-CPU since before the session];do_syscall_64_[k];__schedule_[k];"
+				 "off-CPU: sleeping (S) 7\n"
+				 "worker;[off-CPU since before the session];off-CPU: uninterruptible (D) 2\n"
+				 "worker;[stack not taken: rate bound];off-CPU: sleeping (S) 3\n");
+	free(out);
+	assert_int_equal(x->s.stats.offcpu_nostack_ns, 17000);
+	assert_int_equal(x->s.stats.offcpu_lost_ns, 5000);
+	assert_int_equal(bt_profile_unresolved_ns(&x->s.prof), 17000);
+	assert_int_equal(bt_profile_unresolved_frames(&x->s.prof), 0);  /* samples only */
+	teardown(x);
+}
+
+/* The kernel forgets its keys (a record of key 0): a stack neither given nor used for two epochs
+ * goes, one used meanwhile stays; time going to a second profile (also) gets the same stacks. */
+static void session__offcpu_epochs__unused_stacks_forgotten(void **state)
+{
+	struct fx *x = setup(false);
+	struct bt_profile also;
+	bt_profile_init(&also);
+	x->s.also = &also;
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t offs[] = { x->off_main };
+	offstack_rec(x, 500, 500, 100, offs, 1);
+	offstack_rec(x, 500, 500, 200, offs, 0);
+	for (int i = 0; i < 3; i++) {
+		offtime_rec(x, 500, 500, 0, 0, 0, 0);
+		if (i == 0)
+			offtime_rec(x, 500, 500, 100, BT_OFFCPU_SLEEP, 1000, 1);
+	}
+	assert_int_equal(x->s.stats.offcpu_dropped, 1);
+	offtime_rec(x, 500, 500, 100, BT_OFFCPU_SLEEP, 1000, 1);
+	offtime_rec(x, 500, 500, 200, BT_OFFCPU_SLEEP, 1000, 1);
+	assert_int_equal(x->s.stats.offcpu_lost_ns, 1000);
+	assert_int_equal(also.offcpu_ns, 3000);
+	assert_int_equal(x->s.prof.offcpu_ns, 3000);
+	x->s.also = NULL;
+	bt_profile_free(&also);
 	teardown(x);
 }
 
@@ -632,6 +776,9 @@ int main(void)
 		cmocka_unit_test(session__python_frames__native_walk_said_whole_or_cut),
 		cmocka_unit_test(session__python_walk_cut__marked),
 		cmocka_unit_test(session__malformed_records__counted_bad),
+		cmocka_unit_test(session__offcpu_stack_then_times__summed_with_state_leaf),
+		cmocka_unit_test(session__offcpu_without_stack__placeholders_counted),
+		cmocka_unit_test(session__offcpu_epochs__unused_stacks_forgotten),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,7 +163,7 @@ static struct bt_targets_conf conf_with(struct bt_relabel *r, const char *const 
 }
 
 /* One reading per process: a changed /proc is not read again until the process exec's (forget) or
- * is sampled in another cgroup; a dropped process stays dropped. */
+ * is sampled in another cgroup (not when asked without one); a dropped process stays dropped. */
 static void targets__lookup__cached_until_exec_or_move(void **state)
 {
 	static const char *const rules[] = {
@@ -193,6 +193,13 @@ static void targets__lookup__cached_until_exec_or_move(void **state)
 	h.cgroup_id = 8;
 	assert_int_equal(bt_targets_lookup(&t, &h, &s), 1);
 	assert_string_equal(s, "env=ci,service_name=beta");
+	/* asked without a cgroup (off-CPU time without a stack): the target it has, not made again */
+	proc(200, "spin", "/opt/spin", "spin\0", 5, "/bt.slice/delta.service", "", 0);
+	struct bt_target_hint nocg = { .pid = 200, .tid = 200, .comm = "spin" };
+	assert_int_equal(bt_targets_lookup(&t, &nocg, &s), 1);
+	assert_string_equal(s, "env=ci,service_name=beta");
+	assert_int_equal(t.st.targets, 2);
+	proc(200, "spin", "/opt/spin", "spin\0", 5, "/bt.slice/beta.service", "", 0);
 	/* the sample's cgroup path wins over /proc's */
 	bt_targets_forget(&t, 200);
 	h.cgroup = "/bt.slice/gamma.service";
