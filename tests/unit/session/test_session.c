@@ -547,6 +547,33 @@ static void session__also_window__samples_by_their_time(void **state)
 	teardown(x);
 }
 
+/* Off-CPU time goes to also by its cut's time (the end of the time it counts), whenever it is
+ * delivered: not a cut made at or before the window's start (queued, delivered after it began), one
+ * at its end (made before the end's clock is read) and those between. */
+static void session__also_window__offcpu_by_its_cut(void **state)
+{
+	struct fx *x = setup(false);
+	struct bt_profile also;
+	bt_profile_init(&also);
+	exec_rec(x, 500);
+	mmap_rec(x, 500, x->prog, BT_BID_OK);
+	uint64_t offs[] = { x->off_main };
+	offstack_rec(x, 500, 501, 1000, offs, 1);
+	x->s.also = &also;
+	x->s.also_from_ns = x->t + 1;   /* the next record is the start's cut */
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_SLEEP, 1000, 1);
+	assert_int_equal(also.offcpu_ns, 0);
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_SLEEP, 2000, 1);
+	x->s.also_until_ns = x->t + 1;  /* the next is the end's cut */
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_SLEEP, 4000, 1);
+	offtime_rec(x, 500, 501, 1000, BT_OFFCPU_SLEEP, 8000, 1);
+	assert_int_equal(also.offcpu_ns, 6000);
+	assert_int_equal(x->s.prof.offcpu_ns, 15000);
+	x->s.also = NULL;
+	bt_profile_free(&also);
+	teardown(x);
+}
+
 /* A code object of CPython 3.11 in this process's memory: qualified name q, file, first line. */
 struct fake_code {
 	uint8_t code[256], name[128], file[128];
@@ -772,6 +799,7 @@ int main(void)
 		cmocka_unit_test(session__kernel_frames__plain_names_marked_when_folded),
 		cmocka_unit_test(session__labels__apart_by_thread_with_executable),
 		cmocka_unit_test(session__also_window__samples_by_their_time),
+		cmocka_unit_test(session__also_window__offcpu_by_its_cut),
 		cmocka_unit_test(session__python_frames__replace_eval_loop_frames),
 		cmocka_unit_test(session__python_frames__native_walk_said_whole_or_cut),
 		cmocka_unit_test(session__python_walk_cut__marked),
