@@ -60,9 +60,10 @@ struct bt_capture_opts {
 	const struct bt_unwtables_store *unw_store;  /* with bpf_unwind: where compiled tables are
 				 * kept between sessions; NULL: nowhere */
 	bool off_cpu;           /* off-CPU time of the watched threads: counted from
-				 * bt_capture_offcpu_begin, delivered at each bt_capture_offcpu_cut
-				 * (BT_REC_OFFCPU_STACK and BT_REC_OFFCPU records). User stacks are
-				 * walked as samples walk them, by frame pointers with dwarf */
+				 * bt_capture_offcpu_begin, cut at each bt_capture_offcpu_cut
+				 * (BT_REC_OFFCPU_STACK and BT_REC_OFFCPU records, delivered by the
+				 * polls). User stacks are walked as samples walk them (the BPF walk
+				 * not finished in userspace), by frame pointers with dwarf */
 	unsigned offcpu_states; /* 1 << enum bt_offcpu_state: the states counted; 0: all */
 	uint64_t offcpu_min_ns; /* times off a CPU shorter than this are not counted */
 	unsigned offcpu_rate;   /* stacks taken per second per CPU at most (beyond: counted without
