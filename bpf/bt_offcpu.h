@@ -212,6 +212,15 @@ static __always_inline __u64 bt_offcpu_emit(struct bt_rec_offcpu_stack *d, __u32
 	return key;
 }
 
+/* The Python frames of the current thread into the per-CPU scratch record (bt_py_walk): their
+ * record's length, 0 for none. A global function, for the switch's frame (bt_offcpu_left). */
+__noinline int bt_offcpu_py(__u32 tgid, __u32 tid, __u64 now)
+{
+	struct bt_rec_pystack *py = NULL;
+	__u32 len = bt_py_walk(tgid, tid, now, &py);
+	return py ? (int)len : 0;
+}
+
 /* The current thread's stack, as its key (bt_offcpu_emit). */
 static __always_inline __u64 bt_offcpu_stack(void *ctx, __u32 tgid, __u32 tid, __u64 now)
 {
@@ -220,7 +229,15 @@ static __always_inline __u64 bt_offcpu_stack(void *ctx, __u32 tgid, __u32 tid, _
 	if (!d)
 		return BT_OFFCPU_KEY_UNWALKED;
 	struct bt_rec_pystack *py = NULL;
-	__u32 pylen = (cfg_flags & BT_CFG_PYTHON) ? bt_py_walk(tgid, tid, now, &py) : 0;
+	__u32 pylen = 0;
+	if (cfg_flags & BT_CFG_PYTHON) {
+		int l = bt_offcpu_py(tgid, tid, now);
+		struct bt_py_scratch *s = l > 0 ? bpf_map_lookup_elem(&py_scratch, &zero) : NULL;
+		if (s && l <= (int)sizeof(s->rec)) {
+			py = &s->rec;
+			pylen = (__u32)l;
+		}
+	}
 	__u32 len = take_stack(ctx, &d->s, tgid, tid, true, now, false);
 	return bt_offcpu_emit(d, len, py, pylen, now);
 }
@@ -296,6 +313,27 @@ static __always_inline __u32 bt_offcpu_state(bool preempt, unsigned int prev_sta
 	return BT_OFFCPU_SLEEP;
 }
 
+/* Thread tid of process tgid left its CPU at now, in state, its stack key: its entry. A global
+ * function: its locals stay out of the switch's frame, which with the stack walk's calls below it
+ * must fit, all frames together, in the 512 bytes 6.1's verifier allows. */
+__noinline int bt_offcpu_left(__u32 tid, __u32 tgid, __u64 key, __u32 state, __u64 now)
+{
+	struct bt_offcpu_thread *t = bpf_map_lookup_elem(&offcpu_threads, &tid);
+	if (t) {
+		t->woke = state == BT_OFFCPU_RUNQ ? now : 0;
+		t->key = key;
+		t->tgid = tgid;
+		t->state = state;
+		t->start = now;
+		return 0;
+	}
+	struct bt_offcpu_thread nt = { .start = now, .woke = state == BT_OFFCPU_RUNQ ? now : 0, .key = key,
+				       .tgid = tgid, .state = state };
+	if (bpf_map_update_elem(&offcpu_threads, &tid, &nt, BPF_NOEXIST))
+		count(BT_CNT_OFFCPU_NO_THREAD);
+	return 0;
+}
+
 /* The current thread (prev) leaves its CPU at now. Kernel threads are nobody's work here. */
 static __always_inline void bt_offcpu_out(void *ctx, struct task_struct *prev, bool preempt,
 					  unsigned int prev_state, __u64 now)
@@ -321,19 +359,7 @@ static __always_inline void bt_offcpu_out(void *ctx, struct task_struct *prev, b
 		key = bt_offcpu_stack(ctx, tgid, tid, now);
 	else
 		count(BT_CNT_OFFCPU_UNWALKED);
-	struct bt_offcpu_thread *t = bpf_map_lookup_elem(&offcpu_threads, &tid);
-	if (t) {
-		t->woke = state == BT_OFFCPU_RUNQ ? now : 0;
-		t->key = key;
-		t->tgid = tgid;
-		t->state = state;
-		t->start = now;
-		return;
-	}
-	struct bt_offcpu_thread nt = { .start = now, .woke = state == BT_OFFCPU_RUNQ ? now : 0, .key = key,
-				       .tgid = tgid, .state = state };
-	if (bpf_map_update_elem(&offcpu_threads, &tid, &nt, BPF_NOEXIST))
-		count(BT_CNT_OFFCPU_NO_THREAD);
+	bt_offcpu_left(tid, tgid, key, state, now);
 }
 
 SEC("tp_btf/sched_switch")
