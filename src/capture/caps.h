@@ -29,6 +29,13 @@ const char *bt_caps_keep_after_attach(void);
  * capability is last_cap; NULL when caps does not parse. */
 const char *bt_caps_keep_after_attach_text(const char *caps, int last_cap);
 
+/* Runs fn(ctx) with only the capabilities of keep (as for bt_caps_drop) effective, the others
+ * still permitted and made effective again afterwards: what the process will be allowed once it
+ * has dropped them, asked before it does (can a file created now be renamed into place at the
+ * end?). Only the calling thread's set changes, for the call. fn's result, or -errno when the
+ * effective set could not be changed. */
+int bt_caps_with_only(const char *keep, int (*fn)(void *ctx), void *ctx);
+
 /* Drops every capability from the effective, permitted, inheritable and bounding sets except those
  * in keep (a comma-separated list such as "cap_sys_ptrace,cap_dac_read_search", may be NULL or ""),
  * clears the ambient set and sets no_new_privs: nothing dropped can come back, not even through a

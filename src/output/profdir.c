@@ -16,12 +16,9 @@ int bt_atomic_write(const char *path, int (*fn)(void *ctx, FILE *f), void *ctx)
 	int fd = bt_wfile_create(&w, path, BT_WFILE_MODE);
 	if (fd < 0)
 		return fd;
-	int dfd = dup(fd);
-	FILE *f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
+	FILE *f = bt_wfile_stream(&w);
 	if (!f) {
 		int e = -errno;
-		if (dfd >= 0)
-			close(dfd);
 		bt_wfile_abort(&w);
 		return e;
 	}

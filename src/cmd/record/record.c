@@ -87,22 +87,23 @@ static void outs_discard(struct bt_outfile *main_out, struct bt_record_args *a)
 		bt_out_discard(&a->also[i]);
 }
 
-/* Every output is created before profiling starts: a path that cannot be written fails now.
- * 0, or the exit code after saying which path and why (nothing is left open then). */
-static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a)
+/* Every output is created before profiling starts, by whoever can still rename it into place at
+ * the end: a path that cannot be written fails now. 0, or the exit code after saying which path
+ * and why (nothing is left open then). */
+static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a, struct bt_out_owner *own)
 {
 	const struct bt_outfile *bad = NULL;
-	int err = bt_out_open(main_out);
+	int err = bt_out_open(main_out, own);
 	if (err)
 		bad = main_out;
 	for (size_t i = 0; !bad && i < a->nalso; i++)
-		if ((err = bt_out_open(&a->also[i])))
+		if ((err = bt_out_open(&a->also[i], own)))
 			bad = &a->also[i];
 	if (!bad)
 		return 0;
 	const char *path = bad->path;
 	outs_discard(main_out, a);
-	return bt_cli_error(1, "cannot write %s: %s", path, bt_cli_write_error(err));
+	return bt_cli_error(1, "cannot write %s: %s", path, bt_out_error(own, err));
 }
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
@@ -391,14 +392,19 @@ static int run(struct bt_record_args *a)
 				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
 				    "cap_checkpoint_restore+ep", msg);
 	struct bt_outfile main_out = { .path = a->output, .fmt = a->fmt, .w = BT_WFILE_INIT };
-	int rcode = outs_open(&main_out, a);
-	if (rcode)
+	struct bt_out_owner owner;
+	bt_out_owner_init(&owner, bt_caps_keep_after_attach());
+	int rcode = outs_open(&main_out, a, &owner);
+	if (rcode) {
+		bt_out_owner_free(&owner);
 		return rcode;
+	}
 	/* the sample log's older samples go to a scratch file there: one that cannot be made fails now */
 	const char *scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
 	int sfd = per_sample(a) ? bt_wfile_scratch(scratch) : -EBADF;
 	if (sfd < 0 && sfd != -EBADF) {
 		outs_discard(&main_out, a);
+		bt_out_owner_free(&owner);
 		return bt_cli_error(1, "cannot make a scratch file in %s for the samples of a per-sample format: %s "
 				    "(TMPDIR chooses the directory)", scratch, strerror(-sfd));
 	}
@@ -409,6 +415,7 @@ static int run(struct bt_record_args *a)
 	int cmd_pid = 0;
 	if (!rc) {
 		outs_discard(&main_out, a);
+		bt_out_owner_free(&owner);
 		return bt_cli_error(1, "out of memory");
 	}
 	rc->verbose = a->verbose;
@@ -418,6 +425,7 @@ static int run(struct bt_record_args *a)
 		if ((rcode = launch_command(a, &ln))) {
 			free(rc);
 			outs_discard(&main_out, a);
+			bt_out_owner_free(&owner);
 			return rcode;
 		}
 		rc->launch = &ln;
@@ -446,6 +454,7 @@ out:
 	bt_launch_close(&ln);
 	free(rc);
 	outs_discard(&main_out, a);
+	bt_out_owner_free(&owner);
 	return rcode;
 }
 

@@ -41,6 +41,7 @@ struct trace_ctx {
 	bool view_on;
 	struct bt_liveview view;
 	struct bt_outfile out;
+	struct bt_out_owner owner;     /* who writes the output */
 };
 
 static void trace_log(void *ctx, enum bt_log_level level, const char *msg)
@@ -74,8 +75,9 @@ static const char *trace_done(void *ctx, struct bt_live *l)
 static int out_open(struct trace_ctx *t)
 {
 	t->out = (struct bt_outfile){ .path = t->a->output, .fmt = t->a->fmt, .w = BT_WFILE_INIT };
-	int err = bt_out_open(&t->out);
-	return err ? bt_cli_error(1, "cannot write %s: %s", t->a->output, bt_cli_write_error(err)) : 0;
+	bt_out_owner_init(&t->owner, bt_caps_keep_after_attach());
+	int err = bt_out_open(&t->out, &t->owner);
+	return err ? bt_cli_error(1, "cannot write %s: %s", t->a->output, bt_out_error(&t->owner, err)) : 0;
 }
 
 /* Attaches every place; 0 or the exit code after saying which failed. */
@@ -327,6 +329,7 @@ static int run(struct bt_trace_args *a)
 			rc = bt_launch_exit_code(t->launch.status);
 	}
 	bt_out_discard(&t->out);
+	bt_out_owner_free(&t->owner);
 	bt_uprobes_close(t->up);
 	if (t->live_inited)
 		bt_live_close(&t->live);
