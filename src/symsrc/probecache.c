@@ -133,12 +133,6 @@ static int walk_entry(void *ctx, const struct bt_bidcache_entry *e)
 	return r;
 }
 
-static int open_root(const char *cache)
-{
-	int fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 int bt_pcache_foreach(const char *cache_dir, int (*fn)(void *ctx, const struct bt_pcache_probe *p),
 		      void *ctx)
 {
@@ -148,7 +142,7 @@ int bt_pcache_foreach(const char *cache_dir, int (*fn)(void *ctx, const struct b
 	w->cache = cache_dir;
 	w->fn = fn;
 	w->ctx = ctx;
-	w->root = open_root(cache_dir);
+	w->root = bt_bidcache_open_root(cache_dir, false);
 	int r = w->root == -ENOENT ? 0 : w->root;
 	if (w->root >= 0) {
 		r = bt_bidcache_foreach(cache_dir, walk_entry, w);
@@ -274,7 +268,7 @@ int bt_pcache_add(const char *cache_dir, const struct bt_build_id *id, const cha
 	if (!f)
 		return -ENOMEM;
 	f->id = id;
-	int root = open_root(cache_dir), dfd = -1;
+	int root = bt_bidcache_open_root(cache_dir, false), dfd = -1;
 	err = root < 0 ? root : bt_bidcache_foreach(cache_dir, find_dir, f) == 1 ? 0 : -ENOENT;
 	if (!err && (dfd = open_entry(root, cache_dir, f->dir)) < 0)
 		err = dfd;
@@ -357,7 +351,7 @@ int bt_pcache_remove(const char *cache_dir, const char *group, const char *event
 	struct remove_ctx rc = { .cache = cache_dir };
 	snprintf(rc.ev.p, sizeof(rc.ev.p), "p:%s/%s ", group, event);
 	snprintf(rc.ev.r, sizeof(rc.ev.r), "r:%s/%s ", group, event);
-	rc.root = open_root(cache_dir);
+	rc.root = bt_bidcache_open_root(cache_dir, false);
 	if (rc.root < 0)
 		return rc.root == -ENOENT ? 0 : rc.root;
 	int err = bt_bidcache_foreach(cache_dir, remove_in_entry, &rc);

@@ -125,6 +125,51 @@ static void sudo__output_in_the_users_directory__written_as_the_user(void **stat
 	assert_string_equal(out, "nobody\nx.folded\n");
 }
 
+/* Case 2, the build-id cache: a cache in the user's own directory (HOME kept, or --cache-dir) is
+ * one root may not write once it has dropped its capabilities: said at start, nothing stored,
+ * nothing failing silently. Case 5: the user's ~/.debug a link to a directory of theirs: not
+ * followed (said so, nothing created there); root's own cache stores a root-only (0711) program as
+ * 0711, so the user cannot read it through its copy. */
+static void sudo__build_id_cache__users_link_not_followed_copies_no_wider(void **state)
+{
+	bt_test_require_priv();
+	struct fx *f = *state;
+	char out[4096];
+	/* a program only root may read (0711: others may only run it) */
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -m 0755 %s/bin && cp " EXITWITH " %s/bin/secret && chmod 0711 "
+				     "%s/bin/secret && mkdir -m 0755 %s/home/loot %s/home/.cache-own && chown " USER
+				     ": %s/home/loot %s/home/.cache-own && ln -s loot %s/home/.debug && chown -h " USER
+				     ": %s/home/.debug", f->dir, f->dir, f->dir, f->dir, f->dir, f->dir, f->dir, f->dir,
+				     f->dir), 0);
+	int rc = bt_test_run(out, sizeof(out), "HOME=%s %s %s -o %s/a.folded -- %s/bin/secret 0.2 0 2>&1", f->home,
+			     f->env, f->bt, f->dir, f->dir);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	char want[512];
+	snprintf(want, sizeof(want), "the build-id cache is not used: %s/.debug is a symbolic link of uid ", f->home);
+	assert_non_null(strstr(out, want));
+	assert_int_equal(bt_test_run(out, sizeof(out), "find %s/home/loot -mindepth 1", f->dir), 0);
+	assert_string_equal(out, "");
+
+	rc = bt_test_run(out, sizeof(out), "%s %s --cache-dir %s/home/.cache-own -o %s/b.folded -- %s/bin/secret 0.2 "
+			 "0 2>&1", f->env, f->bt, f->dir, f->dir, f->dir);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_non_null(strstr(out, "binaries are not stored in the build-id cache"));
+	assert_null(strstr(out, "could not be stored"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "find %s/home/.cache-own -mindepth 1", f->dir), 0);
+	assert_string_equal(out, "");
+
+	/* root's own cache: the copy is 0711 like the program */
+	rc = bt_test_run(out, sizeof(out), "%s %s --cache-dir %s/cache -o %s/c.folded -- %s/bin/secret 0.2 0 2>&1",
+			 f->env, f->bt, f->dir, f->dir, f->dir);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "stat -c %%a $(find %s/cache -path '*/secret/*/elf')", f->dir), 0);
+	assert_string_equal(out, "711\n");
+	assert_int_equal(bt_test_run(NULL, 0, "setpriv --reuid=" USER " --regid=" USER " --init-groups -- cat "
+				     "$(find %s/cache -path '*/secret/*/elf') > /dev/null 2>&1", f->dir), 1);
+}
+
 int main(void)
 {
 	/* buildtrace, and so the command, start with nothing but 0, 1 and 2 from here */
@@ -134,6 +179,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(sudo__command_descriptors__only_its_own),
 		T(sudo__output_in_the_users_directory__written_as_the_user),
+		T(sudo__build_id_cache__users_link_not_followed_copies_no_wider),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

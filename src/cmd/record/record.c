@@ -223,6 +223,9 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: larger than %llu "
 			"bytes (--cache-max-file)\n", (unsigned long long)b->too_large,
 			(unsigned long long)(b->max_file ? b->max_file : BT_BIDCACHE_MAX_FILE));
+	if (s->dsos.cache_errors)
+		fprintf(stderr, "buildtrace: %llu files could not be stored in the build-id cache: %s\n",
+			(unsigned long long)s->dsos.cache_errors, strerror(-s->dsos.cache_last_err));
 	if (b->full)
 		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: it holds its limit "
 			"of %llu bytes (--cache-max-size, or buildtrace cache prune)\n", (unsigned long long)b->full,
