@@ -168,6 +168,38 @@ static void hostile__debuglink_fifo_device_symlink__never_opened(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s %s", dir, devdir), 0);
 }
 
+/* nobody's program names as its debug file a copy of the real one with 20 GiB of hole after it:
+ * symbolize gives up on it from its size and headers, having read a few megabytes at most
+ * (every read system call counted by strace), not the 20 GiB its CRC would take; the program's
+ * own names are still given. */
+static void hostile__debuglink_to_sparse_20g__not_read(void **state)
+{
+	bt_test_require_priv();  /* setpriv */
+	char dir[] = "/tmp/bt-hostile-XXXXXX", stripped[256], debug[256], err[4096], out[256];
+	nobody_dir(dir);
+	bt_test_fixture(stripped, sizeof(stripped), "symsrc/inl.stripped");
+	bt_test_fixture(debug, sizeof(debug), "symsrc/inl.debug");
+	assert_int_equal(bt_test_run(NULL, 0, "cp %s %s/stripped && cp %s %s/real.debug && chown nobody %s/stripped "
+				     "%s/real.debug", stripped, dir, debug, dir, dir, dir), 0);
+	assert_int_equal(as_nobody(dir, "objcopy --remove-section=.gnu_debuglink stripped nolink && cp real.debug "
+				   "big.debug && objcopy --add-gnu-debuglink=big.debug nolink prog && rm nolink && "
+				   "truncate -s 20G big.debug"), 0);
+	char fx[256], addr[64];
+	bt_test_fixture(fx, sizeof(fx), "symsrc/inl");
+	assert_int_equal(bt_test_run(addr, sizeof(addr), "nm %s | awk '$3 == \"fx_caller\" { printf $1 }'", fx), 0);
+	assert_int_equal(bt_test_run(err, sizeof(err), "strace -f -qq -e trace=read,pread64 -o %s/reads ./buildtrace "
+				     "symbolize -v --no-debuginfod --cache-dir /nonexistent --elf %s/prog %s 2>&1 "
+				     ">%s/sym.out", dir, dir, addr, dir), 0);
+	print_message("%s", err);
+	assert_non_null(strstr(err, ": dynsym\n"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "awk -F' = ' '$2 ~ /^[0-9]+$/ { n += $2 } END { printf \"%%d\", n }' "
+				     "%s/reads", dir), 0);
+	print_message("bytes read: %s\n", out);
+	assert_true(atoll(out) > 0);
+	assert_true(atoll(out) < (64LL << 20));
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
 /* A process in a root of its own, which nobody fills: its library path is a symlink (absolute, or
  * relative with enough "..") to a root-only file outside that root with the very build-id wanted,
  * or a FIFO with a blocked writer. Opened inside the root, none of them gives a file. */
@@ -321,6 +353,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile__debuglink_fifo_device_symlink__never_opened),
+		cmocka_unit_test(hostile__debuglink_to_sparse_20g__not_read),
 		cmocka_unit_test(hostile__symlinks_out_of_the_process_root__not_followed),
 		cmocka_unit_test(hostile__debuginfod_cache_in_another_users_home__not_used),
 		cmocka_unit_test(hostile__dwarf_strings_without_nul__record_counts_no_lines),
