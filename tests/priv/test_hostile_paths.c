@@ -200,6 +200,60 @@ static void hostile__debuglink_to_sparse_20g__not_read(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
 }
 
+/* What `symbolize --pid` names 0x1010 of nobody's process started by cmd (a shell as nobody, which
+ * writes or plants its map at /tmp/perf-$$.map and then execs sleep) from a perf map, once the map
+ * is in place; its map removed afterwards. */
+static void symbolize_nobody_map(const char *cmd, char *out, size_t len)
+{
+	char full[1024], map[64];
+	snprintf(full, sizeof(full), "exec " AS_NOBODY "%s", cmd);
+	pid_t p = bt_test_spawn_group(full);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
+	/* sleep is running once its name is the process's */
+	char comm[64] = "";
+	while (strcmp(comm, "sleep\n") != 0) {
+		assert_int_equal(waitpid(p, NULL, WNOHANG), 0);
+		bt_test_run(comm, sizeof(comm), "cat /proc/%d/comm 2>/dev/null", (int)p);
+	}
+	assert_int_equal(bt_test_run(out, len, "./buildtrace symbolize --pid %d 0x1010 2>&1", (int)p), 0);
+	kill(-p, SIGKILL);
+	waitpid(p, NULL, 0);
+	unlink(map);
+}
+
+/* nobody's process names its perf map, and makes it a link to a root-only map, or (in a user and
+ * mount namespace of its own) bind-mounts that root-only file over its map: its names are not read,
+ * the root-only file is never opened. Its own map is read (the control). */
+static void hostile__perf_map_link_or_bind_mount_to_root_file__not_read(void **state)
+{
+	bt_test_require_priv();  /* setpriv */
+	char dir[] = "/tmp/bt-hostile-map-XXXXXX", secret[128], cmd[512], out[1024];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(secret, sizeof(secret), "%s/secret.map", dir);
+	assert_int_equal(bt_test_run(NULL, 0, "printf '1000 100 root_secret_name\\n' > %s && chmod 0600 %s", secret,
+				     secret), 0);
+	int in_secret = watch_opens(secret);
+
+	symbolize_nobody_map("sh -c 'printf \"1000 100 own_name\\n\" > /tmp/perf-$$.map; exec sleep 60'", out,
+			     sizeof(out));
+	assert_non_null(strstr(out, "own_name+0x10"));
+
+	snprintf(cmd, sizeof(cmd), "sh -c 'ln -s %s /tmp/perf-$$.map; exec sleep 60'", secret);
+	symbolize_nobody_map(cmd, out, sizeof(out));
+	print_message("link: %s", out);
+	assert_null(strstr(out, "root_secret_name"));
+
+	snprintf(cmd, sizeof(cmd), "unshare -Urm sh -c 'touch /tmp/perf-$$.map && mount --bind %s /tmp/perf-$$.map "
+		 "&& exec sleep 60'", secret);
+	symbolize_nobody_map(cmd, out, sizeof(out));
+	print_message("bind mount: %s", out);
+	assert_null(strstr(out, "root_secret_name"));
+	assert_int_equal(opens_seen(in_secret), 0);
+	close(in_secret);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
 /* A process in a root of its own, which nobody fills: its library path is a symlink (absolute, or
  * relative with enough "..") to a root-only file outside that root with the very build-id wanted,
  * or a FIFO with a blocked writer. Opened inside the root, none of them gives a file. */
@@ -354,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile__debuglink_fifo_device_symlink__never_opened),
 		cmocka_unit_test(hostile__debuglink_to_sparse_20g__not_read),
+		cmocka_unit_test(hostile__perf_map_link_or_bind_mount_to_root_file__not_read),
 		cmocka_unit_test(hostile__symlinks_out_of_the_process_root__not_followed),
 		cmocka_unit_test(hostile__debuginfod_cache_in_another_users_home__not_used),
 		cmocka_unit_test(hostile__dwarf_strings_without_nul__record_counts_no_lines),
