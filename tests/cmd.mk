@@ -1,5 +1,5 @@
 # Unit test link lists for the commands' own modules (option parsing, agent configuration).
-TEST_cli_OBJS       := $(BUILD)/cmd/cli/cli.o
+TEST_cli_OBJS       := $(BUILD)/cmd/cli/cli.o $(BUILD)/base/esc.o $(BUILD)/base/utf8.o
 TEST_opts_OBJS      := $(BUILD)/cmd/cli/opts.o
 TEST_agentconf_OBJS := $(BUILD)/cmd/agent/agentconf.o $(BUILD)/cmd/net/serve.o $(BUILD)/cmd/net/httpreq.o $(BUILD)/capture/callgraph.o \
                        $(BUILD)/session/relabel.o $(BUILD)/base/regex.o $(BUILD)/base/md5.o

@@ -1,6 +1,7 @@
 /* probecache.c - perf's probe cache files in the build-id cache's entries: read, added to and
  * removed from, without following links below the cache directory. See probecache.h. */
 #include "symsrc/probecache.h"
+#include "base/esc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -258,9 +259,21 @@ static bool other_header(const void *arg, const char *entry, size_t len)
 	return !(len >= hl && !strncmp(entry, h->header, hl));
 }
 
+/* Whether text fits perf's format: one line, no control character; a path (fields are split at
+ * white space) no space either. */
+static bool fits(const char *text, bool is_path)
+{
+	return !bt_esc_needed(text, strlen(text)) && (!is_path || !strpbrk(text, " \t"));
+}
+
 int bt_pcache_add(const char *cache_dir, const struct bt_build_id *id, const char *path, int fd, bool sdt,
 		  const char *header, const char *const *lines, size_t nlines)
 {
+	bool ok = path && fits(path, true) && fits(header, false);
+	for (size_t i = 0; ok && i < nlines; i++)
+		ok = fits(lines[i], false);
+	if (!ok)
+		return -EILSEQ;  /* a newline there would forge a line, another probe */
 	int err = bt_bidcache_add_fd(cache_dir, id, path, fd);
 	if (err)
 		return err;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/esc.h"
 #include "cmd/agent/agentconf.h"
 #include "cmd/agent/series.h"
 #include "capture/capture.h"
@@ -149,11 +150,19 @@ static int64_t wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* "buildtrace agent: MSG" on stderr, escaped: a message may name what a profiled program chose. */
+static void agent_say(const char *msg)
+{
+	fputs("buildtrace agent: ", stderr);
+	bt_esc_write(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
 static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct agent *a = ctx;
 	if (level <= BT_LOG_WARN || a->verbose)
-		fprintf(stderr, "buildtrace agent: %s\n", msg);
+		agent_say(msg);
 }
 
 static long status_kb(const char *field)
@@ -321,7 +330,7 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 	if (err) {
 		a->write_errors++;
 		snprintf(a->last_error, sizeof(a->last_error), "writing the %s profile: %s", ext, strerror(-err));
-		fprintf(stderr, "buildtrace agent: %s\n", a->last_error);
+		agent_say(a->last_error);
 	} else {
 		snprintf(a->last_write, sizeof(a->last_write), "%s", strrchr(path, '/') + 1);
 		unsigned removed = 0;

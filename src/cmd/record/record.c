@@ -59,7 +59,7 @@ static void record_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct record_ctx *rc = ctx;
 	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && rc->verbose >= 1) || rc->verbose >= 2)
-		fprintf(stderr, "buildtrace: %s\n", msg);
+		bt_cli_say(msg);
 }
 
 /* The live view's hooks: once a second, and after every poll (keys, resizes). */

@@ -48,7 +48,7 @@ static void trace_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct trace_ctx *t = ctx;
 	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && t->a->verbose >= 1) || t->a->verbose >= 2)
-		fprintf(stderr, "buildtrace: %s\n", msg);
+		bt_cli_say(msg);
 }
 
 static void view_tick(void *ctx, struct bt_live *l, double elapsed)
@@ -104,8 +104,8 @@ static int attach_places(struct trace_ctx *t)
 			char who[32] = "every process mapping it";
 			if (p->file.pid > 0)
 				snprintf(who, sizeof(who), "process %d", p->file.pid);
-			fprintf(stderr, "buildtrace: %s: %s at 0x%llx (%s, file offset 0x%llx, from %s) in %s, "
-				"build-id %s, for %s%s\n", t->a->specs[p->probe].text, p->site.what,
+			bt_cli_error(0, "%s: %s at 0x%llx (%s, file offset 0x%llx, from %s) in %s, "
+				"build-id %s, for %s%s", t->a->specs[p->probe].text, p->site.what,
 				(unsigned long long)p->site.vaddr, p->site.section, (unsigned long long)p->site.off,
 				p->site.origin, p->file.path, bt_probe_id_hex(&p->file.id, hex, sizeof(hex)), who,
 				p->site.ref_ctr_off ? ", semaphore raised" : "");
