@@ -17,6 +17,11 @@ int bt_caps_check(char *msg, size_t len);
  * and -EINVAL when caps does not parse. */
 int bt_caps_check_text(const char *caps, int last_cap, char *msg, size_t len);
 
+/* The capabilities a session needs, in setcap's form, for the message that names the missing ones:
+ * those bt_caps_check asks for and those kept after attaching, CAP_SYSLOG included (without it
+ * /proc/kallsyms shows zero addresses and kernel frames stay unnamed). */
+#define BT_CAPS_SETCAP "cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,cap_checkpoint_restore,cap_syslog+ep"
+
 /* The capabilities a session keeps once its BPF programs are attached, as a list for bt_caps_drop:
  * reading other processes' mappings (/proc/PID/maps: CAP_SYS_PTRACE; /proc/PID/map_files:
  * CAP_CHECKPOINT_RESTORE, else CAP_SYS_ADMIN), their files (CAP_DAC_READ_SEARCH), kernel symbol

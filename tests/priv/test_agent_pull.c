@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define TMP "build/tests/tmp-agent-pull"
 #define SPIN "build/tests/session/spin"
+/* what every request but /healthz carries (the agent reads it from a file only root may read) */
+#define TOKEN "pull-token-0123456789abcdef"
+#define AUTH "-H 'Authorization: Bearer " TOKEN "'"
 
 /* Every process group a test starts, so that a test failing half-way leaves none running (an agent
  * left behind would write into the next run's directory). */
@@ -66,7 +70,8 @@ static int setup(void **state)
 {
 	/* what an earlier run left is removed as far as it can be; the directory must exist */
 	char out[4096];
-	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1 && (umask 077; echo "
+			     TOKEN " > " TMP "/token)");
 	if (out[0])
 		print_message("setup: %s", out);
 	return rc == 0 ? 0 : -1;
@@ -77,7 +82,8 @@ static pid_t start_agent(int port, const char *name)
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/%s --interval 2 -F 99 "
-		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d %s 2> " TMP "/agent.err", name, port,
+		 "--format pprof --max-files 1000 --listen 127.0.0.1:%d --listen-token-file " TMP "/token %s 2> " TMP
+		 "/agent.err", name, port,
 		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" :
 		 !strcmp(name, "b") ? "--push http://127.0.0.1:9 --config " TMP "/b.conf" : "");
 	pid_t ag = spawn(cmd);
@@ -111,13 +117,16 @@ static void pull__go_tool_pprof__top_and_labels(void **state)
 	assert_int_equal(bt_test_run(bid, sizeof(bid), "readelf -n " SPIN " | awk '/Build ID/ { printf \"%%s\", $3 }'"), 0);
 	assert_non_null(realpath(SPIN, exe));
 	int rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -timeout 120 -top "
-			     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
+			     "'http://bt:" TOKEN "@127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
 	print_message("%.3000s\n", out);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "Duration: 2"));
+	/* at least the seconds asked for (a loop held up by a busy machine may end it later) */
+	const char *dur = strstr(out, "Duration: ");
+	assert_non_null(dur);
+	assert_true(atof(dur + 10) >= 2.0);
 	assert_non_null(strstr(out, " burn\n"));
 	rc = bt_test_run(out, sizeof(out), "HOME=$(pwd)/" TMP " go tool pprof -timeout 120 -tags "
-			 "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
+			 "'http://bt:" TOKEN "@127.0.0.1:%d/debug/pprof/profile?seconds=2' 2>&1", port);
 	print_message("%.3000s\n", out);
 	assert_int_equal(rc, 0);
 	char want[4200];
@@ -160,13 +169,13 @@ static void pull__latest_metrics_and_refusals(void **state)
 	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "ls " TMP "/b/*.pb.gz >/dev/null 2>&1") != 0; i++)
 		usleep(100000);
 	assert_int_equal(access(TMP "/b/status.json", R_OK), 0);
-	assert_int_equal(bt_test_run(out, sizeof(out), "for i in $(seq 100); do curl -sf -o " TMP "/latest.pb.gz "
+	assert_int_equal(bt_test_run(out, sizeof(out), "for i in $(seq 100); do curl -sf " AUTH " -o " TMP "/latest.pb.gz "
 				     "http://127.0.0.1:%d/debug/pprof/latest && break; sleep 0.1; done; "
 				     "[ -s " TMP "/latest.pb.gz ] && for f in " TMP "/b/*.pb.gz; do "
 				     "cmp -s $f " TMP "/latest.pb.gz && echo same $f; done", port), 0);
 	print_message("%s", out);
 	assert_non_null(strstr(out, "same "));
-	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/pull_checks.py %d 2>&1", port);
+	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/pull_checks.py %d " TOKEN " 2>&1", port);
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
 	stop_agent(ag);
@@ -190,7 +199,7 @@ static void pull__idle__every_cpu_counted(void **state)
 	 * CPU of a virtual machine may give none */
 	pid_t perf = bt_test_spawn("exec perf record -q -a -e cpu-clock -F 99 -o " TMP "/idle.perf -- sleep 3 "
 				   ">/dev/null 2>&1");
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf -o " TMP "/idle.pb.gz "
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -sf " AUTH " -o " TMP "/idle.pb.gz "
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=3'", port), 0);
 	waitpid(perf, NULL, 0);
 	/* perf's count and the seconds its samples span: the two windows are started apart, so
@@ -209,12 +218,43 @@ static void pull__idle__every_cpu_counted(void **state)
 	stop_agent(ag);
 }
 
+/* --listen unix:PATH: a socket of mode 0600 that root reaches without a token; another user cannot
+ * connect, and were the socket opened to everyone, is refused by its peer credentials (403). */
+static void pull__unix_socket__root_and_agent_user_only(void **state)
+{
+	bt_test_require_priv();
+	char dir[] = "/tmp/bt-pull-XXXXXX", cmd[1024], out[4096];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/u --interval 2 -F 49 --format "
+		 "pprof --listen unix:%s/pull.sock 2> " TMP "/agent.err", dir);
+	pid_t ag = spawn(cmd);
+	char curl[256];
+	snprintf(curl, sizeof(curl), "curl -s -o /dev/null -w '%%{http_code}' --unix-socket %s/pull.sock "
+		 "http://localhost/metrics", dir);
+	/* /metrics is there once the loop has turned once */
+	for (int i = 0; i < 600 && (bt_test_run(out, sizeof(out), "%s", curl) != 0 || strcmp(out, "200")); i++)
+		usleep(100000);
+	assert_int_equal(bt_test_run(out, sizeof(out), "%s", curl), 0);
+	assert_string_equal(out, "200");
+	assert_int_equal(bt_test_run(out, sizeof(out), "stat -c '%%U %%a' %s/pull.sock", dir), 0);
+	assert_string_equal(out, "root 600\n");
+	/* nobody cannot connect at all; with the socket opened to all, the agent refuses it */
+	assert_int_equal(bt_test_run(out, sizeof(out), "setpriv --reuid=nobody --regid=nogroup --clear-groups %s", curl), 7);
+	assert_int_equal(chmod(strcat(strcpy(cmd, dir), "/pull.sock"), 0666), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "setpriv --reuid=nobody --regid=nogroup --clear-groups %s", curl), 0);
+	assert_string_equal(out, "403");
+	stop_agent(ag);
+	bt_test_run(NULL, 0, "rm -rf %s", dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(pull__go_tool_pprof__top_and_labels, end_started),
 		cmocka_unit_test_teardown(pull__latest_metrics_and_refusals, end_started),
 		cmocka_unit_test_teardown(pull__idle__every_cpu_counted, end_started),
+		cmocka_unit_test_teardown(pull__unix_socket__root_and_agent_user_only, end_started),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

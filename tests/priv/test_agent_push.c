@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -115,12 +116,14 @@ static void wait_field(const char *status, const char *key, long long min, doubl
 		fail_msg("%s stayed below %lld in %s", key, min, status);
 }
 
+/* A config or credential file, 0600: a secret others may read is refused. */
 static void write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "we");
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0);
 }
 
 /* The receiver on port, recording into dir; extra: its options (--fail, --delay, --tls). */

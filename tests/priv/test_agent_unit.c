@@ -3,8 +3,9 @@
  * unit's capability bounding set and no_new_privs (systemd-run where systemd runs, else setpriv) the
  * agent still writes profiles, keeps only what it needs and makes no system call the unit's filter
  * refuses (strace); run as root without `user =` it keeps only what it needs, bounding set
- * included, with no_new_privs; a SIGHUP naming an output it cannot write is refused and the old
- * configuration kept; a status file in a missing directory stops it at start. */
+ * included, with no_new_privs; a SIGHUP naming an output it cannot write (or a status file that is a
+ * directory) is refused and the old configuration kept; a status file in a missing directory, or
+ * one that is a directory, stops it at start. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -288,6 +289,11 @@ static void agent_reload__unusable_output__refused_old_config_kept(void **state)
 		    "$(pwd)/" TMP " $(pwd)/" TMP " > " TMP "/agent.conf");
 	kill(ag, SIGHUP);
 	bool refused2 = wait_until(30, "test $(grep -c 'config not reloaded' " TMP "/hup.err) -ge 2");
+	/* the status file an existing directory */
+	bt_test_run(NULL, 0, "mkdir -p " TMP "/sdir/s.json && printf 'output-dir = %%s/good\\nstatus-file = %%s/sdir/s.json\\n' "
+		    "$(pwd)/" TMP " $(pwd)/" TMP " > " TMP "/agent.conf");
+	kill(ag, SIGHUP);
+	bool refused3 = wait_until(30, "test $(grep -c 'config not reloaded' " TMP "/hup.err) -ge 3");
 	/* still writing where it wrote, with the old interval */
 	int before = count_profiles(TMP "/good");
 	char cond[256];
@@ -306,6 +312,8 @@ static void agent_reload__unusable_output__refused_old_config_kept(void **state)
 	assert_string_equal(nnp, "1\n");
 	assert_true(refused);
 	assert_true(refused2);
+	assert_true(refused3);
+	assert_non_null(strstr(out, "sdir/s.json: it is a directory"));
 	assert_true(goes_on);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out, "config reloaded"));
@@ -330,6 +338,14 @@ static void agent__status_file_in_missing_directory__error_at_start(void **state
 				    "/nonexistent-bt-dir: No such file or directory"));
 	assert_null(strstr(out, "sampling"));
 	assert_int_equal(access("/nonexistent-bt-dir", F_OK), -1);
+	/* a status file that is an existing directory: every write would fail, so it is refused */
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p " TMP "/isdir/status.json && printf 'status-file = %%s\\n' "
+				     "$(pwd)/" TMP "/isdir/status.json > " TMP "/dir.conf"), 0);
+	rc = bt_test_run(out, sizeof(out), "timeout 20 ./buildtrace agent --config " TMP "/dir.conf "
+			 "--output-dir $(pwd)/" TMP "/out 2>&1");
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "isdir/status.json: it is a directory"));
+	assert_null(strstr(out, "sampling"));
 }
 
 int main(void)

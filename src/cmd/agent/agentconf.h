@@ -51,7 +51,9 @@ struct bt_agent_conf {
 	double drain_s;                  /* push-drain: at stop, how long to go on sending (default 10) */
 	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
 	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
-	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
+	char listen[BT_AGENT_STR];       /* listen: ADDR:PORT, PORT or unix:PATH of the pull endpoint; "" none */
+	char listen_token_file[BT_AGENT_STR]; /* listen-token-file: the token pull requests carry */
+	char listen_host[256];           /* listen-host: a host name the pull endpoint answers to */
 	/* Targets: each process's labels, and so its series */
 	char relabel[BT_AGENT_MAX_RULES][BT_AGENT_RULE_LEN];  /* relabel: rules, in order (checked) */
 	size_t nrelabel;

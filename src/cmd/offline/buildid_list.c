@@ -362,7 +362,7 @@ static int run(const struct bl_args *a)
 		return 0;
 	char msg[512];
 	if (bt_caps_check(msg, sizeof(msg)))
-		return bt_cli_error(1, "%s; run as root or grant them with setcap", msg);
+		return bt_cli_error(1, "%s; run as root or grant them with setcap " BT_CAPS_SETCAP, msg);
 
 	struct bl_ctx b = { .a = a };
 	bt_htab_init(&b.seen);

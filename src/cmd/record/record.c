@@ -392,8 +392,7 @@ static int run(struct bt_record_args *a)
 	char msg[512];
 	if (bt_caps_check(msg, sizeof(msg)))
 		return bt_cli_error(1, "%s; run as root (sudo buildtrace ...) or grant them with "
-				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
-				    "cap_checkpoint_restore+ep", msg);
+				    "setcap " BT_CAPS_SETCAP, msg);
 	struct bt_outfile main_out = { .path = a->output, .fmt = a->fmt, .w = BT_WFILE_INIT };
 	struct bt_out_owner owner;
 	bt_out_owner_init(&owner, bt_caps_keep_after_attach());
