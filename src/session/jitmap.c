@@ -277,6 +277,9 @@ static int64_t new_entry(struct bt_jitmaps *j, int pid)
 	p->dump_fd = -1;
 	bt_perfmap_init(&p->map);
 	bt_perfmap_init(&p->dump_map);
+	/* no process takes more than a quarter of what all may hold: the others' names still fit */
+	p->map.budget = p->dump_map.budget = j->budget;
+	p->map.share_max = p->dump_map.share_max = j->budget ? j->budget->max / BT_JITMAP_SHARES : 0;
 	bt_jitdump_init(&p->dump);
 	if (bt_htab_insert(&j->index, bt_hash_u64((uint64_t)pid), id)) {
 		p->pid = 0;
@@ -296,8 +299,7 @@ static void read_map(struct bt_jitmaps *j, struct bt_jitproc *p, uint64_t now_ns
 	struct stat st;
 	/* A map written anew from its start (a shorter file) is read again whole. */
 	if (p->fd >= 0 && fstat(p->fd, &st) == 0 && (uint64_t)st.st_size < p->map.bytes) {
-		bt_perfmap_free(&p->map);
-		bt_perfmap_init(&p->map);
+		bt_perfmap_free(&p->map);  /* the budget stays */
 	}
 	if (p->fd >= 0)
 		bt_perfmap_read_fd(&p->map, p->fd);

@@ -170,6 +170,35 @@ static void sudo__build_id_cache__users_link_not_followed_copies_no_wider(void *
 				     "$(find %s/cache -path '*/secret/*/elf') > /dev/null 2>&1", f->dir), 1);
 }
 
+/* Case 11: run by the user without privileges, buildtrace names the capabilities it lacks and a
+ * setcap set; a copy given exactly that set profiles the whole machine as that user with kernel
+ * frames named (CAP_SYSLOG among them: /proc/kallsyms shows addresses), none left
+ * [kernel.kallsyms]. */
+static void sudo__setcap_hint__its_set_names_kernel_frames(void **state)
+{
+	bt_test_require_priv();
+	struct fx *f = *state;
+	char out[4096], set[512];
+	int rc = bt_test_run(out, sizeof(out), "cd %s && setpriv --reuid=" USER " --regid=" USER " --init-groups -- "
+			     "%s -a -d 1 -o /dev/null 2>&1", f->home, f->bt);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	const char *hint = strstr(out, "setcap ");
+	assert_non_null(hint);
+	assert_int_equal(sscanf(hint + 7, "%511s", set), 1);
+	assert_non_null(strstr(set, "cap_syslog"));
+	assert_int_equal(bt_test_run(NULL, 0, "cp %s %s/bt && chmod 0755 %s/bt && setcap '%s' %s/bt", f->bt, f->dir,
+				     f->dir, set, f->dir), 0);
+	rc = bt_test_run(out, sizeof(out), "cd %s && setpriv --reuid=" USER " --regid=" USER " --init-groups -- "
+			 "%s/bt -a -d 1.5 -F 199 --no-live --no-cache -o k.folded -- sh -c 'dd if=/dev/zero "
+			 "of=/dev/null bs=1 count=300000 2>/dev/null' 2>&1", f->home, f->dir);
+	print_message("%s", out);
+	assert_int_equal(rc, 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c '_\\[k\\]' %s/k.folded", f->home), 0);
+	assert_true(atoi(out) > 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -c 'kernel.kallsyms' %s/k.folded", f->home), 1);
+}
+
 int main(void)
 {
 	/* buildtrace, and so the command, start with nothing but 0, 1 and 2 from here */
@@ -180,6 +209,7 @@ int main(void)
 		T(sudo__command_descriptors__only_its_own),
 		T(sudo__output_in_the_users_directory__written_as_the_user),
 		T(sudo__build_id_cache__users_link_not_followed_copies_no_wider),
+		T(sudo__setcap_hint__its_set_names_kernel_frames),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,9 @@
 /* hostile.c - a profiled process that chooses hostile text, for the tests of what reaches the
- * operator's terminal: its comm is argv[1] (set after exec, any bytes the kernel keeps), and it runs
- * code from anonymous executable memory that its perf map (/tmp/perf-PID.map) names argv[2], for
- * argv[3] seconds (default 30). The map is removed as it exits. */
+ * operator's terminal, and a map that floods the profiler's memory: its comm is argv[1] (set after
+ * exec, any bytes the kernel keeps), and it runs code from anonymous executable memory that its perf
+ * map (/tmp/perf-PID.map) names argv[2], for argv[3] seconds (default 30); the map then has argv[4]
+ * more lines (default 0), each naming other code with a name of 40 bytes. The map is removed as it
+ * exits. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,9 @@ int main(int argc, char **argv)
 	if (!f)
 		return 1;
 	fprintf(f, "%lx %zx %s\n", (unsigned long)p, sizeof(code), argv[2]);
+	unsigned long extra = argc > 4 ? strtoul(argv[4], NULL, 10) : 0;
+	for (unsigned long i = 0; i < extra; i++)
+		fprintf(f, "%lx 10 flood_%034lu\n", 0x100000000000UL + 16 * i, i);
 	fclose(f);
 	signal(SIGTERM, gone);
 	signal(SIGINT, gone);

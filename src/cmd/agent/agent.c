@@ -255,6 +255,9 @@ static int write_status(void *ctx, FILE *f)
 		(unsigned long long)s->stats.samples_dropped, (unsigned long long)cs.skipped,
 		(unsigned long long)cs.skip_full, a->last_series, a->conf.max_series,
 		(unsigned long long)a->series_folded, (unsigned long long)a->series_folded_samples);
+	fprintf(f, ",\n  \"process_data\": {\"bytes\": %llu, \"max\": %llu, \"refused\": %llu}",
+		(unsigned long long)s->proc_mem.used, (unsigned long long)s->proc_mem.max,
+		(unsigned long long)s->proc_mem.refused);
 	const struct bt_pyprocs_stats *py = &s->py.stats;
 	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
 		"\"cut_not_resident\": %llu, \"frames\": %llu, \"outer_to_cut\": %llu, \"truncated\": %llu, "
@@ -856,8 +859,8 @@ static int start(struct agent *a)
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
 		.labels = c->sample_labels, .idle = c->idle,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
-		.cache_store = false, .tables_store = true, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
-		.skip = true,
+		.cache_store = false, .tables_store = true, .proc_mem_max = c->process_data_max, .stop = &got_stop,
+		.log = capture_log, .on_turn = on_turn, .ctx = a, .skip = true,
 	};
 	int err = bt_live_init(&a->live, &lo);
 	if (err)

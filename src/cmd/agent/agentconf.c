@@ -32,6 +32,7 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->max_files = 60;
 	c->spool_max_files = 100;
 	c->spool_max_bytes = 64ULL << 20;
+	c->process_data_max = BT_AGENT_PROCESS_DATA;
 	c->evict_s = 600;
 	c->ringbuf_bytes = 0;  /* sized from the rate and the CPUs */
 	c->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
@@ -347,6 +348,13 @@ static int set_spool_max_bytes(struct bt_agent_conf *c, const char *key, const c
 	return 0;
 }
 
+static int set_process_data_max(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (parse_u64(v, 1ULL << 20, 1ULL << 40, &c->process_data_max))
+		return say(err, errlen, -EINVAL, "process-data-max: '%s' is not a size from 1M (K, M, G)", v);
+	return 0;
+}
+
 static int set_status_file(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	return copy(c->status_file, sizeof(c->status_file), key, v, err, errlen);
@@ -488,6 +496,10 @@ static const struct setting {
 	  "sample_labels", set_sample_labels },
 	{ { .name = "idle", .arg = "yes|no", .help = "count the samples of idle CPUs too, as swapper/N",
 	    .def = "no", .values = "yes no" }, NULL, set_idle },
+	{ { .name = "process-data-max", .arg = "SIZE", .help = "what the profiled processes' perf maps, "
+	    "jitdumps and Python code objects may make the agent hold, all of them together, 1M to 1024G "
+	    "(no one process's map more than a quarter; what is refused is counted)", .def = "64M" },
+	  "process_data_max", set_process_data_max },
 	{ { .name = "evict-after", .arg = "SECONDS", .help = "free the symbol tables no interval used for "
 	    "this long", .def = "600" }, "evict_after", set_evict_after },
 	{ { .name = "ringbuf-size", .arg = "SIZE", .help = "the BPF ring buffer, 4K to 1G (by default sized "

@@ -16,6 +16,8 @@
 #define BT_AGENT_MAX_RULES 64
 #define BT_AGENT_RULE_LEN 1024
 #define BT_AGENT_MAX_ENV 16
+/* process-data-max by default: with the agent's own tables, within the unit's MemoryMax=256M */
+#define BT_AGENT_PROCESS_DATA (64ULL << 20)
 
 struct bt_agent_conf {
 	char output_dir[BT_AGENT_STR];   /* default /var/lib/buildtrace/profiles */
@@ -32,6 +34,8 @@ struct bt_agent_conf {
 	char spool_dir[BT_AGENT_STR];    /* default OUTPUT_DIR/spool */
 	unsigned spool_max_files;        /* default 100 */
 	uint64_t spool_max_bytes;        /* default 64 MiB */
+	uint64_t process_data_max;       /* what profiled processes' perf maps, jitdumps and Python code
+					  * objects may make the agent hold in all; default BT_AGENT_PROCESS_DATA */
 	char status_file[BT_AGENT_STR];  /* default OUTPUT_DIR/status.json */
 	double evict_s;                  /* symbol tables unused this long are dropped; default 600 */
 	size_t ringbuf_bytes;            /* default 4 MiB */

@@ -134,7 +134,8 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 				      .per_tid = opts->per_tid, .sample_log = opts->sample_log, .scratch_dir = opts->scratch_dir,
 				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = store,
 				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size,
-				      .bpf_walk = opts->bpf_unwind && opts->user && !opts->dwarf };
+				      .bpf_walk = opts->bpf_unwind && opts->user && !opts->dwarf,
+				      .proc_mem_max = opts->proc_mem_max };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
 		return err;

@@ -48,6 +48,7 @@ struct bt_live_opts {
 				   * it either way) */
 	uint64_t cache_max_file;  /* bt_session_opts' limits of those stores; 0: the defaults */
 	uint64_t cache_max_size;
+	uint64_t proc_mem_max;    /* bt_session_opts.proc_mem_max; 0: its default */
 	bool debuginfod;          /* ask debuginfod for missing symbols when one is configured */
 	double duration;          /* seconds; 0: until *stop */
 	/* Set by the command's signal handler to the signal that ends the session; a handler cannot

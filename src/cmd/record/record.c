@@ -233,6 +233,10 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 	if (s->log && s->log->late)
 		fprintf(stderr, "buildtrace: %llu samples arrived after later ones were written to the sample log: "
 			"they carry the time of the last one written\n", (unsigned long long)s->log->late);
+	if (s->proc_mem.refused)
+		fprintf(stderr, "buildtrace: %llu perf maps, jitdumps or Python code objects cut short or not read: "
+			"together they reached the %llu MiB the profiled processes may make buildtrace hold\n",
+			(unsigned long long)s->proc_mem.refused, (unsigned long long)(s->proc_mem.max >> 20));
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);
 	if (s->py.stats.procs || s->py.stats.unsupported)
