@@ -215,7 +215,9 @@ static void serve_symbol(int fd, const struct bt_http_req *r, int n)
 	respond_text(fd, 200, "OK", post ? "" : "num_symbols: 0\n");
 }
 
-static void handle(struct bt_serve *s, int fd)
+/* One request; stranger: a peer of the Unix socket other than root and the agent's user, answered
+ * 403 whatever it asks (once its head is read, so that it reads the answer rather than a reset). */
+static void handle(struct bt_serve *s, int fd, bool stranger)
 {
 	char buf[BT_SERVE_MAX_REQ];
 	struct bt_http_req r;
@@ -226,6 +228,10 @@ static void handle(struct bt_serve *s, int fd)
 		respond_text(fd, 400, "Bad Request", "not an HTTP/1 request\n");
 	if (n < 0)
 		return;
+	if (stranger) {
+		respond_text(fd, 403, "Forbidden", "only root and the agent's user may ask here\n");
+		return;
+	}
 	/* a name a browser was made to resolve here (DNS rebinding) is not ours */
 	if (!s->unix_sock && !bt_http_host_ok(r.host, s->host)) {
 		respond_text(fd, 421, "Misdirected Request", "not a host name of this server\n");
@@ -267,6 +273,7 @@ static void handle(struct bt_serve *s, int fd)
 struct conn {
 	struct bt_serve *s;
 	int fd;
+	bool stranger;  /* see handle */
 };
 
 static void *conn_thread(void *arg)
@@ -276,7 +283,7 @@ static void *conn_thread(void *arg)
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	tv.tv_sec = 30;
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	handle(c->s, c->fd);
+	handle(c->s, c->fd, c->stranger);
 	/* the slot is free before the client sees the end of the answer: a client that asks again
 	 * at once finds it free */
 	pthread_mutex_lock(&c->s->mu);
@@ -299,15 +306,11 @@ static void *conn_thread(void *arg)
 /* A connection beyond the bound is told so at once, without reading its request. */
 static void take(struct bt_serve *s, int fd)
 {
-	/* on the Unix socket, root and the agent's own user only, known before a byte is read */
+	/* on the Unix socket, root and the agent's own user only, known from its peer credentials */
 	struct ucred cr;
 	socklen_t cl = sizeof(cr);
-	if (s->unix_sock && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
-			     (cr.uid != 0 && cr.uid != geteuid()))) {
-		respond_text(fd, 403, "Forbidden", "only root and the agent's user may ask here\n");
-		close(fd);
-		return;
-	}
+	bool stranger = s->unix_sock && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
+					 (cr.uid != 0 && cr.uid != geteuid()));
 	pthread_mutex_lock(&s->mu);
 	bool room = s->conns < BT_SERVE_MAX_CONN;
 	if (room)
@@ -319,7 +322,7 @@ static void take(struct bt_serve *s, int fd)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (c) {
-		*c = (struct conn){ s, fd };
+		*c = (struct conn){ s, fd, stranger };
 		if (pthread_create(&t, &attr, conn_thread, c) == 0) {
 			pthread_attr_destroy(&attr);
 			return;
