@@ -226,10 +226,8 @@ static void agentconf__push_keys__read(void **state)
  * names, the series bound; defaults. */
 static void agentconf__targets_keys__read(void **state)
 {
-	char path[] = "/tmp/bt-agentconf-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[64];
+	new_conf(path);
 	write_conf(path, "relabel = action=drop source_labels=__meta_process_comm regex=sh|bash  # shells\n"
 		   "relabel = source_labels=__meta_process_commandline regex=\".*#(\\w+)\" target_label=tag\n"
 		   "target-env = OTEL_SERVICE_NAME, DEPLOY_ENV\ntarget-env = OTEL_SERVICE_NAME\nmax-series = 7\n");
@@ -253,7 +251,7 @@ static void agentconf__targets_keys__read(void **state)
 	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EINVAL);
 	if (!strstr(err, ":2: relabel: regex '('"))
 		fail_msg("'%s'", err);
-	unlink(path);
+	remove_conf(path);
 }
 
 /* The example config file reads as it is, and with its commented rules and settings turned on. */
