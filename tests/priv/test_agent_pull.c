@@ -2,7 +2,8 @@
  * pprof`) takes a fresh profile of the next 2 seconds and prints a top list naming the sampled
  * program's function and its per-sample labels; /debug/pprof/latest is the last interval's profile
  * byte for byte; Prometheus' text parser reads /metrics; bad requests, paths that would climb out of a
- * directory and too many connections are refused (tests/tools/pull_checks.py). */
+ * directory and too many connections are refused (tests/tools/pull_checks.py); another local user
+ * (nobody) gets 401 without the token, and on a Unix socket cannot connect or is refused (403). */
 #include "testutil.h"
 
 #include <signal.h>
@@ -19,6 +20,7 @@
 /* what every request but /healthz carries (the agent reads it from a file only root may read) */
 #define TOKEN "pull-token-0123456789abcdef"
 #define AUTH "-H 'Authorization: Bearer " TOKEN "'"
+#define AS_NOBODY "setpriv --reuid=nobody --regid=nogroup --clear-groups "
 
 /* Every process group a test starts, so that a test failing half-way leaves none running (an agent
  * left behind would write into the next run's directory). */
@@ -164,9 +166,10 @@ static void pull__latest_metrics_and_refusals(void **state)
 	print_message("capabilities of the agent's threads: %s", out);
 	assert_int_equal(bt_test_run(NULL, 0, "[ $(ls /proc/%d/task | wc -l) -ge 3 ] && [ $(cat /proc/%d/task/*/status "
 				     "| awk '/^CapEff/ { print $2 }' | sort -u | wc -l) -eq 1 ]", (int)ag, (int)ag), 0);
-	/* status.json is written as the agent starts, the latest profile when the first interval
-	 * ends (a 404 until then): the first profile's file is waited for, then the endpoint */
-	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "ls " TMP "/b/*.pb.gz >/dev/null 2>&1") != 0; i++)
+	/* the latest profile is there once the first interval ends (a 404 until then), status.json
+	 * just after its profile's file: both are waited for, then the endpoint */
+	for (int i = 0; i < 600 && bt_test_run(NULL, 0, "ls " TMP "/b/*.pb.gz >/dev/null 2>&1 && test -e " TMP
+					       "/b/status.json") != 0; i++)
 		usleep(100000);
 	assert_int_equal(access(TMP "/b/status.json", R_OK), 0);
 	assert_int_equal(bt_test_run(out, sizeof(out), "for i in $(seq 100); do curl -sf " AUTH " -o " TMP "/latest.pb.gz "
@@ -175,6 +178,12 @@ static void pull__latest_metrics_and_refusals(void **state)
 				     "cmp -s $f " TMP "/latest.pb.gz && echo same $f; done", port), 0);
 	print_message("%s", out);
 	assert_non_null(strstr(out, "same "));
+	/* another local user, who cannot read the token's file, gets 401 for the profile that names
+	 * every process (and /healthz only) */
+	assert_int_equal(bt_test_run(out, sizeof(out), AS_NOBODY "sh -c 'cat " TMP "/token 2>/dev/null; for p in "
+				     "debug/pprof/latest metrics healthz; do curl -s -o /dev/null -w \"%%{http_code} \" "
+				     "http://127.0.0.1:%d/$p; done'", port), 0);
+	assert_string_equal(out, "401 401 200 ");
 	int rc = bt_test_run(out, sizeof(out), "/usr/bin/python3 tests/tools/pull_checks.py %d " TOKEN " 2>&1", port);
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
@@ -240,9 +249,9 @@ static void pull__unix_socket__root_and_agent_user_only(void **state)
 	assert_int_equal(bt_test_run(out, sizeof(out), "stat -c '%%U %%a' %s/pull.sock", dir), 0);
 	assert_string_equal(out, "root 600\n");
 	/* nobody cannot connect at all; with the socket opened to all, the agent refuses it */
-	assert_int_equal(bt_test_run(out, sizeof(out), "setpriv --reuid=nobody --regid=nogroup --clear-groups %s", curl), 7);
+	assert_int_equal(bt_test_run(out, sizeof(out), AS_NOBODY "%s", curl), 7);
 	assert_int_equal(chmod(strcat(strcpy(cmd, dir), "/pull.sock"), 0666), 0);
-	assert_int_equal(bt_test_run(out, sizeof(out), "setpriv --reuid=nobody --regid=nogroup --clear-groups %s", curl), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), AS_NOBODY "%s", curl), 0);
 	assert_string_equal(out, "403");
 	stop_agent(ag);
 	bt_test_run(NULL, 0, "rm -rf %s", dir);
