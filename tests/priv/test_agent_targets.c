@@ -20,6 +20,9 @@
 
 #define TMP "build/tests/tmp-agent-targets"
 #define SPIN "build/tests/session/spin"
+/* what the pull endpoint's requests carry (on TCP it answers no one without it) */
+#define TOKEN "targets-token-0123456789abcdef"
+#define AUTH "-H 'Authorization: Bearer " TOKEN "'"
 
 static pid_t started[32];
 static int nstarted;
@@ -82,7 +85,8 @@ static void show_err(const char *name)
 static int setup(void **state)
 {
 	char out[4096];
-	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1 && (umask 077; echo "
+			     TOKEN " > " TMP "/token)");
 	if (out[0])
 		print_message("setup: %s", out);
 	return rc == 0 ? 0 : -1;
@@ -135,7 +139,8 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 		   "relabel = action=replace source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a");
 	char opts[512];
-	snprintf(opts, sizeof(opts), "-F 199 --push http://127.0.0.1:%d --listen 127.0.0.1:%d", port, lport);
+	snprintf(opts, sizeof(opts), "-F 199 --push http://127.0.0.1:%d --listen 127.0.0.1:%d --listen-token-file "
+		 TMP "/token", port, lport);
 	pid_t ag = start_agent("a", TMP "/a.conf", opts);
 	bt_test_wait_json_number(TMP "/a/status.json", "intervals", 1, 90);
 	pid_t spin = spawn_in("alpha.service", SPIN " 0 60");
@@ -146,10 +151,10 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 	bt_test_wait_json_number(TMP "/a/status.json", "intervals", first + 4, 90);
 	/* the pull endpoint: two seconds of alpha only */
 	char out[4096];
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o " TMP "/alpha.pb.gz -w '%%{http_code}' "
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s " AUTH " -o " TMP "/alpha.pb.gz -w '%%{http_code}' "
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2&service_name=alpha'", lport), 0);
 	assert_string_equal(out, "200");
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o /dev/null -w '%%{http_code}' "
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s " AUTH " -o /dev/null -w '%%{http_code}' "
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=1&bad-name=x'", lport), 0);
 	assert_string_equal(out, "500");
 	kill(ag, SIGTERM);
