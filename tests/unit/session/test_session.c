@@ -232,10 +232,13 @@ static void session__munmap_then_sample__frame_unmapped(void **state)
 static void session__perf_map__jit_named_impossible_addresses_unmapped(void **state)
 {
 	struct fx *x = setup(false);
-	/* the process's status and its root, with the map in its /tmp (the fake root's own) */
-	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/500/root/tmp && printf 'Name:\tfx\nNSpid:\t500\n' > "
-				     "%s/proc/500/status && printf '7f0000001000 100 jitted_fn\n' > "
-				     "%s/proc/500/root/tmp/perf-500.map", x->root, x->root, x->root), 0);
+	/* the process's status (its users this test's, who write its map) and its root, with the map
+	 * in its /tmp (the fake root's own) */
+	unsigned u = (unsigned)geteuid(), g = (unsigned)getegid();
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/500/root/tmp && printf 'Name:\tfx\nUid:\t%u\t%u\t%u\t%u\n"
+				     "Gid:\t%u\t%u\t%u\t%u\nNSpid:\t500\n' > %s/proc/500/status && printf '7f0000001000 "
+				     "100 jitted_fn\n' > %s/proc/500/root/tmp/perf-500.map", x->root, u, u, u, u, g, g, g, g,
+				     x->root, x->root), 0);
 	exec_rec(x, 500);
 	mmap_rec(x, 500, x->prog, BT_BID_OK);
 	const uint64_t addrs[] = { 0x7f0000001010ULL, 0, 0xffff800000001000ULL, 0x0100000000000000ULL };
