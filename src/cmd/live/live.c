@@ -129,7 +129,9 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->dbgd = NULL;
 	l->python_refused = 0;
 	raise_nofile();
-	bool store = opts->cache_store && cache_usable(l);
+	/* binaries and unwind tables alike are stored after the drop */
+	l->cache_ok = (opts->cache_store || opts->tables_store) && cache_usable(l);
+	bool store = opts->cache_store && l->cache_ok;
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
 				      .per_tid = opts->per_tid, .sample_log = opts->sample_log, .scratch_dir = opts->scratch_dir,
 				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = store,
@@ -180,7 +182,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 {
 	const struct bt_live_opts *o = &l->opts;
 	/* The tables are read and written by the capture's worker thread alone. */
-	bool cache = bt_unwcache_init(&l->tables, o->cache_dir, o->tables_store) == 0;
+	bool cache = bt_unwcache_init(&l->tables, o->cache_dir, o->tables_store && l->cache_ok) == 0;
 	l->store = (struct bt_unwtables_store){ .load = table_load, .save = table_save, .ctx = &l->tables };
 	struct bt_capture_opts co = {
 		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = !o->no_sampler,

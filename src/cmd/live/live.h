@@ -74,6 +74,7 @@ struct bt_live {
 	double kallsyms_at;              /* monotonic seconds of the last kallsyms read, 0: none since start */
 	uint64_t python_refused;         /* interpreters the sampler could not be told of */
 	bool ended;                      /* bt_live_run returned: what waits is collected whole */
+	bool cache_ok;                   /* the cache may be written after the drop (cache_usable) */
 	struct bt_unwcache tables;       /* the walker's compiled tables kept between sessions */
 	struct bt_unwtables_store store;
 };
