@@ -22,28 +22,12 @@
 #define AUTH "-H 'Authorization: Bearer " TOKEN "'"
 #define AS_NOBODY "setpriv --reuid=nobody --regid=nogroup --clear-groups "
 
-/* Every process group a test starts, so that a test failing half-way leaves none running (an agent
- * left behind would write into the next run's directory). */
-static pid_t started[32];
-static int nstarted;
-
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = bt_test_spawn_group(cmd);
-	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
-		started[nstarted++] = pid;
-	return pid;
-}
-
-/* Ends what the test started and did not wait for itself. */
+/* Ends every process group the test started (bt_test_spawn_kept) and did not wait for itself, so
+ * that a test failing half-way leaves none running (an agent left behind would write into the next
+ * run's directory). */
 static int end_started(void **state)
 {
-	for (int i = 0; i < nstarted; i++)
-		if (waitpid(started[i], NULL, WNOHANG) == 0) {
-			kill(-started[i], SIGKILL);
-			waitpid(started[i], NULL, 0);
-		}
-	nstarted = 0;
+	bt_test_end_kept();
 	return 0;
 }
 
@@ -88,7 +72,7 @@ static pid_t start_agent(int port, const char *name)
 		 "/agent.err", name, port,
 		 !strcmp(name, "idle") ? "--config " TMP "/idle.conf" :
 		 !strcmp(name, "b") ? "--push http://127.0.0.1:9 --config " TMP "/b.conf" : "");
-	pid_t ag = spawn(cmd);
+	pid_t ag = bt_test_spawn_kept(cmd);
 	for (int i = 0; i < 600 && bt_test_http_status(port, "/healthz") != 200; i++)
 		usleep(100000);
 	assert_int_equal(bt_test_http_status(port, "/healthz"), 200);
@@ -112,7 +96,7 @@ static void pull__go_tool_pprof__top_and_labels(void **state)
 {
 	bt_test_require_priv();
 	int port = bt_test_free_port();
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	pid_t ag = start_agent(port, "a");
 	static char out[65536];
 	char bid[128], exe[4096];
@@ -152,7 +136,7 @@ static void pull__latest_metrics_and_refusals(void **state)
 {
 	bt_test_require_priv();
 	int port = bt_test_free_port();
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	FILE *f = fopen(TMP "/b.conf", "we");
 	assert_non_null(f);
 	fputs("push-drain = 0\n", f);
@@ -237,7 +221,7 @@ static void pull__unix_socket__root_and_agent_user_only(void **state)
 	assert_int_equal(chmod(dir, 0755), 0);
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir $(pwd)/" TMP "/u --interval 2 -F 49 --format "
 		 "pprof --listen unix:%s/pull.sock 2> " TMP "/agent.err", dir);
-	pid_t ag = spawn(cmd);
+	pid_t ag = bt_test_spawn_kept(cmd);
 	char curl[256];
 	snprintf(curl, sizeof(curl), "curl -s -o /dev/null -w '%%{http_code}' --unix-socket %s/pull.sock "
 		 "http://localhost/metrics", dir);

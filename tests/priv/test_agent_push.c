@@ -20,28 +20,12 @@
 #define TMP "build/tests/tmp-agent-push"
 #define SPIN "build/tests/session/spin"
 
-/* Every process group a test starts, so that a test failing half-way leaves none running (an agent
- * left behind would write into the next run's directory). */
-static pid_t started[32];
-static int nstarted;
-
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = bt_test_spawn_group(cmd);
-	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
-		started[nstarted++] = pid;
-	return pid;
-}
-
-/* Ends what the test started and did not wait for itself. */
+/* Ends every process group the test started (bt_test_spawn_kept) and did not wait for itself, so
+ * that a test failing half-way leaves none running (an agent left behind would write into the next
+ * run's directory). */
 static int end_started(void **state)
 {
-	for (int i = 0; i < nstarted; i++)
-		if (waitpid(started[i], NULL, WNOHANG) == 0) {
-			kill(-started[i], SIGKILL);
-			waitpid(started[i], NULL, 0);
-		}
-	nstarted = 0;
+	bt_test_end_kept();
 	return 0;
 }
 
@@ -131,7 +115,7 @@ static pid_t start_receiver(int port, const char *dir, const char *extra, bool t
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 tests/tools/ingest_server.py %d %s %s", port, dir, extra);
-	pid_t pid = spawn(cmd);
+	pid_t pid = bt_test_spawn_kept(cmd);
 	char probe[256], out[64];
 	snprintf(probe, sizeof(probe), "curl -sk -o /dev/null -w '%%{http_code}' %s://127.0.0.1:%d/ready",
 		 tls ? "https" : "http", port);
@@ -172,7 +156,7 @@ static pid_t start_agent(const char *name, const char *conf, const char *opts)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir %s/" TMP "/%s --config %s -F 99 "
 		 "--format pprof --max-files 100000 %s 2> " TMP "/%s.err", cwd, name, conf, opts, name);
-	return spawn(cmd);
+	return bt_test_spawn_kept(cmd);
 }
 
 static void show_err(const char *name)
@@ -199,7 +183,7 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	write_text(TMP "/token", "tok-123\n");
 	write_text(TMP "/a.conf", "interval = 1\nbearer-token-file = " TMP "/token\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a", "", false);
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	char mnt[512], out[4096], labels[8192], exe[4096];
 	assert_int_equal(bt_test_run(mnt, sizeof(mnt), "awk '$9 == \"cgroup2\" { print $5; exit }' "
 				     "/proc/self/mountinfo | tr -d '\\n'"), 0);
@@ -252,7 +236,7 @@ static void push__server_failing_and_slow__no_profile_lost(void **state)
 	write_text(TMP "/basic", "user:pw\n");
 	write_text(TMP "/b.conf", "interval = 1\nbasic-auth-file = " TMP "/basic\npush-drain = 60\n");
 	pid_t srv = start_receiver(port, TMP "/recv-b", "--fail 3 --delay 0.5", false);
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
 	pid_t ag = start_agent("b", TMP "/b.conf", opts);
 	wait_field(TMP "/b/status.json", "errors", 3, 120);
@@ -280,7 +264,7 @@ static void push__server_down__spool_bounded_then_sent(void **state)
 	int port = bt_test_free_port();
 	char opts[512];
 	write_text(TMP "/c.conf", "interval = 1\nspool-max-files = 3\npush-drain = 2\n");
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
 	/* nothing listens yet: connections refused, profiles kept */
 	pid_t ag = start_agent("c", TMP "/c.conf", opts);
@@ -342,7 +326,7 @@ static void push__tls__verified_with_ca_file(void **state)
 				     "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " TMP
 				     "/key.pem -out " TMP "/cert.pem 2>&1"), 0);
 	pid_t srv = start_receiver(port, TMP "/recv-d", "--tls " TMP "/cert.pem " TMP "/key.pem", true);
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push https://127.0.0.1:%d", port);
 	write_text(TMP "/d.conf", "interval = 1\npush-drain = 1\n");
 	pid_t ag = start_agent("d", TMP "/d.conf", opts);
@@ -378,7 +362,7 @@ static void push__sighup__rotated_token_taken_up(void **state)
 	write_text(TMP "/rot-token", "tok-old\n");
 	write_text(TMP "/e.conf", "interval = 1\nbearer-token-file = " TMP "/rot-token\n");
 	pid_t srv = start_receiver(port, TMP "/recv-e", "", false);
-	pid_t spin = spawn("exec " SPIN " 0 60");  /* intervals with samples, pushed */
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");  /* intervals with samples, pushed */
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
 	pid_t ag = start_agent("e", TMP "/e.conf", opts);
 	wait_field(TMP "/e/status.json", "sent", 1, 90);

@@ -24,27 +24,12 @@
 #define TOKEN "targets-token-0123456789abcdef"
 #define AUTH "-H 'Authorization: Bearer " TOKEN "'"
 
-static pid_t started[32];
-static int nstarted;
 static char mnt[512], cg[600];  /* the cgroup2 mount, and the test's slice under it */
-
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = bt_test_spawn_group(cmd);
-	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
-		started[nstarted++] = pid;
-	return pid;
-}
 
 /* Ends what the test started and did not wait for itself, and removes its cgroups. */
 static int end_started(void **state)
 {
-	for (int i = 0; i < nstarted; i++)
-		if (waitpid(started[i], NULL, WNOHANG) == 0) {
-			kill(-started[i], SIGKILL);
-			waitpid(started[i], NULL, 0);
-		}
-	nstarted = 0;
+	bt_test_end_kept();
 	if (cg[0])
 		bt_test_run(NULL, 0, "for d in %s/*/; do for p in $(cat $d/cgroup.procs 2>/dev/null); do "
 			    "kill -9 $p; done; done; sleep 0.2; rmdir %s/*/ %s 2>/dev/null", cg, cg, cg);
@@ -55,7 +40,7 @@ static pid_t start_receiver(int port, const char *dir)
 {
 	char cmd[1024], out[64];
 	snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 tests/tools/ingest_server.py %d %s", port, dir);
-	pid_t pid = spawn(cmd);
+	pid_t pid = bt_test_spawn_kept(cmd);
 	for (int i = 0; i < 200; i++) {
 		bt_test_run(out, sizeof(out), "curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/ready", port);
 		if (!strcmp(out, "200"))
@@ -72,7 +57,7 @@ static pid_t start_agent(const char *name, const char *conf, const char *opts)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir %s/" TMP "/%s --config %s "
 		 "--format pprof --max-files 100000 %s 2> " TMP "/%s.err", cwd, name, conf, opts, name);
-	return spawn(cmd);
+	return bt_test_spawn_kept(cmd);
 }
 
 static void show_err(const char *name)
@@ -111,7 +96,7 @@ static pid_t spawn_in(const char *name, const char *cmd)
 {
 	char buf[2048];
 	snprintf(buf, sizeof(buf), "echo $$ > %s/%s/cgroup.procs && exec %s", cg, name, cmd);
-	return spawn(buf);
+	return bt_test_spawn_kept(buf);
 }
 
 static void run_check(const char *script, const char *args)
@@ -202,7 +187,7 @@ static void targets__fork_bomb__series_capped(void **state)
 	pid_t ag = start_agent("b", TMP "/b.conf", opts);
 	bt_test_wait_json_number(TMP "/b/status.json", "intervals", 1, 90);
 	/* at most 8 at a time */
-	pid_t bomb = spawn("cd " TMP "/bomb && exec /usr/bin/python3 -c '\n"
+	pid_t bomb = bt_test_spawn_kept("cd " TMP "/bomb && exec /usr/bin/python3 -c '\n"
 			   "import subprocess\n"
 			   "run = []\n"
 			   "for i in range(5000):\n"
@@ -269,7 +254,7 @@ static void targets__listing__matches_proc(void **state)
 	/* without --config: every process, the default labels */
 	run_check("check_targets.py", "./buildtrace");
 	/* the text form escapes what the processes chose */
-	pid_t odd = spawn("exec /usr/bin/python3 -c 'import time, sys; time.sleep(60)' 'x\"y\\z' \"$(printf 'a\\033b')\"");
+	pid_t odd = bt_test_spawn_kept("exec /usr/bin/python3 -c 'import time, sys; time.sleep(60)' 'x\"y\\z' \"$(printf 'a\\033b')\"");
 	usleep(300000);
 	static char listing[1 << 20];
 	assert_int_equal(bt_test_run(listing, sizeof(listing), "./buildtrace agent targets"), 0);

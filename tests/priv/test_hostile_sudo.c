@@ -33,8 +33,7 @@ static int setup(void **state)
 	*state = f;
 	if (geteuid() != 0)
 		return 0;  /* each test skips (or fails under CI) */
-	if (bt_test_run(NULL, 0, "id -u " USER " >/dev/null 2>&1 || useradd --system --no-create-home "
-			"--shell /usr/sbin/nologin " USER) != 0)
+	if (bt_test_ensure_user(USER) != 0)
 		return -1;
 	char ids[64];
 	if (bt_test_run(ids, sizeof(ids), "echo SUDO_UID=$(id -u " USER ") SUDO_GID=$(id -g " USER ") | tr -d '\\n'"))
