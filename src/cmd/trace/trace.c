@@ -21,6 +21,8 @@
 #include "cmd/trace/traceopts.h"
 #include "output/output.h"
 
+_Static_assert(BT_TRACE_TAG(BT_TRACE_MAX_PROBES - 1) < BT_REC_TAGS, "a tag for every probe");
+
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
@@ -285,9 +287,11 @@ static void print_summary(const struct trace_ctx *t)
 	for (unsigned p = 0; p < a->nspecs; p++) {
 		uint64_t c[BT_TCNT_MAX] = { 0 }, h[BT_TRACE_LAT_BUCKETS] = { 0 };
 		bt_uprobes_counters(t->up, p, c);
+		/* lost: the ring buffer was full, or the queue of what was read and not yet written */
+		uint64_t lost = c[BT_TCNT_LOST] + t->live.stats.queue_drops_tag[BT_TRACE_TAG(p)];
 		fprintf(stderr, "buildtrace: %s: %llu hit%s, %llu lost", a->specs[p].text,
 			(unsigned long long)c[BT_TCNT_HITS], c[BT_TCNT_HITS] == 1 ? "" : "s",
-			(unsigned long long)c[BT_TCNT_LOST]);
+			(unsigned long long)lost);
 		if (c[BT_TCNT_BADARG])
 			fprintf(stderr, ", %llu whose key could not be read", (unsigned long long)c[BT_TCNT_BADARG]);
 		fprintf(stderr, "\n");
