@@ -192,7 +192,7 @@ static __always_inline __u64 bt_offcpu_emit(struct bt_rec_offcpu_stack *d, __u32
 		count(BT_CNT_DROP_BASE + BT_REC_PYSTACK);
 		return key;
 	}
-	__u8 flags = d->hdr.pad;
+	__u8 flags = d->hdr.tag;
 	fill_hdr(&d->s.hdr, BT_REC_OFFCPU_STACK, len);
 	d->s.hdr.time_ns = now;
 	d->key = key;
@@ -201,7 +201,7 @@ static __always_inline __u64 bt_offcpu_emit(struct bt_rec_offcpu_stack *d, __u32
 		return key;
 	fill_hdr(&d->hdr, BT_REC_OFFCPU_STACK, total);
 	d->hdr.time_ns = now;
-	d->hdr.pad = flags;
+	d->hdr.tag = flags;
 	if (bpf_ringbuf_output(&events, d, total, wake)) {
 		count(BT_CNT_DROP_BASE + BT_REC_OFFCPU_STACK);
 		return key;
@@ -412,9 +412,9 @@ static __always_inline __u64 bt_offcpu_early_stack(struct task_struct *task, __u
 	r->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
 	if (bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), task->comm) < 0)
 		r->comm[0] = '\0';
-	d->hdr.pad = BT_OFFCPU_STACK_EARLY;
+	d->hdr.tag = BT_OFFCPU_STACK_EARLY;
 	__u64 key = bt_offcpu_emit(d, offsetof(struct bt_rec_sample, ips) + kn * sizeof(__u64), NULL, 0, now);
-	d->hdr.pad = 0;
+	d->hdr.tag = 0;
 	return key;
 }
 

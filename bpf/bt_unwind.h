@@ -426,7 +426,7 @@ __noinline int bt_unw_cont(const struct bt_unw_regs *g, __u32 tgid, __u32 tid, _
 	__u32 len = bt_unw_copy_stack(c->buf + sizeof(*u), g->sp, top);
 	u->hdr.type = BT_REC_UCONT;
 	u->hdr.version = BT_PROTO_VERSION;
-	u->hdr.pad = 0;
+	u->hdr.tag = 0;
 	u->hdr.time_ns = now;
 	u->pid = tgid;
 	u->tid = tid;

@@ -123,7 +123,7 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 {
 	h->type = type;
 	h->version = BT_PROTO_VERSION;
-	h->pad = 0;
+	h->tag = 0;
 	h->size = size;
 	h->time_ns = bpf_ktime_get_ns();
 }

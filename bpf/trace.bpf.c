@@ -102,7 +102,7 @@ static __always_inline void fill_hdr(struct bt_rec_hdr *h, __u16 type, __u32 siz
 {
 	h->type = type;
 	h->version = BT_PROTO_VERSION;
-	h->pad = 0;
+	h->tag = 0;
 	h->size = size;
 	h->time_ns = now;
 }
@@ -177,6 +177,7 @@ static __always_inline void emit_sample(struct pt_regs *ctx, struct bt_trace_scr
 	rec->user_n = un;
 	__u32 len = offsetof(struct bt_rec_sample, ips) + un * sizeof(__u64);
 	fill_hdr(&rec->hdr, BT_REC_SAMPLE, len, now);
+	rec->hdr.tag = BT_TRACE_TAG(probe);   /* a hit the queue drops is counted lost for its probe */
 	__u64 avail = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
 	__u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
 	if (bpf_ringbuf_output(&events, rec, len, avail > size / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))

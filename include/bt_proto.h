@@ -17,6 +17,7 @@
 #define BT_COMM_LEN 16
 #define BT_MODNAME_LEN 56
 #define BT_KSYM_NAME_LEN 128    /* a BPF program's kallsyms name: bpf_prog_TAG_NAME */
+#define BT_REC_TAGS 65          /* record tags: 0, and a trace probe's index + 1 */
 
 enum bt_rec_type {
 	BT_REC_SAMPLE = 1,  /* struct bt_rec_sample */
@@ -42,7 +43,8 @@ enum bt_rec_type {
 struct bt_rec_hdr {
 	__u16 type;
 	__u8 version;
-	__u8 pad;
+	__u8 tag;       /* which of its program's sources wrote it: a trace hit's probe + 1 (below
+			 * BT_REC_TAGS); an off-CPU stack's BT_OFFCPU_STACK_* flags; 0 for the rest */
 	__u32 size;
 	__u64 time_ns;  /* bpf_ktime_get_ns() */
 };

@@ -11,6 +11,8 @@
 #define BT_TRACE_MAX_PROBES 64   /* probes of one session (the cookie of each attachment) */
 #define BT_TRACE_KEY_STR 64      /* bytes of a string key, NUL included */
 #define BT_TRACE_NREGS 21        /* the uapi struct pt_regs, x86_64: 21 words */
+/* a hit's sample carries its probe + 1 as its record's tag (bt_proto.h) */
+#define BT_TRACE_TAG(probe) ((probe) + 1)
 
 /* Where an argument is, as a marker's argument spec gives it. */
 enum bt_trace_arg_kind {

@@ -4,7 +4,7 @@
 PROGS_DIR    := $(BUILD)/tests/progs
 PROGS_CFLAGS := -O0 -g -fno-omit-frame-pointer -Wl,--build-id=sha1
 PROGS_BINS   := $(PROGS_DIR)/spin $(PROGS_DIR)/dlopener $(PROGS_DIR)/forker $(PROGS_DIR)/threads \
-                $(PROGS_DIR)/mapper $(PROGS_DIR)/burst $(PROGS_DIR)/offcpu
+                $(PROGS_DIR)/mapper $(PROGS_DIR)/burst $(PROGS_DIR)/offcpu $(PROGS_DIR)/hostile
 
 $(PROGS_DIR)/libbtdl.so: tests/progs/btdl.c
 	@mkdir -p $(@D)

@@ -1,8 +1,10 @@
 # Unit test link lists for the commands' own modules (option parsing, agent configuration).
-TEST_cli_OBJS       := $(BUILD)/cmd/cli/cli.o
+TEST_cli_OBJS       := $(BUILD)/cmd/cli/cli.o $(BUILD)/base/esc.o $(BUILD)/base/utf8.o
 TEST_opts_OBJS      := $(BUILD)/cmd/cli/opts.o
 TEST_agentconf_OBJS := $(BUILD)/cmd/agent/agentconf.o $(BUILD)/cmd/net/serve.o $(BUILD)/cmd/net/httpreq.o $(BUILD)/capture/callgraph.o \
-                       $(BUILD)/session/relabel.o $(BUILD)/base/regex.o $(BUILD)/base/md5.o
+                       $(BUILD)/session/relabel.o $(BUILD)/base/regex.o $(BUILD)/base/md5.o \
+                       $(BUILD)/base/safeopen.o $(BUILD)/base/trustdir.o $(BUILD)/cmd/net/push.o \
+                       $(BUILD)/output/profdir.o $(BUILD)/base/wfile.o
 # These run the command only: testutil is all they link.
 TEST_cmd_cache_OBJS     := $(BUILD)/tests/testutil.o
 TEST_cmd_symbolize_OBJS := $(BUILD)/tests/testutil.o

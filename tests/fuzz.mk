@@ -25,7 +25,7 @@ FUZZ_MODS    := symsrc/perfmap symsrc/jitdump elf/buildid elf/ehtable elf/ehtfil
                 elf/gopclntab elf/goelf \
                 kernel/kallsyms base/htab session/profile output/folded base/demangle base/strtab symsrc/bidcache \
                 base/ustar base/pathfmt base/wfile base/beneath cmd/net/httpreq kernel/cgroup elf/sdt \
-                symsrc/probecache
+                symsrc/probecache base/esc base/utf8 base/membudget
 FUZZ_OBJS    := $(FUZZ_MODS:%=$(FUZZ_BUILD)/%.o) $(FUZZ_BUILD)/checks.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 

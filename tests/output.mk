@@ -1,7 +1,8 @@
 # Unit test link lists for the writers and readers of profiles, and the browser test's runner.
-TEST_folded_OBJS     = $(BUILD)/output/folded.o $(BUILD)/session/profile.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o
+TEST_folded_OBJS     = $(BUILD)/output/folded.o $(BUILD)/session/profile.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o \
+                       $(BUILD)/base/esc.o $(BUILD)/base/utf8.o
 TEST_flamegraph_OBJS = $(BUILD)/output/flamegraph.o $(BUILD)/output/folded.o $(BUILD)/session/profile.o $(BUILD)/base/htab.o \
-                       $(BUILD)/base/strtab.o $(BUILD)/base/utf8.o
+                       $(BUILD)/base/strtab.o $(BUILD)/base/utf8.o $(BUILD)/base/esc.o
 # The pprof and JSON tests build a session by hand (outputs_session.h): every layer up to output,
 # and of the capture layer only the record check the session makes.
 OUTPUT_SESSION_OBJS  = $(OBJS_base) $(OBJS_elf) $(OBJS_symsrc) $(OBJS_kernel) $(BUILD)/capture/records.o $(BUILD)/capture/procmaps.o \

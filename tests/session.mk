@@ -1,6 +1,7 @@
 # Unit test link lists for the session's tables.
 TEST_proctable_OBJS = $(BUILD)/session/proctable.o $(BUILD)/base/htab.o
-TEST_profile_OBJS   = $(BUILD)/session/profile.o $(BUILD)/output/folded.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o
+TEST_profile_OBJS   = $(BUILD)/session/profile.o $(BUILD)/output/folded.o $(BUILD)/base/htab.o $(BUILD)/base/strtab.o \
+                      $(BUILD)/base/esc.o $(BUILD)/base/utf8.o
 TEST_samplelog_OBJS = $(BUILD)/session/samplelog.o $(BUILD)/base/wfile.o
 TEST_offstacks_OBJS = $(BUILD)/session/offstacks.o $(BUILD)/base/htab.o
 # The file-version registry: symbol sources and the ELF layer beneath it, map_files for exact bytes.

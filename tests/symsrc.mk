@@ -53,9 +53,10 @@ fixtures:: $(SYMSRC_FIX)/vmlinux $(SYMSRC_FIX)/inl $(SYMSRC_FIX)/inl.debug $(SYM
 
 # These run ./buildtrace as well as their own code.
 $(BUILD)/tests/test_debuginfod: | buildtrace
-TEST_jitdump_OBJS     = $(BUILD)/symsrc/jitdump.o $(BUILD)/symsrc/perfmap.o $(BUILD)/base/htab.o
+TEST_jitdump_OBJS     = $(BUILD)/symsrc/jitdump.o $(BUILD)/symsrc/perfmap.o $(BUILD)/base/htab.o $(BUILD)/base/membudget.o
 # CPython's objects decoded: the location table and strings, on the offsets table.
 TEST_pycode_OBJS      = $(BUILD)/symsrc/pycode.o $(BUILD)/symsrc/pyoffsets.o
 TEST_pyruntime_OBJS   = $(BUILD)/symsrc/pyruntime.o $(BUILD)/symsrc/pyoffsets.o $(ELF_CORE_OBJS)
 # The offsets tables against DWARF, and 3.13's own description read from its file.
 TEST_pyoffsets_OBJS   = $(BUILD)/symsrc/pyoffsets.o $(BUILD)/symsrc/pyruntime.o $(ELF_CORE_OBJS)
+TEST_perfmap_OBJS     = $(BUILD)/symsrc/perfmap.o $(BUILD)/base/membudget.o

@@ -174,6 +174,33 @@ pid_t bt_test_spawn_group(const char *cmd)
 	return spawn_sh(cmd, true);
 }
 
+static pid_t kept[32];
+static int nkept;
+
+pid_t bt_test_spawn_kept(const char *cmd)
+{
+	pid_t pid = spawn_sh(cmd, true);
+	if (nkept < (int)(sizeof(kept) / sizeof(kept[0])))
+		kept[nkept++] = pid;
+	return pid;
+}
+
+void bt_test_end_kept(void)
+{
+	for (int i = 0; i < nkept; i++)
+		if (waitpid(kept[i], NULL, WNOHANG) == 0) {
+			kill(-kept[i], SIGKILL);
+			waitpid(kept[i], NULL, 0);
+		}
+	nkept = 0;
+}
+
+int bt_test_ensure_user(const char *name)
+{
+	return bt_test_run(NULL, 0, "id -u %s >/dev/null 2>&1 || useradd --system --no-create-home "
+			   "--shell /usr/sbin/nologin %s", name, name);
+}
+
 bool bt_test_wait_for_text(const char *path, const char *needle, pid_t pid)
 {
 	for (;;) {

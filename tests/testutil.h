@@ -23,6 +23,15 @@ int bt_test_run(char *out, size_t len, const char *fmt, ...) __attribute__((form
 pid_t bt_test_spawn(const char *cmd);
 pid_t bt_test_spawn_group(const char *cmd);
 
+/* bt_test_spawn_group, the group remembered (up to 32 at once) until bt_test_end_kept, a teardown's
+ * step, kills each one the test did not wait for itself, and waits for it. */
+pid_t bt_test_spawn_kept(const char *cmd);
+void bt_test_end_kept(void);
+
+/* Makes the local user name exist (a system account: no home, no login shell) for tests that act
+ * as another user; the shell's status (0 when it exists). */
+int bt_test_ensure_user(const char *name);
+
 /* perf as the oracle for a profile of process pid: bt_test_perf_record starts `perf record -e
  * cpu-clock -F 99 --call-graph callgraph -p pid -- sleep seconds` writing data (its messages go to
  * data.log) and returns its pid to wait for; bt_test_perf_fold runs `perf script` (plus the extra

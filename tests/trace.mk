@@ -30,5 +30,6 @@ $(TRACE_PROGS)/trhost: tests/progs/trhost.c $(TRACE_PROGS)/v1/libtrlib.so
 fixtures:: $(TRACE_PROGS)/trhost $(TRACE_PROGS)/v2/libtrlib.so
 # The probe cache: its lines, and entries added, listed and removed in a cache of the test's own.
 TEST_probecache_OBJS = $(BUILD)/symsrc/probecache.o $(BUILD)/symsrc/bidcache.o $(BUILD)/base/pathfmt.o \
-                       $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o $(BUILD)/base/ustar.o $(ELF_CORE_OBJS)
+                       $(BUILD)/base/wfile.o $(BUILD)/base/beneath.o $(BUILD)/base/ustar.o $(BUILD)/base/esc.o \
+                       $(BUILD)/base/utf8.o $(ELF_CORE_OBJS)
 $(BUILD)/tests/test_probecache: | build/fixtures/fx-sha1

@@ -5,7 +5,7 @@ PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev libdw-dev libdebuginfod-
       libcmocka-dev zlib1g-dev liblzma-dev libzstd-dev pkg-config elfutils binutils linux-perf
       xz-utils zstd gzip python3 debuginfod libc6-dbg g++ lld libclang-rt-14-dev
       protobuf-c-compiler libprotobuf-c-dev protobuf-compiler libxml2-utils systemd strace util-linux tmux
-      golang-go python3-prometheus-client openssl curl python3.11-dbg
+      golang-go python3-prometheus-client openssl curl python3.11-dbg libcap2-bin
       nodejs openjdk-17-jdk-headless
       debhelper dpkg-dev lintian mandoc man-db bash-completion"
 missing=""

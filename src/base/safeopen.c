@@ -22,11 +22,12 @@ static int same_root_as_ours(int dirfd)
 /* An O_PATH descriptor of what path names: nothing is opened yet, whatever the file is. */
 static int resolve(int dirfd, const char *path, unsigned flags)
 {
-	int oflags = O_PATH | O_CLOEXEC | ((flags & BT_OPEN_NOFOLLOW) ? O_NOFOLLOW : 0);
+	int oflags = O_PATH | O_CLOEXEC | ((flags & (BT_OPEN_NOFOLLOW | BT_OPEN_NO_SYMLINKS)) ? O_NOFOLLOW : 0);
 	if (flags & BT_OPEN_IN_ROOT) {
 		struct open_how how = {
 			.flags = (unsigned)oflags,
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+				   ((flags & BT_OPEN_NO_SYMLINKS) ? RESOLVE_NO_SYMLINKS : 0),
 		};
 		int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 		if (fd >= 0)
@@ -43,6 +44,12 @@ static int resolve(int dirfd, const char *path, unsigned flags)
 
 int bt_open_regular(int dirfd, const char *path, unsigned flags, struct stat *st)
 {
+	return bt_open_regular_checked(dirfd, path, flags, st, NULL, NULL);
+}
+
+int bt_open_regular_checked(int dirfd, const char *path, unsigned flags, struct stat *st,
+			    int (*check)(void *ctx, int pfd, const struct stat *st), void *ctx)
+{
 	if (!path || !path[0])
 		return -EINVAL;
 	int pfd = resolve(dirfd, path, flags);
@@ -56,6 +63,8 @@ int bt_open_regular(int dirfd, const char *path, unsigned flags, struct stat *st
 		err = -ELOOP;  /* O_PATH|O_NOFOLLOW gave the link itself */
 	else if (!S_ISREG(s.st_mode))
 		err = -EINVAL;
+	else if (check)
+		err = check(ctx, pfd, &s);
 	if (err) {
 		close(pfd);
 		return err;

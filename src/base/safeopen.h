@@ -14,6 +14,9 @@ enum bt_open_flags {
 	 * entries) are refused. Needs openat2 (Linux 5.6); without it, only a dirfd that is our own
 	 * root is served, else -EXDEV. */
 	BT_OPEN_IN_ROOT = 1u << 1,
+	/* No symbolic link anywhere on the way, the last component included (RESOLVE_NO_SYMLINKS with
+	 * BT_OPEN_IN_ROOT; else only the last component, as BT_OPEN_NOFOLLOW): -ELOOP. */
+	BT_OPEN_NO_SYMLINKS = 1u << 2,
 };
 
 /* Opens path (absolute, or relative to dirfd; AT_FDCWD for the working directory) with
@@ -24,5 +27,11 @@ enum bt_open_flags {
  * FIFO, a device, a socket, a directory), -ELOOP for a symlink refused by BT_OPEN_NOFOLLOW,
  * -EXDEV (see BT_OPEN_IN_ROOT), or what resolving the path gave (-ENOENT, -EACCES ...). */
 int bt_open_regular(int dirfd, const char *path, unsigned flags, struct stat *st);
+
+/* bt_open_regular with one more test before the file is opened for reading: check(ctx, pfd, st)
+ * gets the O_PATH descriptor of what path names (a regular file) and its status, and a non-zero
+ * return refuses it (and is returned): nothing the check refuses is ever opened. */
+int bt_open_regular_checked(int dirfd, const char *path, unsigned flags, struct stat *st,
+			    int (*check)(void *ctx, int pfd, const struct stat *st), void *ctx);
 
 #endif

@@ -73,3 +73,36 @@ int bt_dir_trusted(const char *path, char *why, size_t whylen)
 	}
 	return err;
 }
+
+int bt_file_trusted(int fd, const char *path, bool secret, char *why, size_t whylen)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	mode_t bad = secret ? 077 : 022;
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		if (why)
+			snprintf(why, whylen, "%s belongs to uid %u", path, (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	if (st.st_mode & bad) {
+		if (why)
+			snprintf(why, whylen, "%s may be %s by others (mode %04o)", path,
+				 (st.st_mode & 022) ? "written" : "read", (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	/* the directory the file really is in */
+	char self[64], real[PATH_MAX];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(self, real, sizeof(real) - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENOENT;
+	real[n] = '\0';
+	char *slash = strrchr(real, '/');
+	if (!slash || real[0] != '/')
+		return -ENOENT;  /* deleted meanwhile, or not reachable from our root */
+	slash[slash == real] = '\0';
+	return bt_dir_trusted(real, why, whylen);
+}

@@ -4,6 +4,7 @@
 #ifndef BT_TRUSTDIR_H
 #define BT_TRUSTDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* 0 when path (absolute), or when it does not exist yet the nearest directory above it that does,
@@ -13,5 +14,13 @@
  * ("/home/u belongs to uid 1000", "/srv/x may be written by others (mode 0777)"); -EINVAL for a
  * relative path; or -errno. */
 int bt_dir_trusted(const char *path, char *why, size_t whylen);
+
+/* What sshd's StrictModes accepts, for a file open as fd (named path in messages): a regular file
+ * that belongs to us (the effective uid) or root, that neither its group nor others may write, and
+ * whose directory bt_dir_trusted accepts (its real path: a link to the file is judged where it
+ * leads); a secret (a token, a password) that neither its group nor others may read either. 0, or
+ * -EPERM with why saying what is wrong ("/etc/x.conf belongs to uid 1000", "/etc/token may be read
+ * by others (mode 0644)"), or -errno. */
+int bt_file_trusted(int fd, const char *path, bool secret, char *why, size_t whylen);
 
 #endif

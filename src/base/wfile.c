@@ -180,11 +180,46 @@ int bt_wfile_commit(struct bt_wfile *w)
 	return err;
 }
 
+int bt_wfile_check_commit(const struct bt_wfile *w)
+{
+	if (w->direct)
+		return 0;
+	if (w->fd < 0 || w->dirfd < 0)
+		return -EBADF;
+	/* the kernel's own decision for the effective ids and capabilities (faccessat2) */
+	if (faccessat(w->dirfd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+		return -errno;
+	struct stat d, t;
+	if (fstat(w->dirfd, &d) != 0)
+		return -errno;
+	if ((d.st_mode & S_ISVTX) && d.st_uid != geteuid() &&
+	    fstatat(w->dirfd, w->name, &t, AT_SYMLINK_NOFOLLOW) == 0 && t.st_uid != geteuid())
+		return -EACCES;
+	return 0;
+}
+
 void bt_wfile_abort(struct bt_wfile *w)
 {
 	if (w->fd >= 0 && !w->direct && tmp_is_ours(w))
 		unlinkat(w->dirfd, w->tmp, 0);
 	release(w);
+}
+
+FILE *bt_wfile_stream(const struct bt_wfile *w)
+{
+	int fd = w->fd >= 0 ? fcntl(w->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (fd < 0) {
+		if (w->fd < 0)
+			errno = EBADF;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "we");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }
 
 int bt_wfile_open_dir(const char *path)

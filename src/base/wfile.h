@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define BT_WFILE_MODE 0600
@@ -41,6 +42,13 @@ int bt_wfile_create(struct bt_wfile *w, const char *path, mode_t mode);
  * -EPERM for a link, FIFO or device of another user, or -errno. */
 int bt_wfile_open_path(struct bt_wfile *w, const char *path, mode_t mode);
 
+/* Whether bt_wfile_commit could rename the temporary file over the final name with the
+ * credentials and capabilities in effect now: the directory writable and searchable (access with
+ * the effective ids), and, in a sticky directory (/tmp), an existing final name ours or the
+ * directory ours (as without CAP_FOWNER). 0 (also for a file written in place), or -EACCES,
+ * -EROFS ... */
+int bt_wfile_check_commit(const struct bt_wfile *w);
+
 /* Closes the file and renames the temporary file to the final name (after checking that the
  * temporary name still is the file written). On failure the temporary file is removed.
  * 0 or -errno; w is released either way. */
@@ -58,6 +66,11 @@ int bt_write_all(int fd, const void *buf, size_t len);
  * where the file system lacks it a new file under a random name (O_CREAT|O_EXCL|O_NOFOLLOW) removed
  * at once; mode 0600, read-write, close-on-exec. It goes when the fd is closed. fd or -errno. */
 int bt_wfile_scratch(const char *dir);
+
+/* A stdio stream writing into w's file, through a close-on-exec duplicate of its descriptor (a
+ * command started later must not inherit it). NULL with errno on failure; fclose it before
+ * bt_wfile_commit. */
+FILE *bt_wfile_stream(const struct bt_wfile *w);
 
 /* Opens a directory for writing into it without following a link at its last component
  * (O_DIRECTORY|O_NOFOLLOW), for fchown or as the dirfd of bt_wfile_open. fd or -errno (-ELOOP: a

@@ -163,6 +163,36 @@ static int drop_bounding(cap_t cur, const bool *kept, size_t nkept)
 	return 0;
 }
 
+int bt_caps_with_only(const char *keep, int (*fn)(void *ctx), void *ctx)
+{
+	bool kept[64] = { false };
+	int err = parse_keep(keep, kept, sizeof(kept) / sizeof(kept[0]));
+	if (err)
+		return err;
+	cap_t cur = cap_get_proc();
+	cap_t less = cur ? cap_dup(cur) : NULL;
+	if (!less) {
+		err = -errno;
+		if (cur)
+			cap_free(cur);
+		return err;
+	}
+	for (cap_value_t c = 0; c < (cap_value_t)cap_max_bits(); c++)
+		if ((size_t)c >= sizeof(kept) / sizeof(kept[0]) || !kept[c])
+			cap_set_flag(less, CAP_EFFECTIVE, 1, &c, CAP_CLEAR);
+	if (cap_set_proc(less) != 0) {
+		err = -errno;
+	} else {
+		err = fn(ctx);
+		/* back as it was: nothing was taken from the permitted set */
+		if (cap_set_proc(cur) != 0 && !err)
+			err = -errno;
+	}
+	cap_free(less);
+	cap_free(cur);
+	return err;
+}
+
 int bt_caps_drop(const char *keep)
 {
 	bool kept[64] = { false };

@@ -119,6 +119,7 @@ struct bt_capture {
 	struct bt_recq *q;
 	pthread_t reader;
 	bool reader_running;
+	bool reader_ended;             /* stopped for the end of the session: reads are the caller's */
 	bool reader_stop;              /* (atomic) */
 	pthread_mutex_t mu;            /* seen_watched, kicks and passes */
 	pthread_cond_t cv;
@@ -128,6 +129,7 @@ struct bt_capture {
 	int main_epfd;                 /* wake_fd and the table worker's results */
 	bool sb_lost;                  /* (atomic) the reader saw sideband records lost */
 	uint64_t qdrops[BT_REC_TYPE_MAX];  /* (atomic) records the full queue refused, per type */
+	uint64_t qdrops_tag[BT_REC_TAGS];  /* (atomic) and the samples among them, per tag */
 	/* Records the walker's tables have followed, waiting behind a sample whose stack waits for
 	 * a table (a BT_REC_LATER in its place): delivered in order once it is finished. */
 	struct bt_recq *later;
@@ -244,14 +246,23 @@ static bool watched(struct bt_capture *c, uint32_t pid)
 	return c->all || bpf_map__lookup_elem(c->skel->maps.watched, &pid, sizeof(pid), &v, sizeof(v), 0) == 0;
 }
 
+/* A record a full queue refused: counted by type, and a sample by its tag (a trace hit's probe). */
+static void count_qdrop(struct bt_capture *c, const struct bt_rec_hdr *h)
+{
+	if (h->type < BT_REC_TYPE_MAX)
+		__atomic_add_fetch(&c->qdrops[h->type], 1, __ATOMIC_RELAXED);
+	if (h->type == BT_REC_SAMPLE && h->tag < BT_REC_TAGS)
+		__atomic_add_fetch(&c->qdrops_tag[h->tag], 1, __ATOMIC_RELAXED);
+}
+
 /* A record read, into the queue in the order read. Samples and what goes with them are refused
  * once the queue holds its most (counted as lost); the rest is never dropped. */
 static int enqueue(struct bt_capture *c, const struct bt_rec_hdr *h)
 {
 	bool droppable = h->type == BT_REC_SAMPLE || h->type == BT_REC_UCONT || h->type == BT_REC_USTACK ||
 			 h->type == BT_REC_PYSTACK;
-	if (bt_recq_push(c->q, h, h->size, droppable) == -ENOSPC && h->type < BT_REC_TYPE_MAX)
-		__atomic_add_fetch(&c->qdrops[h->type], 1, __ATOMIC_RELAXED);
+	if (bt_recq_push(c->q, h, h->size, droppable) == -ENOSPC)
+		count_qdrop(c, h);
 	return 0;
 }
 
@@ -504,8 +515,8 @@ static void follow(struct bt_capture *c, const struct bt_rec_hdr *h)
 		return;
 	}
 	bool droppable = h->type == BT_REC_SAMPLE || h->type == BT_REC_PYSTACK || h->type == BT_REC_USTACK;
-	if (bt_recq_push(c->later, h, h->size, droppable) == -ENOSPC && h->type < BT_REC_TYPE_MAX)
-		__atomic_add_fetch(&c->qdrops[h->type], 1, __ATOMIC_RELAXED);
+	if (bt_recq_push(c->later, h, h->size, droppable) == -ENOSPC)
+		count_qdrop(c, h);
 }
 
 /* The records waiting behind samples being finished, delivered up to the first that still waits
@@ -603,6 +614,19 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+/* The reader thread stopped and joined: from now on the rings are read in the calling thread. */
+static void stop_reader(struct bt_capture *c)
+{
+	if (!c->reader_running)
+		return;
+	__atomic_store_n(&c->reader_stop, true, __ATOMIC_RELAXED);
+	uint64_t one = 1;
+	ssize_t w = write(c->kick_fd, &one, sizeof(one));
+	(void)w;
+	pthread_join(c->reader, NULL);
+	c->reader_running = false;
+}
+
 /* Reads the rings now: by the reader thread (waiting up to a second for it), or here. Whether a
  * read begun after this call has ended (false: the reader was kept from the CPU that long). */
 static bool read_now(struct bt_capture *c)
@@ -630,7 +654,7 @@ static bool read_now(struct bt_capture *c)
  * capabilities it no longer needs (a thread keeps those it starts with). */
 static int start_threads(struct bt_capture *c)
 {
-	if (c->reader_running)
+	if (c->reader_running || c->reader_ended)
 		return 0;
 	int err = bt_unwtables_start(c->unw);
 	if (!err && (err = -pthread_create(&c->reader, NULL, reader_main, c)) == 0)
@@ -880,6 +904,10 @@ int bt_capture_settle(struct bt_capture *c, int timeout_ms)
 {
 	if (!c)
 		return -EINVAL;
+	/* Read here, to the end of what was written: a reader thread kept from the CPU on a loaded
+	 * machine could still be reading when the queue looks empty (read_now waits a second). */
+	stop_reader(c);
+	c->reader_ended = true;
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -1718,6 +1746,8 @@ int bt_capture_stats(struct bt_capture *c, struct bt_capture_stats *out)
 	out->samples = sums[BT_CNT_SAMPLES];
 	for (int t = 0; t < BT_REC_TYPE_MAX; t++)
 		out->queue_drops[t] = __atomic_load_n(&c->qdrops[t], __ATOMIC_RELAXED);
+	for (unsigned t = 0; t < BT_REC_TAGS; t++)
+		out->queue_drops_tag[t] = __atomic_load_n(&c->qdrops_tag[t], __ATOMIC_RELAXED);
 	out->queue_peak = bt_recq_peak(c->q) + bt_recq_peak(c->later);
 	out->reader_gap_ns = __atomic_load_n(&c->reader_gap_ns, __ATOMIC_RELAXED);
 	out->queue_max = bt_recq_bytes(c->q) > queue_bytes(c) ? bt_recq_bytes(c->q) : queue_bytes(c);
@@ -1849,13 +1879,7 @@ void bt_capture_close(struct bt_capture *c)
 	if (c->malformed)
 		logf_(c, BT_LOG_WARN, "%llu malformed ring buffer records were ignored",
 		      (unsigned long long)c->malformed);
-	if (c->reader_running) {
-		__atomic_store_n(&c->reader_stop, true, __ATOMIC_RELAXED);
-		uint64_t one = 1;
-		ssize_t w = write(c->kick_fd, &one, sizeof(one));
-		(void)w;
-		pthread_join(c->reader, NULL);
-	}
+	stop_reader(c);
 	ring_buffer__free(c->rb);
 	bt_recq_free(c->q);
 	bt_recq_free(c->later);

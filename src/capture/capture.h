@@ -87,7 +87,8 @@ int bt_capture_open(const struct bt_capture_opts *opts, struct bt_capture **out,
 int bt_capture_poll(struct bt_capture *c, int timeout_ms);
 
 /* Delivers everything the kernel has written so far, waiting for the tables the stacks among it
- * need (up to timeout_ms): the end of a session. 0, -ETIMEDOUT (what still waits stays queued),
+ * need (up to timeout_ms): the end of a session (the rings are read in the caller's thread from
+ * then on). 0, -ETIMEDOUT (what still waits stays queued),
  * or what bt_capture_poll returns. */
 int bt_capture_settle(struct bt_capture *c, int timeout_ms);
 
@@ -119,6 +120,8 @@ int bt_capture_offcpu_cut(struct bt_capture *c, uint64_t *t);
 struct bt_capture_stats {
 	uint64_t drops[BT_REC_TYPE_MAX];  /* ring buffer reservations that failed, per record type */
 	uint64_t queue_drops[BT_REC_TYPE_MAX];  /* records read that the full queue refused, per type */
+	uint64_t queue_drops_tag[BT_REC_TAGS];  /* the samples among them, per tag (a trace hit's
+						 * probe + 1) */
 	uint64_t queue_peak;              /* the most bytes read and waiting for delivery at once */
 	uint64_t queue_max;               /* what they may take */
 	uint64_t reader_gap_ns;           /* the longest the ring buffer went unread (its reader

@@ -196,17 +196,23 @@ int bt_procmaps_buildid(const char *root, int pid, uint64_t start, uint64_t end,
 	return err;
 }
 
-int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
+int bt_procmaps_root_fd(const char *root, int pid)
 {
-	if (!path || path[0] != '/')
-		return -EINVAL;
 	char rp[4096];
 	int err = proc_path(rp, sizeof(rp), root, pid, "root");
 	if (err)
 		return err;
 	int rootfd = open(rp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return rootfd < 0 ? (errno == ENOENT ? -ESRCH : -errno) : rootfd;
+}
+
+int bt_procmaps_open_in_root(const char *root, int pid, const char *path)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	int rootfd = bt_procmaps_root_fd(root, pid);
 	if (rootfd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return rootfd;
 	/* Resolved by the kernel as if ROOT/proc/PID/root were "/". */
 	int fd = bt_open_regular(rootfd, path, BT_OPEN_IN_ROOT, NULL);
 	close(rootfd);

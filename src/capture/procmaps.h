@@ -54,4 +54,8 @@ int bt_procmaps_open_in_root(const char *root, int pid, const char *path);
  * BT_VDSO_MAX), or -errno. */
 int bt_procmaps_open_vdso(const char *root, int pid, uint64_t *start, uint64_t *end);
 
+/* ROOT/proc/PID/root, the process's root directory, as an O_PATH descriptor for base/safeopen.h's
+ * BT_OPEN_IN_ROOT. fd or -errno (-ESRCH when the process is gone). */
+int bt_procmaps_root_fd(const char *root, int pid);
+
 #endif

@@ -36,6 +36,7 @@
 struct cie_enc {
 	uint64_t offset;   /* the CIE's offset in the section */
 	uint8_t enc;       /* how its FDEs encode their addresses */
+	bool z;            /* its FDEs carry augmentation data before their instructions */
 };
 
 struct range {
@@ -143,6 +144,115 @@ static const struct cie_enc *find_cie(const struct build *b, uint64_t off)
 	return NULL;
 }
 
+/* What libdw would allocate for a crafted FDE stays small: it grows a frame's register array to the
+ * highest register number an instruction names (up to 2^27 of them, gigabytes) and copies the frame
+ * for each DW_CFA_remember_state. So the instructions are read here first, and refused when they
+ * name a register past any architecture's (x86-64's and AArch64's end below 130), nest remembered
+ * states deeper than compilers do, or cannot be read to their end: the file's CFI is malformed. */
+#define CFI_MAX_REG 1023
+#define CFI_MAX_DEPTH 64
+
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t c = *(*p)++;
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool skip(const uint8_t **p, const uint8_t *end, uint64_t n)
+{
+	if ((uint64_t)(end - *p) < n)
+		return false;
+	*p += n;
+	return true;
+}
+
+static bool reg_ok(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t r;
+	return uleb(p, end, &r) && r <= CFI_MAX_REG;
+}
+
+static bool cfi_insns_sane(struct build *b, const uint8_t *p, const uint8_t *end, uint8_t enc)
+{
+	unsigned depth = 0;
+	uint64_t v;
+	while (p < end) {
+		uint8_t op = *p++;
+		bool ok = true;
+		switch (op & 0xc0) {
+		case 0x40:   /* DW_CFA_advance_loc */
+		case 0xc0:   /* DW_CFA_restore: register in the low bits */
+			continue;
+		case 0x80:   /* DW_CFA_offset */
+			ok = uleb(&p, end, &v);
+			if (!ok)
+				return false;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			ok = read_encoded(b, &p, end, enc, false, &v);
+			break;
+		case DW_CFA_advance_loc1: ok = skip(&p, end, 1); break;
+		case DW_CFA_advance_loc2: ok = skip(&p, end, 2); break;
+		case DW_CFA_advance_loc4: ok = skip(&p, end, 4); break;
+		case DW_CFA_MIPS_advance_loc8: ok = skip(&p, end, 8); break;
+		case DW_CFA_remember_state:
+			ok = ++depth <= CFI_MAX_DEPTH;
+			break;
+		case DW_CFA_restore_state:
+			depth -= depth > 0;
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			ok = reg_ok(&p, end);
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset:
+		case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			ok = reg_ok(&p, end) && uleb(&p, end, &v);   /* an SLEB is read as a ULEB */
+			break;
+		case DW_CFA_register:
+			ok = reg_ok(&p, end) && reg_ok(&p, end);
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_def_cfa_offset_sf:
+		case DW_CFA_GNU_args_size:
+			ok = uleb(&p, end, &v);
+			break;
+		case DW_CFA_def_cfa_expression:
+			ok = uleb(&p, end, &v) && skip(&p, end, v);
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			ok = reg_ok(&p, end) && uleb(&p, end, &v) && skip(&p, end, v);
+			break;
+		default:
+			return false;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 /* Lists every FDE's address range. */
 static int list_fdes(struct build *b)
 {
@@ -160,7 +270,12 @@ static int list_fdes(struct build *b)
 		if (dwarf_cfi_cie_p(&e)) {
 			if (bt_grow((void **)&b->cies, &b->capcies, b->ncies + 1, sizeof(*b->cies), 256))
 				return -ENOMEM;
-			b->cies[b->ncies++] = (struct cie_enc){ off, b->eh ? cie_encoding(&e.cie) : 0 };
+			uint8_t enc = b->eh ? cie_encoding(&e.cie) : 0;
+			if (!cfi_insns_sane(b, e.cie.initial_instructions, e.cie.initial_instructions_end, enc))
+				return -ENOEXEC;
+			b->cies[b->ncies++] = (struct cie_enc){
+				off, enc, e.cie.augmentation && e.cie.augmentation[0] == 'z'
+			};
 		} else {
 			/* libdw gives the CIE's section offset; were it the raw field of .eh_frame
 			 * (relative to itself, 4 bytes into the FDE), this finds it too */
@@ -177,6 +292,10 @@ static int list_fdes(struct build *b)
 					return -E2BIG;
 				if (bt_grow((void **)&b->fdes, &b->capfdes, b->nfdes + 1, sizeof(*b->fdes), 256))
 					return -ENOMEM;
+				uint64_t auglen = 0;
+				if ((c->z && !(uleb(&p, e.fde.end, &auglen) && skip(&p, e.fde.end, auglen))) ||
+				    !cfi_insns_sane(b, p, e.fde.end, c->enc))
+					return -ENOEXEC;
 				b->fdes[b->nfdes++] = (struct range){ lo, lo + len };
 			}
 		}

@@ -364,7 +364,7 @@ int bt_elf_debuglink(struct bt_elf *e, char *name, size_t namelen, uint32_t *crc
 	return 0;
 }
 
-int bt_elf_file_crc32(int fd, uint32_t *crc)
+int bt_elf_file_crc32(int fd, uint64_t max, uint32_t *crc)
 {
 	if (fd < 0 || !crc)
 		return -EINVAL;
@@ -381,10 +381,43 @@ int bt_elf_file_crc32(int fd, uint32_t *crc)
 		}
 		if (n == 0)
 			break;
+		if ((uint64_t)pos + (uint64_t)n > max)
+			return -EFBIG;
 		c = crc32(c, buf, (uInt)n);
 		pos += n;
 	}
 	*crc = (uint32_t)c;
+	return 0;
+}
+
+static void extend(uint64_t *end, uint64_t off, uint64_t size)
+{
+	uint64_t e = off + size < off ? UINT64_MAX : off + size;
+	if (e > *end)
+		*end = e;
+}
+
+int bt_elf_extent(struct bt_elf *e, uint64_t *end)
+{
+	GElf_Ehdr eh;
+	size_t shnum, phnum;
+	if (!e || !gelf_getehdr(e->elf, &eh) || elf_getshdrnum(e->elf, &shnum) != 0 ||
+	    elf_getphdrnum(e->elf, &phnum) != 0)
+		return -ENOEXEC;
+	*end = eh.e_ehsize;
+	extend(end, eh.e_shoff, (uint64_t)shnum * eh.e_shentsize);
+	extend(end, eh.e_phoff, (uint64_t)phnum * eh.e_phentsize);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e->elf, (int)i, &ph))
+			extend(end, ph.p_offset, ph.p_filesz);
+	}
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_type != SHT_NULL)
+			extend(end, sh.sh_offset, sh.sh_size);
+	}
 	return 0;
 }
 

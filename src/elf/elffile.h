@@ -27,8 +27,14 @@ int bt_elf_build_id(struct bt_elf *e, struct bt_build_id *out);  /* -ENODATA whe
 
 /* .gnu_debuglink: file name and CRC32. -ENODATA when absent. */
 int bt_elf_debuglink(struct bt_elf *e, char *name, size_t namelen, uint32_t *crc);
-/* The CRC32 .gnu_debuglink uses (zlib's crc32) of a whole file; 0 or -errno. */
-int bt_elf_file_crc32(int fd, uint32_t *crc);
+/* The CRC32 .gnu_debuglink uses (zlib's crc32) of a whole file of at most max bytes; 0, -EFBIG
+ * once more than max bytes were read (a file that grew meanwhile), or -errno. */
+int bt_elf_file_crc32(int fd, uint64_t max, uint32_t *crc);
+
+/* Where the bytes an ELF file's headers claim end: the furthest of its program and section header
+ * tables and the contents of its sections and segments (SHT_NOBITS excluded). A file much longer
+ * than that holds something else. 0 or -ENOEXEC. */
+int bt_elf_extent(struct bt_elf *e, uint64_t *end);
 
 /* A section's bytes by name (e.g. ".gnu_debugdata"); -ENODATA when absent, empty or SHT_NOBITS.
  * The data belongs to the handle. */

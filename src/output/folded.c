@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/esc.h"
 #include "base/grow.h"
 #include "base/htab.h"
 
@@ -59,7 +60,8 @@ static int fold_add(struct bt_folded *f, struct bt_htab *index, const char *text
 	return 0;
 }
 
-/* Appends s to buf, replacing characters that would break the folded format. */
+/* Appends s to buf, a ';' (the frame separator) as ':'. Control characters stay as they are here:
+ * bt_folded_write escapes them. */
 static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
 {
 	size_t n = strlen(s);
@@ -69,7 +71,7 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s, char sep)
 		(*buf)[(*len)++] = sep;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		(*buf)[(*len)++] = (c == ';' || c == '\n' || c == '\r') ? ':' : c;
+		(*buf)[(*len)++] = c == ';' ? ':' : c;
 	}
 	(*buf)[*len] = '\0';
 	return 0;
@@ -309,7 +311,8 @@ int bt_folded_parse(FILE *in, struct bt_folded *f, size_t *bad_line)
 			break;
 		}
 		*sp = '\0';
-		err = fold_add(f, &index, line, (size_t)(sp - line), n, NULL);
+		/* written escaped (bt_folded_write): the bytes they stand for */
+		err = fold_add(f, &index, line, bt_unesc(line), n, NULL);
 	}
 	if (!err && ferror(in))
 		err = -EIO;
@@ -379,9 +382,13 @@ int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p)
 
 int bt_folded_write(const struct bt_folded *f, FILE *out)
 {
-	for (size_t i = 0; i < f->n; i++)
-		if (fprintf(out, "%s %llu\n", f->v[i].text, (unsigned long long)f->v[i].count) < 0)
+	for (size_t i = 0; i < f->n; i++) {
+		/* names are the profiled programs' choice: no byte of theirs reaches a terminal as a
+		 * control, no newline of theirs forges a line */
+		bt_esc_write(out, f->v[i].text, strlen(f->v[i].text));
+		if (fprintf(out, " %llu\n", (unsigned long long)f->v[i].count) < 0)
 			return errno ? -errno : -EIO;
+	}
 	return fflush(out) == 0 ? 0 : -errno;
 }
 

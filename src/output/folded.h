@@ -53,16 +53,18 @@ struct bt_fold_time {
 	uint64_t unit_ns;
 };
 int bt_folded_time_from_profile(const struct bt_profile *p, const struct bt_fold_time *t, struct bt_folded *out);
-/* Reads folded text ("stack count" per line); -EINVAL with *bad_line set on a malformed line. The
- * lines are taken as per process (per_pid) when every one begins with comm-PID, and per thread
- * (per_tid) when every one begins with comm-PID/TID. */
+/* Reads folded text ("stack count" per line, escaped as bt_folded_write writes it: bt_unesc undoes
+ * it); -EINVAL with *bad_line set on a malformed line. The lines are taken as per process (per_pid)
+ * when every one begins with comm-PID, and per thread (per_tid) when every one begins with
+ * comm-PID/TID. */
 int bt_folded_parse(FILE *in, struct bt_folded *out, size_t *bad_line);
 /* The lines as a profile (p initialised by the caller): each frame a location known by its name
  * (bt_profile_named_loc), a kernel frame's (BT_FOLDED_KERNEL_SUFFIX) of kind BT_LOC_KERNEL without
  * the suffix, a "[...]" placeholder's unresolved; kept per process (or thread) when the lines are. 0 or -ENOMEM. */
 int bt_folded_to_profile(const struct bt_folded *f, struct bt_profile *p);
 void bt_folded_free(struct bt_folded *f);
-/* Writes "text count\n" lines. 0 or -errno (a write error). */
+/* Writes "text count\n" lines, the text escaped (base/esc.h: control characters and bytes that are
+ * not UTF-8 as \xHH, a backslash as \\). 0 or -errno (a write error). */
 int bt_folded_write(const struct bt_folded *f, FILE *out);
 
 /* bt_folded_from_profile + bt_folded_write. */

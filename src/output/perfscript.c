@@ -10,21 +10,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/esc.h"
 #include "session/session.h"
 
 /* perf's name for the event buildtrace samples on. */
 #define EVENT "cpu-clock"
 
-/* s as text on a line of its own field: control characters (a newline would end the record) as
- * \xHH, everything else as it is, as perf prints names. */
+/* s as text on a line of its own field, escaped as every text buildtrace writes (base/esc.h): a
+ * newline would end the record, an escape sequence would reach the terminal. */
 static void put_text(FILE *out, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\x%02x", *p);
-		else
-			fputc(*p, out);
-	}
+	bt_esc_write(out, s, strlen(s));
 }
 
 /* The frame line of location id: "\t%16lx NAME[+0xOFF] (FILE)\n" as perf script prints it. A Python

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/decompress.h"
+#include "base/esc.h"
 #include "output/pprof_pb.h"
 
 bool bt_pprof_is_gzip(const void *buf, size_t len)
@@ -411,6 +412,11 @@ int bt_pprof_decode(const void *buf, size_t len, struct bt_profile *out)
 		perftools__profiles__profile__free_unpacked(p, &alloc);
 		return -EINVAL;
 	}
+	/* buildtrace escapes control characters in the strings it writes (base/esc.h): read back as
+	 * the bytes they were, to be escaped again wherever they are written */
+	for (size_t i = 0; i < p->n_string_table; i++)
+		if (p->string_table[i])
+			bt_unesc(p->string_table[i]);
 	struct decoded *d = calloc(1, sizeof(*d));
 	struct bt_htab fidx;
 	bt_htab_init(&fidx);

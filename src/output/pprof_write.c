@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "base/esc.h"
 #include "elf/buildid.h"
 #include "kernel/cgroup.h"
 #include "kernel/kident.h"
@@ -248,8 +249,14 @@ static int emit(struct pb_build *b, pb_profile *prof, FILE *out)
 	int err = -ENOMEM;
 	if (!strs || !maps || !locs || !funcs || !samples)
 		goto out;
-	for (size_t i = 0; i < nstr; i++)
-		strs[i] = (char *)bt_strtab_get(&b->strs, (uint32_t)i);
+	/* Names and paths are the profiled programs' choice, and `go tool pprof -top` prints them to a
+	 * terminal: control characters go in escaped (base/esc.h). */
+	for (size_t i = 0; i < nstr; i++) {
+		const char *s = bt_strtab_get(&b->strs, (uint32_t)i);
+		strs[i] = bt_esc_needed(s, strlen(s)) ? bt_esc_dup(s) : (char *)s;
+		if (!strs[i])
+			goto out;
+	}
 	for (size_t i = 0; i < b->nmaps; i++)
 		maps[i] = &b->maps[i];
 	for (size_t i = 0; i < b->nlocs; i++)
@@ -278,6 +285,9 @@ static int emit(struct pb_build *b, pb_profile *prof, FILE *out)
 	err = gz_write(buf, len, out);
 out:
 	free(buf);
+	for (size_t i = 0; strs && i < nstr && strs[i]; i++)
+		if (strs[i] != bt_strtab_get(&b->strs, (uint32_t)i))
+			free(strs[i]);
 	free(strs);
 	free(maps);
 	free(locs);

@@ -273,12 +273,16 @@ const struct bt_symtab *bt_dso_symtab(struct bt_dso_registry *r, uint32_t dso_id
 		 * of ours under the same build-id would hide from it. */
 		if (r->cache_store && d->fd >= 0 && !d->image) {
 			char dir[4096];
-			if (bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir)) == 0 &&
-			    bt_bidcache_store(dir, &r->cache_budget, BT_BIDCACHE_ELF, &d->build_id, path,
-					      d->fd) == 0)
+			int serr = bt_symsrc_cache_dir(&r->symsrc, dir, sizeof(dir));
+			if (!serr)
+				serr = bt_bidcache_store(dir, &r->cache_budget, BT_BIDCACHE_ELF, &d->build_id, path,
+							 d->fd);
+			if (!serr) {
 				r->cache_stored++;
-			else
+			} else if (serr != -EFBIG && serr != -ENOSPC) {  /* the budget counts those */
 				r->cache_errors++;
+				r->cache_last_err = serr;
+			}
 		}
 	} else {
 		snprintf(d->sym_origin, sizeof(d->sym_origin), "file");

@@ -72,7 +72,8 @@ struct bt_dso_registry {
 	bool cache_store;             /* store binaries with samples in the build-id cache */
 	uint64_t mismatches;          /* candidate files refused because their build-id differed */
 	uint64_t symtabs_loaded;
-	uint64_t cache_stored, cache_errors;
+	uint64_t cache_stored, cache_errors;  /* stores done, and failed other than for the budget */
+	int cache_last_err;                   /* -errno of the last failed store */
 	struct bt_bidcache_budget cache_budget;  /* the stores' limits and what they refused */
 	struct bt_debuginfod *debuginfod;  /* NULL: never asked */
 	uint64_t debuginfod_adopted;

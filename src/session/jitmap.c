@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include "base/safeopen.h"
 #include "capture/procmaps.h"
 
 void bt_jitmaps_init(struct bt_jitmaps *j, const char *proc_root)
@@ -43,28 +46,92 @@ static bool pid_eq(void *ctx, uint64_t val, const void *key)
 	return j->procs[val].pid == *(const int *)key;
 }
 
-/* The pid of the process in its own (innermost) pid namespace, from the NSpid line of its status;
- * the host pid when the kernel gives none. */
-static int ns_pid(const char *root, int pid)
+/* Who a process is, from its status: its pid in its own (innermost) pid namespace, and the
+ * credentials it opens files with. */
+struct who {
+	int nspid;
+	unsigned uid[4], gid[4];    /* real, effective, saved, file system */
+	unsigned groups[64];
+	size_t ngroups;
+};
+
+static void parse_ids(const char *s, unsigned *v, size_t max, size_t *n)
 {
-	char path[4096], line[512];
-	int ns = pid;
+	char *end;
+	*n = 0;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s < '0' || *s > '9' || *n == max)
+			return;
+		v[(*n)++] = (unsigned)strtoul(s, &end, 10);
+		s = end;
+	}
+}
+
+/* ROOT/proc/PID/status read into w; the nspid is the host pid when the kernel gives none. 0 or
+ * -ESRCH, -EIO when the ids are missing. */
+static int who_is(const char *root, int pid, struct who *w)
+{
+	char path[4096], line[1024];
+	size_t nu = 0, ng = 0;
+	memset(w, 0, sizeof(*w));
+	w->nspid = pid;
 	snprintf(path, sizeof(path), "%s/proc/%d/status", root, pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -ESRCH;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		char *last = NULL;
-		for (char *t = strtok(line + 6, " \t\n"); t; t = strtok(NULL, " \t\n"))
-			last = t;
-		if (last && atoi(last) > 0)
-			ns = atoi(last);
-		break;
+		if (!strncmp(line, "Uid:", 4)) {
+			parse_ids(line + 4, w->uid, 4, &nu);
+		} else if (!strncmp(line, "Gid:", 4)) {
+			parse_ids(line + 4, w->gid, 4, &ng);
+		} else if (!strncmp(line, "Groups:", 7)) {
+			parse_ids(line + 7, w->groups, 64, &w->ngroups);
+		} else if (!strncmp(line, "NSpid:", 6)) {
+			char *last = NULL;
+			for (char *save, *t = strtok_r(line + 6, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save))
+				last = t;
+			if (last && atoi(last) > 0)
+				w->nspid = atoi(last);
+		}
 	}
 	fclose(f);
-	return ns;
+	return nu == 4 && ng == 4 ? 0 : -EIO;
+}
+
+/* File systems whose files are the kernel's, not a runtime's: reading one may act (kmsg) or show
+ * what the process itself could not read. */
+static bool kernel_fs(int fd)
+{
+	static const unsigned long magic[] = { PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC,
+					       SECURITYFS_MAGIC, BPF_FS_MAGIC, CGROUP_SUPER_MAGIC,
+					       CGROUP2_SUPER_MAGIC };
+	struct statfs sf;
+	if (fstatfs(fd, &sf) != 0)
+		return true;
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if ((unsigned long)sf.f_type == magic[i])
+			return true;
+	return false;
+}
+
+/* Whether the process could have written the file and can read it: one of its users owns it (root
+ * only for a root process), its file system credentials may read it, and it is no kernel file.
+ * fd may be an O_PATH descriptor. */
+static bool its_own(const struct who *w, int fd, const struct stat *st)
+{
+	bool owner = false, group = st->st_gid == w->gid[3];
+	for (size_t i = 0; i < 4; i++)
+		owner |= st->st_uid == w->uid[i];
+	for (size_t i = 0; i < w->ngroups; i++)
+		group |= st->st_gid == w->groups[i];
+	if (!owner || kernel_fs(fd))
+		return false;
+	if (w->uid[3] == 0)
+		return true;
+	mode_t need = st->st_uid == w->uid[3] ? S_IRUSR : group ? S_IRGRP : S_IROTH;
+	return (st->st_mode & need) != 0;
 }
 
 /* When the process started, in seconds since the epoch (the boot time of ROOT/proc/stat plus the
@@ -96,31 +163,36 @@ static long long start_time(const char *root, int pid)
 	return btime + (long long)(ticks / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
-/* The process's map, when it is a regular file inside its root owned by the process's user (the
- * owner of /proc/PID) or root, and written since the process started (not left by an earlier
- * process of the same pid): someone else's file in a shared /tmp names nothing. fd or -errno. */
+static int check_own(void *w, int pfd, const struct stat *st)
+{
+	return its_own(w, pfd, st) ? 0 : -EPERM;
+}
+
+/* The process's map, opened as the process could: a regular file inside its root reached through
+ * no link at all (so none leads out of its /tmp), its own by its credentials (its_own), and written
+ * since the process started (not left by an earlier process of the same pid): someone else's file in
+ * a shared /tmp, a link or a bind mount to a file only root may read, a kernel file, name nothing.
+ * fd or -errno. */
 static int open_map(struct bt_jitmaps *j, struct bt_jitproc *p)
 {
 	char path[4096];
-	struct stat pst, st;
-	snprintf(path, sizeof(path), "%s/proc/%d", j->proc_root, p->pid);
-	if (stat(path, &pst) != 0)
-		return -errno;
-	int ns = ns_pid(j->proc_root, p->pid);
-	if (ns < 0)
-		return ns;
-	p->nspid = ns;
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", ns);
-	int fd = bt_procmaps_open_in_root(j->proc_root, p->pid, path);
-	if (fd == -EINVAL || fd == -ELOOP)
+	struct stat st;
+	struct who w;
+	int err = who_is(j->proc_root, p->pid, &w);
+	if (err)
+		return err;
+	p->nspid = w.nspid;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", w.nspid);
+	int rootfd = bt_procmaps_root_fd(j->proc_root, p->pid);
+	if (rootfd < 0)
+		return rootfd;
+	/* checked before it is opened for reading: a refused file is never opened */
+	int fd = bt_open_regular_checked(rootfd, path, BT_OPEN_IN_ROOT | BT_OPEN_NO_SYMLINKS, &st, check_own, &w);
+	close(rootfd);
+	if (fd == -EINVAL || fd == -ELOOP || fd == -EPERM)
 		j->refused++;
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0 || (st.st_uid != pst.st_uid && st.st_uid != 0)) {
-		j->refused++;
-		close(fd);
-		return -EPERM;
-	}
 	/* slack: the start is counted in clock ticks from a boot time in whole seconds */
 	long long started = start_time(j->proc_root, p->pid);
 	if (started >= 0 && (long long)st.st_mtime + 2 < started) {
@@ -158,23 +230,23 @@ static int find_dump(void *ctx, const struct bt_procmap *m)
 }
 
 /* The jitdump the process maps, through its mapping (the very file, whatever its path holds now),
- * owned by the process's user or root. fd or -errno. */
+ * its own as for a map (its_own). fd or -errno. */
 static int open_dump(struct bt_jitmaps *j, struct bt_jitproc *p)
 {
-	char path[4096];
-	struct stat pst, st;
-	struct dump_where w = { 0 };
-	snprintf(path, sizeof(path), "%s/proc/%d", j->proc_root, p->pid);
-	if (stat(path, &pst) != 0)
-		return -errno;
-	if (bt_procmaps_foreach(j->proc_root, p->pid, find_dump, &w) != 1)
+	struct stat st;
+	struct who w;
+	struct dump_where dw = { 0 };
+	int err = who_is(j->proc_root, p->pid, &w);
+	if (err)
+		return err;
+	if (bt_procmaps_foreach(j->proc_root, p->pid, find_dump, &dw) != 1)
 		return -ENOENT;
-	int fd = bt_procmaps_open_mapped(j->proc_root, p->pid, w.start, w.end);
+	int fd = bt_procmaps_open_mapped(j->proc_root, p->pid, dw.start, dw.end);
 	if (fd == -EINVAL)
 		j->refused++;
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) != 0 || (st.st_uid != pst.st_uid && st.st_uid != 0)) {
+	if (fstat(fd, &st) != 0 || !its_own(&w, fd, &st)) {
 		j->refused++;
 		close(fd);
 		return -EPERM;
@@ -205,6 +277,9 @@ static int64_t new_entry(struct bt_jitmaps *j, int pid)
 	p->dump_fd = -1;
 	bt_perfmap_init(&p->map);
 	bt_perfmap_init(&p->dump_map);
+	/* no process takes more than a quarter of what all may hold: the others' names still fit */
+	p->map.budget = p->dump_map.budget = j->budget;
+	p->map.share_max = p->dump_map.share_max = j->budget ? j->budget->max / BT_JITMAP_SHARES : 0;
 	bt_jitdump_init(&p->dump);
 	if (bt_htab_insert(&j->index, bt_hash_u64((uint64_t)pid), id)) {
 		p->pid = 0;
@@ -224,8 +299,7 @@ static void read_map(struct bt_jitmaps *j, struct bt_jitproc *p, uint64_t now_ns
 	struct stat st;
 	/* A map written anew from its start (a shorter file) is read again whole. */
 	if (p->fd >= 0 && fstat(p->fd, &st) == 0 && (uint64_t)st.st_size < p->map.bytes) {
-		bt_perfmap_free(&p->map);
-		bt_perfmap_init(&p->map);
+		bt_perfmap_free(&p->map);  /* the budget stays */
 	}
 	if (p->fd >= 0)
 		bt_perfmap_read_fd(&p->map, p->fd);

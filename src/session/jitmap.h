@@ -16,6 +16,10 @@
  * often: a miss costs at most one read per second per process. */
 #define BT_JITMAP_REREAD_NS 1000000000ULL
 
+/* A process's map, and its jitdump, may each take at most this share (1/N) of the budget all maps
+ * share. */
+#define BT_JITMAP_SHARES 4
+
 struct bt_jitproc {
 	int pid;              /* as the host sees it */
 	int nspid;            /* in its own pid namespace: the name of its map */
@@ -40,6 +44,7 @@ struct bt_jitmaps {
 	size_t nfree, free_cap;
 	uint64_t reads;          /* reads of perf maps */
 	uint64_t refused;        /* maps not opened: not a regular file, or owned by another user */
+	struct bt_membudget *budget;  /* what every process's map and jitdump together may hold; NULL: none */
 };
 
 void bt_jitmaps_init(struct bt_jitmaps *j, const char *proc_root);

@@ -369,15 +369,20 @@ int64_t bt_pyprocs_code(struct bt_pyprocs *py, uint32_t proc, uint64_t addr, uin
 		return (int64_t)*v;
 	if (proc >= py->nprocs)
 		return -EINVAL;
-	if (py->ncodes >= CODES_MAX || py->kept_bytes >= KEPT_MAX) {
+	/* within the session's bounds, and what every process together may make it hold */
+	if (py->ncodes >= CODES_MAX || py->kept_bytes >= KEPT_MAX ||
+	    !bt_membudget_take(py->budget, sizeof(struct bt_pycode))) {
 		py->stats.code_failed++;
+		py->stats.code_refused++;
 		return -ENOSPC;
 	}
 	if (bt_grow((void **)&py->codes, &py->codes_cap, py->ncodes + 1, sizeof(*py->codes), 16))
 		return -ENOMEM;
 	struct bt_pycode *c = &py->codes[py->ncodes];
 	*c = key;
+	uint64_t kept = py->kept_bytes;
 	int err = read_code(py, &py->procs[proc], c);
+	bt_membudget_charge(py->budget, py->kept_bytes - kept);
 	if (err == -ENOMEM)
 		return -ENOMEM;
 	c->ok = err == 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include "bt_proto.h"
 #include "base/htab.h"
+#include "base/membudget.h"
 #include "base/strtab.h"
 #include "session/dso.h"
 #include "session/proctable.h"
@@ -66,6 +67,7 @@ struct bt_pyprocs_stats {
 	uint64_t rooted;              /* of those, placed outer to a native stack cut short */
 	uint64_t truncated;           /* stacks given a [truncated] mark where they were cut */
 	uint64_t code_reads, code_failed;  /* code objects read, and those that could not be */
+	uint64_t code_refused;        /* of those, not read: past the session's bounds */
 };
 
 struct bt_pyprocs {
@@ -84,6 +86,7 @@ struct bt_pyprocs {
 	struct bt_py_update *updates;
 	size_t nupdates, updates_cap;
 	uint64_t kept_bytes;          /* of names and location tables read */
+	struct bt_membudget *budget;  /* what code objects, with perf maps, may hold in all; NULL: none */
 	struct bt_pyprocs_stats stats;
 };
 

@@ -40,6 +40,10 @@ int bt_session_init(struct bt_session *s, const struct bt_session_opts *opts)
 	bt_dso_registry_init(&s->dsos, s->opts.proc_root, &so, opts->cache_store);
 	bt_jitmaps_init(&s->jit, s->opts.proc_root);
 	bt_pyprocs_init(&s->py, s->opts.proc_root);
+	/* the processes choose how much their maps and code objects hold: bounded for all together */
+	s->proc_mem.max = opts->proc_mem_max ? opts->proc_mem_max : BT_SESSION_PROC_MEM;
+	s->jit.budget = &s->proc_mem;
+	s->py.budget = &s->proc_mem;
 	s->dsos.cache_budget.max_file = opts->cache_max_file;
 	s->dsos.cache_budget.max_total = opts->cache_max_size;
 	bt_profile_init(&s->prof);
@@ -640,7 +644,7 @@ static int on_offcpu_stack(struct bt_session *s, const struct bt_rec_offcpu_stac
 	struct bt_offstack st = { .key = d->key, .frames = s->off_frames, .n = (uint32_t)n, .pid = r->pid,
 				  .exe_file = p && p->nmaps ? p->maps[0].file_id : BT_NAME_UNSET,
 				  .cgroup_id = r->cgroup_id, .time_ns = r->hdr.time_ns,
-				  .early = d->hdr.pad & BT_OFFCPU_STACK_EARLY };
+				  .early = d->hdr.tag & BT_OFFCPU_STACK_EARLY };
 	memcpy(st.comm, r->comm, BT_COMM_LEN);
 	s->stats.offcpu_stacks++;
 	return bt_offstacks_put(&s->offstacks, &st);

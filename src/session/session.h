@@ -37,11 +37,17 @@ struct bt_session_opts {
 	bool labels;             /* keep stacks apart by pid, tid, executable and cgroup (pprof labels) */
 	uint64_t cache_max_file; /* larger files are not stored; 0: BT_BIDCACHE_MAX_FILE */
 	uint64_t cache_max_size; /* stores stop when the cache holds this much; 0: BT_BIDCACHE_MAX_TOTAL */
+	uint64_t proc_mem_max;   /* what the profiled processes' perf maps, jitdumps and Python code
+				  * objects may make the session hold, all of them together; 0:
+				  * BT_SESSION_PROC_MEM */
 };
 
 /* Frames of one sample in the profile, at most: user and kernel frames, Python frames in place of
  * eval-loop frames, and up to three [truncated] marks. */
 #define BT_SESSION_MAX_FRAMES (2 * BT_MAX_STACK + BT_PY_MAX_FRAMES + 3)
+
+/* The default of bt_session_opts.proc_mem_max. */
+#define BT_SESSION_PROC_MEM (256ULL << 20)
 
 struct bt_session_stats {
 	uint64_t samples;
@@ -77,6 +83,7 @@ struct bt_session {
 	struct bt_proctable procs;
 	struct bt_dso_registry dsos;
 	struct bt_jitmaps jit;         /* perf maps of the processes that write one */
+	struct bt_membudget proc_mem;  /* what perf maps, jitdumps and code objects hold, in all */
 	struct bt_profile prof;
 	struct bt_samplelog *log;      /* every sample in time order (opts.sample_log), else NULL */
 	struct bt_kallsyms *ksyms;

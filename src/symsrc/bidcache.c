@@ -131,21 +131,79 @@ static int verify_fd(int fd, const struct bt_build_id *id)
 	return ok ? 0 : -EBADMSG;
 }
 
-/* The cache directory itself, opened as named (a link there is the user's own choice); create
- * makes it and its parents. Everything below it is reached through it, following no link. */
-static int open_root(const char *cache, bool create)
+/* Whose cache directory may be used: root's, ours, or (run through sudo) the calling user's. The
+ * environment names that user, as it names HOME. */
+static bool owner_ok(uid_t uid)
 {
-	int fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
+	if (uid == 0 || uid == geteuid())
+		return true;
+	const char *s = geteuid() == 0 ? getenv("SUDO_UID") : NULL;
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	unsigned long v = strtoul(s, &end, 10);
+	return !*end && v == (unsigned long)uid;
+}
+
+/* The cache directory, not followed when it is a link someone else made (~/.debug -> anywhere,
+ * made by the user root was asked to run for), and refused when it is not root's, ours or the
+ * calling user's; why (may be NULL) says which. fd, or -ENOENT, -ELOOP, -EPERM, -errno. */
+static int open_checked(const char *cache, char *why, size_t len)
+{
+	int fd = open(cache, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP) && lstat(cache, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (st.st_uid != geteuid()) {
+			if (why)
+				snprintf(why, len, "%s is a symbolic link of uid %u's", cache, (unsigned)st.st_uid);
+			return -ELOOP;
+		}
+		fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);  /* our own link */
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	if (!owner_ok(st.st_uid)) {
+		if (why)
+			snprintf(why, len, "%s belongs to uid %u", cache, (unsigned)st.st_uid);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int bt_bidcache_check_root(const char *cache, char *why, size_t len)
+{
+	if (why && len)
+		why[0] = '\0';
+	int fd = open_checked(cache, why, len);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* The cache directory itself (see open_checked); create makes it and its parents. Everything
+ * below it is reached through it, following no link. */
+int bt_bidcache_open_root(const char *cache, bool create)
+{
+	int fd = open_checked(cache, NULL, 0);
+	if (fd == -ENOENT && create) {
 		char buf[PATH_MAX];
 		int err = bt_path_fmt(buf, sizeof(buf), "%s", cache);
 		if (!err)
 			err = mkdir_p(buf, 0755);
 		if (err)
 			return err;
-		fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = open_checked(cache, NULL, 0);
 	}
-	return fd < 0 ? -errno : fd;
+	return fd;
 }
 
 static int link_rel(const char *hex, char *out, size_t len)
@@ -390,8 +448,10 @@ static int add(const char *cache, struct bt_bidcache_budget *b, const struct bt_
 		return -EINVAL;
 	char hex[HEXLEN], target[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	mode_t mode = kind == BT_BIDCACHE_ELF ? (st.st_mode & 0755) | 0644 : 0644;
-	int root = open_root(cache, true);
+	/* Never more than the original grants: others get what it gives others, the copy's group
+	 * (ours) no more than both its group and others had; we may read and replace it. */
+	mode_t mode = (st.st_mode & 0705) | (st.st_mode & (st.st_mode << 3) & 0050) | 0600;
+	int root = bt_bidcache_open_root(cache, true);
 	if (root < 0)
 		return root;
 	bool made;
@@ -417,7 +477,7 @@ int bt_bidcache_store_derived(const char *cache_dir, struct bt_bidcache_budget *
 		return -EINVAL;
 	char hex[HEXLEN], target[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	int root = open_root(cache_dir, true);
+	int root = bt_bidcache_open_root(cache_dir, true);
 	if (root < 0)
 		return root;
 	bool made;
@@ -453,7 +513,7 @@ int bt_bidcache_open_derived(const char *cache_dir, const struct bt_build_id *id
 		return -EINVAL;
 	char hex[HEXLEN], dir[PATH_MAX], target[PATH_MAX], rel[PATH_MAX];
 	bt_buildid_hex(id, hex, sizeof(hex));
-	int root = open_root(cache_dir, false);
+	int root = bt_bidcache_open_root(cache_dir, false);
 	if (root < 0)
 		return root;
 	int err = link_target_dir(root, hex, dir, sizeof(dir), target, sizeof(target));
@@ -515,7 +575,7 @@ int bt_bidcache_open(const char *cache_dir, const struct bt_build_id *id, enum b
 	int err = link_rel(hex, lr, sizeof(lr));
 	if (err)
 		return err;
-	int root = open_root(cache_dir, false);
+	int root = bt_bidcache_open_root(cache_dir, false);
 	if (root < 0)
 		return root;
 	const char *rest;
@@ -646,7 +706,7 @@ int bt_bidcache_foreach(const char *cache_dir,
 	if (!cache_dir || !fn)
 		return -EINVAL;
 	struct walk w = { .cache = cache_dir, .fn = fn, .ctx = ctx };
-	w.root = open_root(cache_dir, false);
+	w.root = bt_bidcache_open_root(cache_dir, false);
 	if (w.root < 0)
 		return w.root == -ENOENT ? 0 : w.root;
 	int bfd = bt_beneath_open(w.root, ".build-id", O_RDONLY | O_DIRECTORY);
@@ -714,7 +774,7 @@ int bt_bidcache_remove(const char *cache_dir, const struct bt_build_id *id)
 	int err = link_rel(hex, lr, sizeof(lr));
 	if (err)
 		return err;
-	int root = open_root(cache_dir, false);
+	int root = bt_bidcache_open_root(cache_dir, false);
 	if (root < 0)
 		return root;
 	const char *rest;
@@ -887,7 +947,7 @@ int bt_bidcache_archive(const char *cache_dir, const struct bt_build_id *ids, si
 	if (!cache_dir || out_fd < 0 || (n && !ids))
 		return -EINVAL;
 	struct archive_ctx a = { .cache = cache_dir, .ids = ids, .n = n };
-	a.root = open_root(cache_dir, false);
+	a.root = bt_bidcache_open_root(cache_dir, false);
 	if (a.root < 0 && a.root != -ENOENT)
 		return a.root;
 	bt_ustar_init(&a.tar, out_fd);

@@ -16,6 +16,17 @@
 enum bt_bidcache_kind { BT_BIDCACHE_ELF = 0, BT_BIDCACHE_DEBUG };
 
 /* $HOME/.debug (the passwd entry's home when HOME is unset). 0, -ENAMETOOLONG or -ENOENT. */
+
+/* Whether the cache directory may be used at all: a symbolic link there is followed only when it
+ * is the effective user's own, and the directory must belong to root, the effective user, or (when
+ * root was started through sudo) the user SUDO_UID names. Every function below refuses another
+ * (-ELOOP, -EPERM), and why (may be NULL) says which directory and whose. 0, also when it does not
+ * exist yet. */
+int bt_bidcache_check_root(const char *cache_dir, char *why, size_t len);
+
+/* The cache directory opened as bt_bidcache_check_root allows (create: made first, with its
+ * parents, when missing). fd or -errno. */
+int bt_bidcache_open_root(const char *cache_dir, bool create);
 int bt_bidcache_default_dir(char *buf, size_t len);
 
 /* Stores are bounded: a file larger than max_file is not stored, nor one that would take the
@@ -33,7 +44,8 @@ struct bt_bidcache_budget {
 };
 
 /* Stores the file open as fd (read with pread from offset 0, so a /proc/PID/map_files fd gives the
- * exact mapped version) as the build-id's binary (elf) or debug file. path is the file's original
+ * exact mapped version) as the build-id's binary (elf) or debug file, with a mode that grants no
+ * one more than the original's does. path is the file's original
  * absolute path, used to name the entry as perf does; NULL or an unusable path stores it under
  * "[unknown]". Idempotent: an entry that is already present and valid is kept.
  * 0, -EINVAL (fd's build-id is not id), -ENAMETOOLONG, or -errno. */

@@ -19,7 +19,12 @@ void bt_perfmap_free(struct bt_perfmap *m)
 	free(m->raw);
 	free(m->sorted);
 	free(m->names);
+	struct bt_membudget *b = m->budget;
+	uint64_t share = m->share_max;
+	bt_membudget_give(b, m->charged);
 	memset(m, 0, sizeof(*m));
+	m->budget = b;
+	m->share_max = share;
 }
 
 /* Hex digits with an optional 0x; the position after them, or NULL. */
@@ -81,6 +86,19 @@ int bt_perfmap_add(struct bt_perfmap *m, uint64_t start, uint64_t size, const ch
 		m->truncated = true;
 		return 0;
 	}
+	/* what every process's map together may hold */
+	uint64_t cost = BT_PERFMAP_LINE_COST + 2 * ((uint64_t)nlen + 1);
+	bool share_full = m->share_max && m->charged + cost > m->share_max;
+	if (share_full && m->budget) {
+		m->budget->refused++;
+		m->budget->refused_bytes += cost;
+	}
+	if (share_full || !bt_membudget_take(m->budget, cost)) {
+		m->truncated = true;
+		m->over_budget++;
+		return 0;
+	}
+	m->charged += cost;
 	if (bt_grow((void **)&m->raw, &m->raw_cap, m->nraw + 1, sizeof(*m->raw), 64) ||
 	    bt_grow((void **)&m->names, &m->names_cap, m->names_len + nlen + 1, 1, 64))
 		return -ENOMEM;
@@ -258,7 +276,9 @@ static int build_sorted(struct bt_perfmap *m)
 							 .name_off = owner->name_off, .seq = owner->seq };
 	}
 	free(m->sorted);
-	m->sorted = out;
+	/* the table keeps what it holds, not the room its sweep needed */
+	struct bt_perfmap_entry *fit = nout ? realloc(out, nout * sizeof(*out)) : NULL;
+	m->sorted = fit ? fit : out;
 	m->nsorted = nout;
 	m->dirty = false;
 	out = NULL;

@@ -8,11 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/membudget.h"
+
 /* Bounds on what one map may hold: bytes read, lines taken, and the length of one line (a longer
  * line is skipped as garbage). A map that reaches a bound stops growing and says so (truncated). */
 #define BT_PERFMAP_MAX_BYTES (128ULL << 20)
 #define BT_PERFMAP_MAX_LINES (4u << 20)
 #define BT_PERFMAP_LINE_MAX 4096
+/* What a line costs a budget besides its name (twice: the names grow by doubling): its entry in
+ * the file-order and the sorted tables (each grown by doubling), the sort's scratch, a jitdump's
+ * index of it. */
+#define BT_PERFMAP_LINE_COST 160
 
 struct bt_perfmap_entry {
 	uint64_t start, end;   /* [start, end) */
@@ -32,10 +38,16 @@ struct bt_perfmap {
 	uint64_t lines;                  /* lines seen, garbage included */
 	uint64_t bad_lines;              /* garbage lines skipped */
 	bool truncated;                  /* a bound was reached: later lines are ignored */
+	struct bt_membudget *budget;     /* shared with every other map; NULL: only the bounds above */
+	uint64_t share_max;              /* at most this much of it for this map; 0: any */
+	uint64_t charged;                /* taken from it, given back when freed */
+	uint64_t over_budget;            /* lines refused for the budget */
 	bool skipping;                   /* inside an over-long line, skipped up to its newline */
 };
 
 void bt_perfmap_init(struct bt_perfmap *m);
+/* Frees the tables and gives back what they took from the budget (which stays set, as does
+ * share_max). */
 void bt_perfmap_free(struct bt_perfmap *m);
 
 /* Takes the complete lines of buf[0..len) (and, when eof, a last line without its newline). A line
@@ -47,7 +59,7 @@ int bt_perfmap_parse(struct bt_perfmap *m, const char *buf, size_t len, bool eof
 
 /* Adds the code at [start, start + size) named name[0..nlen) as a line would: 1 taken, 0 refused
  * (an empty or over-long name, one holding a NUL, a size of 0 or past the end of the address space,
- * or a full table, which sets truncated), -ENOMEM. */
+ * or a full table or budget, which sets truncated; over_budget counts the latter), -ENOMEM. */
 int bt_perfmap_add(struct bt_perfmap *m, uint64_t start, uint64_t size, const char *name, size_t nlen);
 
 /* Reads fd from offset m->bytes to its end (the lines appended since the last read), within the

@@ -1,6 +1,7 @@
 /* probecache.c - perf's probe cache files in the build-id cache's entries: read, added to and
  * removed from, without following links below the cache directory. See probecache.h. */
 #include "symsrc/probecache.h"
+#include "base/esc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,12 +134,6 @@ static int walk_entry(void *ctx, const struct bt_bidcache_entry *e)
 	return r;
 }
 
-static int open_root(const char *cache)
-{
-	int fd = open(cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 int bt_pcache_foreach(const char *cache_dir, int (*fn)(void *ctx, const struct bt_pcache_probe *p),
 		      void *ctx)
 {
@@ -148,7 +143,7 @@ int bt_pcache_foreach(const char *cache_dir, int (*fn)(void *ctx, const struct b
 	w->cache = cache_dir;
 	w->fn = fn;
 	w->ctx = ctx;
-	w->root = open_root(cache_dir);
+	w->root = bt_bidcache_open_root(cache_dir, false);
 	int r = w->root == -ENOENT ? 0 : w->root;
 	if (w->root >= 0) {
 		r = bt_bidcache_foreach(cache_dir, walk_entry, w);
@@ -264,9 +259,21 @@ static bool other_header(const void *arg, const char *entry, size_t len)
 	return !(len >= hl && !strncmp(entry, h->header, hl));
 }
 
+/* Whether text fits perf's format: one line, no control character; a path (fields are split at
+ * white space) no space either. */
+static bool fits(const char *text, bool is_path)
+{
+	return !bt_esc_needed(text, strlen(text)) && (!is_path || !strpbrk(text, " \t"));
+}
+
 int bt_pcache_add(const char *cache_dir, const struct bt_build_id *id, const char *path, int fd, bool sdt,
 		  const char *header, const char *const *lines, size_t nlines)
 {
+	bool ok = path && fits(path, true) && fits(header, false);
+	for (size_t i = 0; ok && i < nlines; i++)
+		ok = fits(lines[i], false);
+	if (!ok)
+		return -EILSEQ;  /* a newline there would forge a line, another probe */
 	int err = bt_bidcache_add_fd(cache_dir, id, path, fd);
 	if (err)
 		return err;
@@ -274,7 +281,7 @@ int bt_pcache_add(const char *cache_dir, const struct bt_build_id *id, const cha
 	if (!f)
 		return -ENOMEM;
 	f->id = id;
-	int root = open_root(cache_dir), dfd = -1;
+	int root = bt_bidcache_open_root(cache_dir, false), dfd = -1;
 	err = root < 0 ? root : bt_bidcache_foreach(cache_dir, find_dir, f) == 1 ? 0 : -ENOENT;
 	if (!err && (dfd = open_entry(root, cache_dir, f->dir)) < 0)
 		err = dfd;
@@ -357,7 +364,7 @@ int bt_pcache_remove(const char *cache_dir, const char *group, const char *event
 	struct remove_ctx rc = { .cache = cache_dir };
 	snprintf(rc.ev.p, sizeof(rc.ev.p), "p:%s/%s ", group, event);
 	snprintf(rc.ev.r, sizeof(rc.ev.r), "r:%s/%s ", group, event);
-	rc.root = open_root(cache_dir);
+	rc.root = bt_bidcache_open_root(cache_dir, false);
 	if (rc.root < 0)
 		return rc.root == -ENOENT ? 0 : rc.root;
 	int err = bt_bidcache_foreach(cache_dir, remove_in_entry, &rc);

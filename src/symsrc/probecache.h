@@ -39,7 +39,9 @@ int bt_pcache_foreach(const char *cache_dir, int (*fn)(void *ctx, const struct b
 
 /* Adds an entry (replacing one with the same header) to the probes of build-id id, creating the
  * build-id cache entry from fd (the file itself, path its name) when it is missing. The lines are
- * the probe definitions (p: ... or r: ...). 0 or -errno (-EINVAL: fd is not of build-id id). */
+ * the probe definitions (p: ... or r: ...). 0 or -errno (-EINVAL: fd is not of build-id id;
+ * -EILSEQ: what perf's format cannot hold, a path with white space or a control character, a header
+ * or line with a control character: nothing is written). */
 int bt_pcache_add(const char *cache_dir, const struct bt_build_id *id, const char *path, int fd, bool sdt,
 		  const char *header, const char *const *lines, size_t nlines);
 

@@ -167,17 +167,39 @@ struct debug_iter {
 	char found[PATH_MAX];       /* the path of the last file yielded */
 };
 
-/* A debuglink candidate matches when its CRC is the one recorded, and its build-id, if it has one,
- * is ours. */
+/* Whether fd could be a debug file, decided from its size, its holes and its headers, before a
+ * byte of its contents is read for the CRC: a sparse 20 GiB file named by a hostile debuglink must
+ * cost nothing. 0, -EFBIG or -EBADMSG. */
+static int plausible_debug(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if ((uint64_t)st.st_size > BT_DEBUGLINK_MAX_BYTES)
+		return -EFBIG;
+	off_t hole = lseek(fd, 0, SEEK_HOLE);
+	lseek(fd, 0, SEEK_SET);
+	if (hole >= 0 && hole < st.st_size)
+		return -EBADMSG;
+	struct bt_elf *e = NULL;
+	uint64_t end = 0;
+	if (bt_elf_open_fd(fd, &e) != 0)
+		return -EBADMSG;
+	int err = bt_elf_extent(e, &end) ? -EBADMSG : 0;
+	bt_elf_close(e);
+	if (!err && (uint64_t)st.st_size > end && (uint64_t)st.st_size - end > BT_DEBUGLINK_SLACK)
+		err = -EBADMSG;
+	return err;
+}
+
+/* A debuglink candidate matches when it is plausible, its build-id, if it has one, is ours, and
+ * its CRC is the one recorded (checked last: it reads the whole file). */
 static int open_debuglink(const char *path, uint32_t crc, const struct bt_build_id *id)
 {
 	int fd = open_regular(path, NOFOLLOW);
 	if (fd < 0)
 		return fd;
-	uint32_t got;
-	int err = bt_elf_file_crc32(fd, &got);
-	if (!err && got != crc)
-		err = -EBADMSG;
+	int err = plausible_debug(fd);
 	if (!err) {
 		struct bt_build_id fid;
 		int r = bt_buildid_from_fd(fd, &fid);
@@ -186,6 +208,9 @@ static int open_debuglink(const char *path, uint32_t crc, const struct bt_build_
 		else if (r && r != -ENODATA)
 			err = r;
 	}
+	uint32_t got;
+	if (!err && (err = bt_elf_file_crc32(fd, BT_DEBUGLINK_MAX_BYTES, &got)) == 0 && got != crc)
+		err = -EBADMSG;
 	if (err) {
 		close(fd);
 		return err;

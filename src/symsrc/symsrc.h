@@ -19,6 +19,12 @@ struct bt_symsrc_opts {
 	bool debuginfod;        /* may ask DEBUGINFOD_URLS servers (the caller does, see debuginfod_client.h) */
 };
 
+/* A .gnu_debuglink candidate is read whole for its CRC only when it looks like a debug file: at
+ * most this large, without holes, an ELF file no longer than what its headers claim (plus a
+ * little), and of the build-id wanted when it has one. */
+#define BT_DEBUGLINK_MAX_BYTES (4ULL << 30)
+#define BT_DEBUGLINK_SLACK (1ULL << 20)
+
 /* Longest origin name plus its NUL. */
 #define BT_SYMSRC_ORIGIN_LEN 16
 

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -19,28 +20,12 @@
 #define TMP "build/tests/tmp-agent-push"
 #define SPIN "build/tests/session/spin"
 
-/* Every process group a test starts, so that a test failing half-way leaves none running (an agent
- * left behind would write into the next run's directory). */
-static pid_t started[32];
-static int nstarted;
-
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = bt_test_spawn_group(cmd);
-	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
-		started[nstarted++] = pid;
-	return pid;
-}
-
-/* Ends what the test started and did not wait for itself. */
+/* Ends every process group the test started (bt_test_spawn_kept) and did not wait for itself, so
+ * that a test failing half-way leaves none running (an agent left behind would write into the next
+ * run's directory). */
 static int end_started(void **state)
 {
-	for (int i = 0; i < nstarted; i++)
-		if (waitpid(started[i], NULL, WNOHANG) == 0) {
-			kill(-started[i], SIGKILL);
-			waitpid(started[i], NULL, 0);
-		}
-	nstarted = 0;
+	bt_test_end_kept();
 	return 0;
 }
 
@@ -115,12 +100,14 @@ static void wait_field(const char *status, const char *key, long long min, doubl
 		fail_msg("%s stayed below %lld in %s", key, min, status);
 }
 
+/* A config or credential file, 0600: a secret others may read is refused. */
 static void write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "we");
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0);
 }
 
 /* The receiver on port, recording into dir; extra: its options (--fail, --delay, --tls). */
@@ -128,7 +115,7 @@ static pid_t start_receiver(int port, const char *dir, const char *extra, bool t
 {
 	char cmd[1024];
 	snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 tests/tools/ingest_server.py %d %s %s", port, dir, extra);
-	pid_t pid = spawn(cmd);
+	pid_t pid = bt_test_spawn_kept(cmd);
 	char probe[256], out[64];
 	snprintf(probe, sizeof(probe), "curl -sk -o /dev/null -w '%%{http_code}' %s://127.0.0.1:%d/ready",
 		 tls ? "https" : "http", port);
@@ -169,7 +156,7 @@ static pid_t start_agent(const char *name, const char *conf, const char *opts)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir %s/" TMP "/%s --config %s -F 99 "
 		 "--format pprof --max-files 100000 %s 2> " TMP "/%s.err", cwd, name, conf, opts, name);
-	return spawn(cmd);
+	return bt_test_spawn_kept(cmd);
 }
 
 static void show_err(const char *name)
@@ -196,7 +183,7 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	write_text(TMP "/token", "tok-123\n");
 	write_text(TMP "/a.conf", "interval = 1\nbearer-token-file = " TMP "/token\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a", "", false);
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	char mnt[512], out[4096], labels[8192], exe[4096];
 	assert_int_equal(bt_test_run(mnt, sizeof(mnt), "awk '$9 == \"cgroup2\" { print $5; exit }' "
 				     "/proc/self/mountinfo | tr -d '\\n'"), 0);
@@ -248,7 +235,7 @@ static void push__off_cpu__own_series_in_nanoseconds(void **state)
 	char opts[512], out[8192];
 	write_text(TMP "/o.conf", "interval = 1\noff-cpu = yes\n");
 	pid_t srv = start_receiver(port, TMP "/recv-o", "", false);
-	pid_t prog = spawn("exec build/tests/progs/offcpu 60 > /dev/null");
+	pid_t prog = bt_test_spawn_kept("exec build/tests/progs/offcpu 60 > /dev/null");
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d --app-name offapp", port);
 	pid_t ag = start_agent("o", TMP "/o.conf", opts);
 	wait_field(TMP "/o/status.json", "intervals", 4, 90);
@@ -278,7 +265,7 @@ static void push__server_failing_and_slow__no_profile_lost(void **state)
 	write_text(TMP "/basic", "user:pw\n");
 	write_text(TMP "/b.conf", "interval = 1\nbasic-auth-file = " TMP "/basic\npush-drain = 60\n");
 	pid_t srv = start_receiver(port, TMP "/recv-b", "--fail 3 --delay 0.5", false);
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
 	pid_t ag = start_agent("b", TMP "/b.conf", opts);
 	wait_field(TMP "/b/status.json", "errors", 3, 120);
@@ -306,7 +293,7 @@ static void push__server_down__spool_bounded_then_sent(void **state)
 	int port = bt_test_free_port();
 	char opts[512];
 	write_text(TMP "/c.conf", "interval = 1\nspool-max-files = 3\npush-drain = 2\n");
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
 	/* nothing listens yet: connections refused, profiles kept */
 	pid_t ag = start_agent("c", TMP "/c.conf", opts);
@@ -368,7 +355,7 @@ static void push__tls__verified_with_ca_file(void **state)
 				     "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " TMP
 				     "/key.pem -out " TMP "/cert.pem 2>&1"), 0);
 	pid_t srv = start_receiver(port, TMP "/recv-d", "--tls " TMP "/cert.pem " TMP "/key.pem", true);
-	pid_t spin = spawn("exec " SPIN " 0 60");
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");
 	snprintf(opts, sizeof(opts), "--push https://127.0.0.1:%d", port);
 	write_text(TMP "/d.conf", "interval = 1\npush-drain = 1\n");
 	pid_t ag = start_agent("d", TMP "/d.conf", opts);
@@ -404,7 +391,7 @@ static void push__sighup__rotated_token_taken_up(void **state)
 	write_text(TMP "/rot-token", "tok-old\n");
 	write_text(TMP "/e.conf", "interval = 1\nbearer-token-file = " TMP "/rot-token\n");
 	pid_t srv = start_receiver(port, TMP "/recv-e", "", false);
-	pid_t spin = spawn("exec " SPIN " 0 60");  /* intervals with samples, pushed */
+	pid_t spin = bt_test_spawn_kept("exec " SPIN " 0 60");  /* intervals with samples, pushed */
 	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d", port);
 	pid_t ag = start_agent("e", TMP "/e.conf", opts);
 	wait_field(TMP "/e/status.json", "sent", 1, 90);

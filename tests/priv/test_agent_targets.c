@@ -21,28 +21,16 @@
 #define TMP "build/tests/tmp-agent-targets"
 #define SPIN "build/tests/session/spin"
 #define OFFCPU "build/tests/progs/offcpu"
+/* what the pull endpoint's requests carry (on TCP it answers no one without it) */
+#define TOKEN "targets-token-0123456789abcdef"
+#define AUTH "-H 'Authorization: Bearer " TOKEN "'"
 
-static pid_t started[32];
-static int nstarted;
 static char mnt[512], cg[600];  /* the cgroup2 mount, and the test's slice under it */
-
-static pid_t spawn(const char *cmd)
-{
-	pid_t pid = bt_test_spawn_group(cmd);
-	if (nstarted < (int)(sizeof(started) / sizeof(started[0])))
-		started[nstarted++] = pid;
-	return pid;
-}
 
 /* Ends what the test started and did not wait for itself, and removes its cgroups. */
 static int end_started(void **state)
 {
-	for (int i = 0; i < nstarted; i++)
-		if (waitpid(started[i], NULL, WNOHANG) == 0) {
-			kill(-started[i], SIGKILL);
-			waitpid(started[i], NULL, 0);
-		}
-	nstarted = 0;
+	bt_test_end_kept();
 	if (cg[0])
 		bt_test_run(NULL, 0, "for d in %s/*/; do for p in $(cat $d/cgroup.procs 2>/dev/null); do "
 			    "kill -9 $p; done; done; sleep 0.2; rmdir %s/*/ %s 2>/dev/null", cg, cg, cg);
@@ -53,7 +41,7 @@ static pid_t start_receiver(int port, const char *dir)
 {
 	char cmd[1024], out[64];
 	snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 tests/tools/ingest_server.py %d %s", port, dir);
-	pid_t pid = spawn(cmd);
+	pid_t pid = bt_test_spawn_kept(cmd);
 	for (int i = 0; i < 200; i++) {
 		bt_test_run(out, sizeof(out), "curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:%d/ready", port);
 		if (!strcmp(out, "200"))
@@ -70,7 +58,7 @@ static pid_t start_agent(const char *name, const char *conf, const char *opts)
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir %s/" TMP "/%s --config %s "
 		 "--format pprof --max-files 100000 %s 2> " TMP "/%s.err", cwd, name, conf, opts, name);
-	return spawn(cmd);
+	return bt_test_spawn_kept(cmd);
 }
 
 static void show_err(const char *name)
@@ -83,7 +71,8 @@ static void show_err(const char *name)
 static int setup(void **state)
 {
 	char out[4096];
-	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1");
+	int rc = bt_test_run(out, sizeof(out), "rm -rf " TMP " 2>&1; mkdir -p " TMP " 2>&1 && (umask 077; echo "
+			     TOKEN " > " TMP "/token)");
 	if (out[0])
 		print_message("setup: %s", out);
 	return rc == 0 ? 0 : -1;
@@ -108,7 +97,7 @@ static pid_t spawn_in(const char *name, const char *cmd)
 {
 	char buf[2048];
 	snprintf(buf, sizeof(buf), "echo $$ > %s/%s/cgroup.procs && exec %s", cg, name, cmd);
-	return spawn(buf);
+	return bt_test_spawn_kept(buf);
 }
 
 static void run_check(const char *script, const char *args)
@@ -136,7 +125,8 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 		   "relabel = action=replace source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
 	pid_t srv = start_receiver(port, TMP "/recv-a");
 	char opts[512];
-	snprintf(opts, sizeof(opts), "-F 199 --push http://127.0.0.1:%d --listen 127.0.0.1:%d", port, lport);
+	snprintf(opts, sizeof(opts), "-F 199 --push http://127.0.0.1:%d --listen 127.0.0.1:%d --listen-token-file "
+		 TMP "/token", port, lport);
 	pid_t ag = start_agent("a", TMP "/a.conf", opts);
 	bt_test_wait_json_number(TMP "/a/status.json", "intervals", 1, 90);
 	pid_t spin = spawn_in("alpha.service", SPIN " 0 60");
@@ -147,10 +137,10 @@ static void targets__two_cgroups__two_series_no_shells(void **state)
 	bt_test_wait_json_number(TMP "/a/status.json", "intervals", first + 4, 90);
 	/* the pull endpoint: two seconds of alpha only */
 	char out[4096];
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o " TMP "/alpha.pb.gz -w '%%{http_code}' "
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s " AUTH " -o " TMP "/alpha.pb.gz -w '%%{http_code}' "
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=2&service_name=alpha'", lport), 0);
 	assert_string_equal(out, "200");
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o /dev/null -w '%%{http_code}' "
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s " AUTH " -o /dev/null -w '%%{http_code}' "
 				     "'http://127.0.0.1:%d/debug/pprof/profile?seconds=1&bad-name=x'", lport), 0);
 	assert_string_equal(out, "500");
 	kill(ag, SIGTERM);
@@ -220,7 +210,7 @@ static void targets__off_cpu__own_series_per_service(void **state)
 	bt_test_wait_json_number(TMP "/o/status.json", "intervals", first + 4, 90);
 	/* the pull endpoint: two seconds of gamma's off-CPU time only */
 	char out[4096];
-	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s -o " TMP "/gamma.pb.gz -w '%%{http_code}' "
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s " AUTH " -o " TMP "/gamma.pb.gz -w '%%{http_code}' "
 				     "'http://127.0.0.1:%d/debug/pprof/off_cpu?seconds=2&service_name=%s'", lport, svc[2]), 0);
 	assert_string_equal(out, "200");
 	kill(ag, SIGTERM);
@@ -272,7 +262,7 @@ static void targets__fork_bomb__series_capped(void **state)
 	pid_t ag = start_agent("b", TMP "/b.conf", opts);
 	bt_test_wait_json_number(TMP "/b/status.json", "intervals", 1, 90);
 	/* at most 8 at a time */
-	pid_t bomb = spawn("cd " TMP "/bomb && exec /usr/bin/python3 -c '\n"
+	pid_t bomb = bt_test_spawn_kept("cd " TMP "/bomb && exec /usr/bin/python3 -c '\n"
 			   "import subprocess\n"
 			   "run = []\n"
 			   "for i in range(5000):\n"
@@ -339,7 +329,7 @@ static void targets__listing__matches_proc(void **state)
 	/* without --config: every process, the default labels */
 	run_check("check_targets.py", "./buildtrace");
 	/* the text form escapes what the processes chose */
-	pid_t odd = spawn("exec /usr/bin/python3 -c 'import time, sys; time.sleep(60)' 'x\"y\\z' \"$(printf 'a\\033b')\"");
+	pid_t odd = bt_test_spawn_kept("exec /usr/bin/python3 -c 'import time, sys; time.sleep(60)' 'x\"y\\z' \"$(printf 'a\\033b')\"");
 	usleep(300000);
 	static char listing[1 << 20];
 	assert_int_equal(bt_test_run(listing, sizeof(listing), "./buildtrace agent targets"), 0);

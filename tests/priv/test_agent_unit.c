@@ -3,8 +3,10 @@
  * unit's capability bounding set and no_new_privs (systemd-run where systemd runs, else setpriv) the
  * agent still writes profiles, keeps only what it needs and makes no system call the unit's filter
  * refuses (strace); run as root without `user =` it keeps only what it needs, bounding set
- * included, with no_new_privs; a SIGHUP naming an output it cannot write is refused and the old
- * configuration kept; a status file in a missing directory stops it at start. */
+ * included, with no_new_privs; a SIGHUP naming an output it cannot write (or a status file that is a
+ * directory) is refused and the old configuration kept; a status file in a missing directory, or
+ * one that is a directory, stops it at start; three processes flooding it with 4 Mi-line perf maps
+ * do not take it past the unit's MemoryMax. */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -288,6 +290,11 @@ static void agent_reload__unusable_output__refused_old_config_kept(void **state)
 		    "$(pwd)/" TMP " $(pwd)/" TMP " > " TMP "/agent.conf");
 	kill(ag, SIGHUP);
 	bool refused2 = wait_until(30, "test $(grep -c 'config not reloaded' " TMP "/hup.err) -ge 2");
+	/* the status file an existing directory */
+	bt_test_run(NULL, 0, "mkdir -p " TMP "/sdir/s.json && printf 'output-dir = %%s/good\\nstatus-file = %%s/sdir/s.json\\n' "
+		    "$(pwd)/" TMP " $(pwd)/" TMP " > " TMP "/agent.conf");
+	kill(ag, SIGHUP);
+	bool refused3 = wait_until(30, "test $(grep -c 'config not reloaded' " TMP "/hup.err) -ge 3");
 	/* still writing where it wrote, with the old interval */
 	int before = count_profiles(TMP "/good");
 	char cond[256];
@@ -306,6 +313,8 @@ static void agent_reload__unusable_output__refused_old_config_kept(void **state)
 	assert_string_equal(nnp, "1\n");
 	assert_true(refused);
 	assert_true(refused2);
+	assert_true(refused3);
+	assert_non_null(strstr(out, "sdir/s.json: it is a directory"));
 	assert_true(goes_on);
 	assert_int_equal(rc, 0);
 	assert_null(strstr(out, "config reloaded"));
@@ -330,6 +339,108 @@ static void agent__status_file_in_missing_directory__error_at_start(void **state
 				    "/nonexistent-bt-dir: No such file or directory"));
 	assert_null(strstr(out, "sampling"));
 	assert_int_equal(access("/nonexistent-bt-dir", F_OK), -1);
+	/* a status file that is an existing directory: every write would fail, so it is refused */
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p " TMP "/isdir/status.json && printf 'status-file = %%s\\n' "
+				     "$(pwd)/" TMP "/isdir/status.json > " TMP "/dir.conf"), 0);
+	rc = bt_test_run(out, sizeof(out), "timeout 20 ./buildtrace agent --config " TMP "/dir.conf "
+			 "--output-dir $(pwd)/" TMP "/out 2>&1");
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "isdir/status.json: it is a directory"));
+	assert_null(strstr(out, "sampling"));
+}
+
+/* The unit's MemoryMax in bytes. */
+static unsigned long long unit_memory_max(void)
+{
+	char v[64];
+	assert_int_equal(bt_test_run(v, sizeof(v), "sed -n 's/^MemoryMax=//p' " UNIT), 0);
+	char *end;
+	unsigned long long n = strtoull(v, &end, 10);
+	assert_true(n > 0);
+	return n << (*end == 'G' ? 30 : *end == 'M' ? 20 : *end == 'K' ? 10 : 0);
+}
+
+/* A memory cgroup of its own limited to limit bytes, as the unit's MemoryMax makes one: under this
+ * process's own v1 memory cgroup, else in the v2 hierarchy. Its directory into dir, and the file
+ * that counts its OOM kills ("oom_kill N" lines) into events; false when neither can be made. */
+static bool make_memcg(unsigned long long limit, char *dir, size_t len, char *events, size_t elen)
+{
+	char own[1024] = "";
+	if (bt_test_run(own, sizeof(own), "sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup | tr -d '\\n'") == 0 &&
+	    own[0] && access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0) {
+		snprintf(dir, len, "/sys/fs/cgroup/memory%s/bt-unit-%d", strcmp(own, "/") ? own : "", (int)getpid());
+		snprintf(events, elen, "%s/memory.oom_control", dir);
+		return bt_test_run(NULL, 0, "mkdir -p %s && echo %llu > %s/memory.limit_in_bytes", dir, limit, dir) == 0;
+	}
+	/* v2: a group beside everything, at the root of the hierarchy, with the memory controller */
+	const char *root = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup" :
+			   "/sys/fs/cgroup/unified";
+	snprintf(dir, len, "%s/bt-unit-%d", root, (int)getpid());
+	snprintf(events, elen, "%s/memory.events", dir);
+	return bt_test_run(NULL, 0, "grep -qw memory %s/cgroup.controllers && (grep -qw memory %s/cgroup.subtree_control "
+			   "|| echo +memory > %s/cgroup.subtree_control) && mkdir -p %s && echo %llu > %s/memory.max",
+			   root, root, root, dir, limit, dir) == 0;
+}
+
+/* Three processes of nobody's, each with a perf map of 4 Mi lines (240 MB), while the agent runs
+ * under the unit's restrictions and its MemoryMax: it is not OOM-killed and stops cleanly, what it
+ * refused is counted in status.json (process_data.refused), and each process's JIT code is still
+ * named in its profiles. */
+static void agent_unit__perf_map_flood__within_memory_max(void **state)
+{
+	bt_test_require_priv();
+	char cg[512], events[600], cmd[8192], out[4096], dir[] = "/tmp/bt-flood-XXXXXX";
+	unsigned long long limit = unit_memory_max();
+	bool have_cg = make_memcg(limit, cg, sizeof(cg), events, sizeof(events));
+	if (!have_cg && !bt_test_in_ci())
+		skip();
+	assert_true(have_cg);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(bt_test_run(NULL, 0, "chmod 0755 %s && cp build/tests/progs/hostile %s/", dir, dir), 0);
+	pid_t flood[3];
+	for (int i = 0; i < 3; i++) {
+		snprintf(cmd, sizeof(cmd), "exec setpriv --reuid=nobody --regid=nogroup --clear-groups %s/hostile flood%d "
+			 "jitcode%d 120 4194304", dir, i, i);
+		flood[i] = bt_test_spawn_group(cmd);
+	}
+	/* each map whole: 4 Mi lines of 57 bytes after the first */
+	for (int i = 0; i < 3; i++) {
+		char cond[256];
+		snprintf(cond, sizeof(cond), "test $(stat -c %%s /tmp/perf-%d.map 2>/dev/null || echo 0) -ge %llu",
+			 (int)flood[i], 4194304ULL * 57);
+		assert_true(wait_until(120, cond));
+	}
+	char inner[4096];
+	confined(inner, sizeof(inner), "--output-dir $(pwd)/" TMP "/flood --interval 2 -F 99 --format folded",
+		 TMP "/flood.err", "", false);
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s/cgroup.procs && %s", cg, inner);
+	pid_t ag = bt_test_spawn_group(cmd);
+	/* every flooding process's code named in a profile, or two minutes */
+	bool named = wait_until(120, "for i in 0 1 2; do cat " TMP "/flood/*.folded 2>/dev/null | grep -q "
+				"\";jitcode$i \" || exit 1; done");
+	char pid[32] = "";
+	bt_test_run(pid, sizeof(pid), "sed -n 's/.*\"pid\": \\([0-9]*\\).*/\\1/p' " TMP "/flood/status.json 2>/dev/null");
+	if (atoi(pid) > 0)
+		kill(atoi(pid), SIGTERM);
+	int rc = wait_exit(ag, 60);
+	for (int i = 0; i < 3; i++) {
+		kill(-flood[i], SIGTERM);
+		waitpid(flood[i], NULL, 0);
+	}
+	char oom[64] = "";
+	bt_test_run(oom, sizeof(oom), "sed -n 's/^oom_kill //p' %s", events);
+	bt_test_run(out, sizeof(out), "tail -n 5 " TMP "/flood.err; grep -o '\"process_data\": {[^}]*}\\|\"peak_rss_kb\": "
+		    "[0-9]*' " TMP "/flood/status.json; cat %s/memory.max_usage_in_bytes 2>/dev/null || cat %s/memory.peak "
+		    "2>/dev/null", cg, cg);
+	print_message("%s", out);
+	bt_test_run(NULL, 0, "rmdir %s; rm -rf %s", cg, dir);
+	assert_true(named);
+	assert_int_equal(rc, 0);
+	assert_string_equal(oom, "0\n");
+	char refused[32] = "";
+	assert_int_equal(bt_test_run(refused, sizeof(refused), "grep -o '\"process_data\": {[^}]*}' " TMP
+				     "/flood/status.json | sed 's/.*\"refused\": \\([0-9]*\\).*/\\1/'"), 0);
+	assert_true(atoi(refused) > 0);
 }
 
 int main(void)
@@ -341,6 +452,7 @@ int main(void)
 		T(agent_unit__system_calls__inside_the_units_filter),
 		T(agent_reload__unusable_output__refused_old_config_kept),
 		T(agent__status_file_in_missing_directory__error_at_start),
+		T(agent_unit__perf_map_flood__within_memory_max),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -197,6 +197,10 @@ static struct bt_capture *open_capture(const int *pids, size_t npids, struct rec
 typedef bool (*recs_pred)(const struct recs *r, const void *arg);
 
 /* Polls until pred holds or seconds pass; returns whether it held. */
+/* How long a record that must come is waited for: a bound for a test that would otherwise hang,
+ * far above what a loaded machine takes (the wait ends as soon as the record is there). */
+#define WAIT_S 30
+
 static bool poll_until(struct bt_capture *c, struct recs *r, recs_pred pred, const void *arg,
 		       double seconds)
 {
@@ -266,7 +270,7 @@ static void capture__snapshot__every_exec_mapping_matches_maps_and_readelf(void 
 	int p = pid;
 	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
 	struct want_map w = { pid, "/spin" };
-	assert_true(poll_until(c, &r, have_ok_vma, &w, 2));
+	assert_true(poll_until(c, &r, have_ok_vma, &w, WAIT_S));
 	poll_until(c, &r, NULL, NULL, 0.2);
 
 	struct mapline *ml = calloc(512, sizeof(*ml));
@@ -350,7 +354,7 @@ static void capture__dlopen_after_attach__buildid_matches_readelf(void **state)
 
 	kill(pid, SIGUSR1);
 	struct want_map w = { pid, "libbtdl.so" };
-	assert_true(poll_until(c, &r, have_ok_mapping, &w, 3));
+	assert_true(poll_until(c, &r, have_ok_mapping, &w, WAIT_S));
 	char want[128], got[2 * BT_BUILD_ID_MAX + 1];
 	readelf_buildid(lib, want, sizeof(want));
 	assert_true(strlen(want) > 0);
@@ -434,7 +438,7 @@ static void capture__mapping_sources__best_chosen_and_each_reports_dlopen(void *
 		poll_until(c, &r, NULL, NULL, 0.2);
 		kill(pid, SIGUSR1);
 		struct want_map w = { pid, "libbtdl.so" };
-		assert_true(poll_until(c, &r, have_ok_mapping, &w, 3));
+		assert_true(poll_until(c, &r, have_ok_mapping, &w, WAIT_S));
 		const struct bt_rec_mapping *m = find_mapping(&r, BT_REC_MMAP, pid, "libbtdl.so", true);
 		if (!m)
 			m = find_mapping(&r, BT_REC_VMA, pid, "libbtdl.so", true);
@@ -493,7 +497,7 @@ static void capture__mmap_on_another_mount__path_crosses_mounts(void **state)
 	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
 	kill(pid, SIGUSR1);
 	struct want_map w = { pid, "bt-capture-" };
-	assert_true(poll_until(c, &r, have_ok_mapping, &w, 3));
+	assert_true(poll_until(c, &r, have_ok_mapping, &w, WAIT_S));
 	poll_until(c, &r, NULL, NULL, 0.1);
 	const struct bt_rec_mapping *mm = find_mapping(&r, BT_REC_MMAP, pid, "bt-capture-", false);
 	assert_non_null(mm);
@@ -598,7 +602,7 @@ static void capture__deleted_library__buildid_still_read(void **state)
 	int p = pid;
 	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
 	struct want_map w = { pid, "libbtdl-deleted.so" };
-	assert_true(poll_until(c, &r, have_ok_vma, &w, 2));
+	assert_true(poll_until(c, &r, have_ok_vma, &w, WAIT_S));
 	const struct bt_rec_mapping *m = find_mapping(&r, BT_REC_VMA, pid, "libbtdl-deleted.so", true);
 	char got[2 * BT_BUILD_ID_MAX + 1];
 	rec_hex(m, got);
@@ -785,7 +789,7 @@ static void capture__fork_exec_exit__records_for_followed_child(void **state)
 	struct bt_capture *c = open_capture(&p, 1, &r, &o);
 	kill(pid, SIGUSR1);
 	struct child_state cs = { .parent = pid };
-	assert_true(poll_until(c, &r, child_exited, &cs, 4));
+	assert_true(poll_until(c, &r, child_exited, &cs, WAIT_S));
 	poll_until(c, &r, NULL, NULL, 0.2);
 
 	uint32_t child = 0;
@@ -913,10 +917,10 @@ static void capture__watch_after_open_and_all__snapshots(void **state)
 	int p = a;
 	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
 	struct want_map wa = { a, "/spin" }, wb = { b, "/spin" };
-	assert_true(poll_until(c, &r, have_ok_vma, &wa, 2));
+	assert_true(poll_until(c, &r, have_ok_vma, &wa, WAIT_S));
 	assert_null(find_mapping(&r, BT_REC_VMA, b, "/spin", false));
 	assert_int_equal(bt_capture_watch(c, b), 0);
-	assert_true(poll_until(c, &r, have_ok_vma, &wb, 2));
+	assert_true(poll_until(c, &r, have_ok_vma, &wb, WAIT_S));
 	assert_int_equal(bt_capture_watched_alive(c), 2);
 	bt_capture_close(c);
 	recs_free(&r);
@@ -928,8 +932,8 @@ static void capture__watch_after_open_and_all__snapshots(void **state)
 	assert_true(n > 0);
 	self[n] = '\0';
 	struct want_map ws = { getpid(), self };
-	assert_true(poll_until(c, &r, have_ok_vma, &ws, 3));
-	assert_true(poll_until(c, &r, have_ok_vma, &wa, 1));
+	assert_true(poll_until(c, &r, have_ok_vma, &ws, WAIT_S));
+	assert_true(poll_until(c, &r, have_ok_vma, &wa, WAIT_S));
 	assert_int_equal(bt_capture_watched_alive(c), -1);
 	bt_capture_close(c);
 	recs_free(&r);

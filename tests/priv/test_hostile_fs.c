@@ -40,15 +40,17 @@ static int setup(void **state)
 	*state = f;
 	if (geteuid() != 0)
 		return 0;  /* each test skips (or fails under CI) */
-	if (bt_test_run(NULL, 0, "id -u " USER " >/dev/null 2>&1 || useradd --system --no-create-home "
-			"--shell /usr/sbin/nologin " USER) != 0)
+	if (bt_test_ensure_user(USER) != 0)
 		return -1;
 	strcpy(f->dir, "/tmp/bt-hostile-XXXXXX");
 	if (!mkdtemp(f->dir) || chmod(f->dir, 0755) != 0)
 		return -1;
 	snprintf(f->att, sizeof(f->att), "%s/att", f->dir);
 	snprintf(f->victim, sizeof(f->victim), "%s/victim", f->dir);
-	if (!realpath(SPIN, f->spin))
+	/* the program the attacker runs and copies: out of the build tree, which may sit in a
+	 * directory only root can enter */
+	snprintf(f->spin, sizeof(f->spin), "%s/spin", f->dir);
+	if (bt_test_run(NULL, 0, "cp " SPIN " %s && chmod 0755 %s", f->spin, f->spin) != 0)
 		return -1;
 	return bt_test_run(NULL, 0, "mkdir -m 0755 '%s' && chown " USER ": '%s' && mkdir -m 0700 '%s' && "
 			   "echo secret > '%s/secret' && chmod 0600 '%s/secret'", f->att, f->att, f->victim,
@@ -301,6 +303,98 @@ static void hostile__report_onto_links_and_devices__nothing_removed(void **state
 	assert_string_equal(out, "root 600\n");
 }
 
+/* Case 9: the attacker may write the agent's output directory (theirs, 0777) and plants a name that
+ * sorts after every profile (buildtrace-keep.folded), files of their own under the agent's own kind
+ * of name, dated later, and a link so named to the victim. Pruning to two profiles removes only the
+ * agent's own older ones: two of its profiles stay, every planted file stays, the victim is intact.
+ * And an output directory that is itself the attacker's link is refused at start. */
+static void hostile__agent_prune_planted_names__only_its_own(void **state)
+{
+	bt_test_require_priv();
+	struct fx *f = *state;
+	char out_dir[160], log[160], cmd[4096], cond[1024], out[4096];
+	snprintf(out_dir, sizeof(out_dir), "%s/out", f->att);
+	snprintf(log, sizeof(log), "%s/agent.err", f->dir);
+	assert_int_equal(as_attacker("mkdir -m 0777 %s && chmod 0777 %s && cd %s && touch buildtrace-keep.folded "
+				     "buildtrace-20991122T201730.000Z.folded buildtrace-20991122T201731.000Z.folded && ln -s "
+				     "%s/secret buildtrace-20991122T201732.000Z.folded", out_dir, out_dir, out_dir, f->victim), 0);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --output-dir %s --interval 1 -F 49 --format folded "
+		 "--max-files 2 2> %s", out_dir, log);
+	pid_t ag = bt_test_spawn_group(cmd);
+	/* five intervals written: the agent has pruned three of its own by then */
+	snprintf(cond, sizeof(cond), "grep -qs '\"intervals\": [5-9]' %s/status.json", out_dir);
+	bool ok = wait_cond(cond, ag, 120);
+	kill(ag, SIGTERM);
+	int rc = wait_for(ag, 30);
+	bt_test_run(out, sizeof(out), "cat %s; ls -la %s", log, out_dir);
+	print_message("%s", out);
+	assert_true(ok);
+	assert_int_equal(rc, 0);
+	assert_victim_intact(f);
+	/* the agent's own: its last two (the one written at stop may make it three) */
+	assert_int_equal(bt_test_run(out, sizeof(out), "find %s -name 'buildtrace-*.folded' -user root | wc -l",
+				     out_dir), 0);
+	assert_true(atoi(out) >= 2 && atoi(out) <= 3);
+	assert_int_equal(bt_test_run(NULL, 0, "cd %s && test -f buildtrace-keep.folded && test -f "
+				     "buildtrace-20991122T201730.000Z.folded && test -f buildtrace-20991122T201731.000Z.folded "
+				     "&& test -L buildtrace-20991122T201732.000Z.folded", out_dir), 0);
+
+	/* the output directory a link of the attacker's: refused, nothing written through it */
+	assert_int_equal(as_attacker("ln -s %s %s/linked", f->victim, f->att), 0);
+	int r = bt_test_run(out, sizeof(out), "timeout 60 ./buildtrace agent --output-dir %s/linked --interval 1 2>&1",
+			    f->att);
+	print_message("%s", out);
+	assert_int_equal(r, 1);
+	assert_non_null(strstr(out, "it is a symbolic link"));
+	assert_victim_intact(f);
+}
+
+/* Case 10: a config file the attacker owns (world-writable, naming their server and every address),
+ * and root's own config made world-writable, are refused before anything runs; a token file others
+ * may read is refused; a push URL's password is never printed, even with -v. */
+static void hostile__agent_config_and_secrets__refused_as_sshd_would(void **state)
+{
+	bt_test_require_priv();
+	struct fx *f = *state;
+	char out[4096];
+	assert_int_equal(as_attacker("printf 'listen = 0.0.0.0:6061\\npush = http://10.9.9.9:4040\\n' > %s/evil.conf && "
+				     "chmod 0666 %s/evil.conf", f->att, f->att), 0);
+	int rc = bt_test_run(out, sizeof(out), "timeout 60 ./buildtrace agent --config %s/evil.conf --output-dir %s/o1 2>&1",
+			     f->att, f->dir);
+	print_message("%s", out);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(out, "refused"));
+	assert_null(strstr(out, "sampling"));
+	assert_int_equal(bt_test_run(NULL, 0, "printf 'interval = 1\\n' > %s/root.conf && chmod 0666 %s/root.conf && "
+				     "(umask 022; echo token-0123456789abcdef > %s/token)", f->dir, f->dir, f->dir), 0);
+	rc = bt_test_run(out, sizeof(out), "timeout 60 ./buildtrace agent --config %s/root.conf --output-dir %s/o2 2>&1",
+			 f->dir, f->dir);
+	assert_int_equal(rc, 2);
+	assert_non_null(strstr(out, "may be written by others (mode 0666)"));
+	rc = bt_test_run(out, sizeof(out), "timeout 60 ./buildtrace agent --output-dir %s/o3 --listen 127.0.0.1:0 "
+			 "--listen-token-file %s/token 2>&1", f->dir, f->dir);
+	print_message("%s", out);
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(out, "may be read by others (mode 0644)"));
+	assert_null(strstr(out, "sampling"));
+	/* the password of a push URL: *** wherever the agent speaks of it */
+	char log[160], cmd[1024];
+	snprintf(log, sizeof(log), "%s/push.err", f->dir);
+	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent -v --output-dir %s/o4 --interval 1 -F 49 --push "
+		 "http://alice:hunter2-s3cret@127.0.0.1:9/ 2> %s", f->dir, log);
+	pid_t ag = bt_test_spawn_group(cmd);
+	char cond[512];
+	snprintf(cond, sizeof(cond), "grep -q 'sampling every CPU' %s", log);
+	bool ok = wait_cond(cond, ag, 120);
+	kill(ag, SIGTERM);
+	wait_for(ag, 60);
+	bt_test_run(out, sizeof(out), "cat %s", log);
+	print_message("%s", out);
+	assert_true(ok);
+	assert_non_null(strstr(out, "http://alice:***@127.0.0.1:9/"));
+	assert_null(strstr(out, "hunter2"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +405,8 @@ int main(void)
 		T(hostile__cache_remove_through_links__nothing_deleted),
 		T(hostile__sparse_2g_elf__skipped_or_stored_sparse),
 		T(hostile__report_onto_links_and_devices__nothing_removed),
+		T(hostile__agent_prune_planted_names__only_its_own),
+		T(hostile__agent_config_and_secrets__refused_as_sshd_would),
 #undef T
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,6 +168,92 @@ static void hostile__debuglink_fifo_device_symlink__never_opened(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s %s", dir, devdir), 0);
 }
 
+/* nobody's program names as its debug file a copy of the real one with 20 GiB of hole after it:
+ * symbolize gives up on it from its size and headers, having read a few megabytes at most
+ * (every read system call counted by strace), not the 20 GiB its CRC would take; the program's
+ * own names are still given. */
+static void hostile__debuglink_to_sparse_20g__not_read(void **state)
+{
+	bt_test_require_priv();  /* setpriv */
+	char dir[] = "/tmp/bt-hostile-XXXXXX", stripped[256], debug[256], err[4096], out[256];
+	nobody_dir(dir);
+	bt_test_fixture(stripped, sizeof(stripped), "symsrc/inl.stripped");
+	bt_test_fixture(debug, sizeof(debug), "symsrc/inl.debug");
+	assert_int_equal(bt_test_run(NULL, 0, "cp %s %s/stripped && cp %s %s/real.debug && chown nobody %s/stripped "
+				     "%s/real.debug", stripped, dir, debug, dir, dir, dir), 0);
+	assert_int_equal(as_nobody(dir, "objcopy --remove-section=.gnu_debuglink stripped nolink && cp real.debug "
+				   "big.debug && objcopy --add-gnu-debuglink=big.debug nolink prog && rm nolink && "
+				   "truncate -s 20G big.debug"), 0);
+	char fx[256], addr[64];
+	bt_test_fixture(fx, sizeof(fx), "symsrc/inl");
+	assert_int_equal(bt_test_run(addr, sizeof(addr), "nm %s | awk '$3 == \"fx_caller\" { printf $1 }'", fx), 0);
+	assert_int_equal(bt_test_run(err, sizeof(err), "strace -f -qq -e trace=read,pread64 -o %s/reads ./buildtrace "
+				     "symbolize -v --no-debuginfod --cache-dir /nonexistent --elf %s/prog %s 2>&1 "
+				     ">%s/sym.out", dir, dir, addr, dir), 0);
+	print_message("%s", err);
+	assert_non_null(strstr(err, ": dynsym\n"));
+	assert_int_equal(bt_test_run(out, sizeof(out), "awk -F' = ' '$2 ~ /^[0-9]+$/ { n += $2 } END { printf \"%%d\", n }' "
+				     "%s/reads", dir), 0);
+	print_message("bytes read: %s\n", out);
+	assert_true(atoll(out) > 0);
+	assert_true(atoll(out) < (64LL << 20));
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
+/* What `symbolize --pid` names 0x1010 of nobody's process started by cmd (a shell as nobody, which
+ * writes or plants its map at /tmp/perf-$$.map and then execs sleep) from a perf map, once the map
+ * is in place; its map removed afterwards. */
+static void symbolize_nobody_map(const char *cmd, char *out, size_t len)
+{
+	char full[1024], map[64];
+	snprintf(full, sizeof(full), "exec " AS_NOBODY "%s", cmd);
+	pid_t p = bt_test_spawn_group(full);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)p);
+	/* sleep is running once its name is the process's */
+	char comm[64] = "";
+	while (strcmp(comm, "sleep\n") != 0) {
+		assert_int_equal(waitpid(p, NULL, WNOHANG), 0);
+		bt_test_run(comm, sizeof(comm), "cat /proc/%d/comm 2>/dev/null", (int)p);
+	}
+	assert_int_equal(bt_test_run(out, len, "./buildtrace symbolize --pid %d 0x1010 2>&1", (int)p), 0);
+	kill(-p, SIGKILL);
+	waitpid(p, NULL, 0);
+	unlink(map);
+}
+
+/* nobody's process names its perf map, and makes it a link to a root-only map, or (in a user and
+ * mount namespace of its own) bind-mounts that root-only file over its map: its names are not read,
+ * the root-only file is never opened. Its own map is read (the control). */
+static void hostile__perf_map_link_or_bind_mount_to_root_file__not_read(void **state)
+{
+	bt_test_require_priv();  /* setpriv */
+	char dir[] = "/tmp/bt-hostile-map-XXXXXX", secret[128], cmd[512], out[1024];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(secret, sizeof(secret), "%s/secret.map", dir);
+	assert_int_equal(bt_test_run(NULL, 0, "printf '1000 100 root_secret_name\\n' > %s && chmod 0600 %s", secret,
+				     secret), 0);
+	int in_secret = watch_opens(secret);
+
+	symbolize_nobody_map("sh -c 'printf \"1000 100 own_name\\n\" > /tmp/perf-$$.map; exec sleep 60'", out,
+			     sizeof(out));
+	assert_non_null(strstr(out, "own_name+0x10"));
+
+	snprintf(cmd, sizeof(cmd), "sh -c 'ln -s %s /tmp/perf-$$.map; exec sleep 60'", secret);
+	symbolize_nobody_map(cmd, out, sizeof(out));
+	print_message("link: %s", out);
+	assert_null(strstr(out, "root_secret_name"));
+
+	snprintf(cmd, sizeof(cmd), "unshare -Urm sh -c 'touch /tmp/perf-$$.map && mount --bind %s /tmp/perf-$$.map "
+		 "&& exec sleep 60'", secret);
+	symbolize_nobody_map(cmd, out, sizeof(out));
+	print_message("bind mount: %s", out);
+	assert_null(strstr(out, "root_secret_name"));
+	assert_int_equal(opens_seen(in_secret), 0);
+	close(in_secret);
+	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
+}
+
 /* A process in a root of its own, which nobody fills: its library path is a symlink (absolute, or
  * relative with enough "..") to a root-only file outside that root with the very build-id wanted,
  * or a FIFO with a blocked writer. Opened inside the root, none of them gives a file. */
@@ -321,6 +407,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hostile__debuglink_fifo_device_symlink__never_opened),
+		cmocka_unit_test(hostile__debuglink_to_sparse_20g__not_read),
+		cmocka_unit_test(hostile__perf_map_link_or_bind_mount_to_root_file__not_read),
 		cmocka_unit_test(hostile__symlinks_out_of_the_process_root__not_followed),
 		cmocka_unit_test(hostile__debuginfod_cache_in_another_users_home__not_used),
 		cmocka_unit_test(hostile__dwarf_strings_without_nul__record_counts_no_lines),

@@ -2,12 +2,16 @@
 """pull_checks.py - what `buildtrace agent --listen` answers besides profiles, checked with a real
 Prometheus parser and raw sockets. Prints each finding; exits 1 at the first wrong one.
 
-Usage: pull_checks.py PORT
+Usage: pull_checks.py PORT TOKEN
 
 /metrics: Prometheus text that prometheus_client's parser reads, with the agent's families and
 samples counted; /healthz 200; other methods 405; unknown paths (a path that would climb out of any
 directory among them) 404; bad seconds 400; a request head past 8 KiB 431; a fifth connection while
-four are open 503, answered at once."""
+four are open 503, answered at once. As a local user who may be hostile tries them: no token or a
+wrong one 401 (but /healthz); a Host header a DNS-rebinding page would send 421; a third profile
+request while two are being answered 429, at once; four clients that send their heads a byte at a
+time hold their slots no longer than the head's time limit, after which /healthz answers again."""
+import concurrent.futures
 import socket
 import sys
 import time
@@ -17,6 +21,7 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 PORT = int(sys.argv[1])
+TOKEN = sys.argv[2]
 BASE = "http://127.0.0.1:%d" % PORT
 
 
@@ -25,8 +30,12 @@ def die(msg):
     sys.exit(1)
 
 
-def status(path, method="GET", data=None):
+def status(path, method="GET", data=None, token=TOKEN, host=None):
     req = urllib.request.Request(BASE + path, method=method, data=data)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    if host:
+        req.add_header("Host", host)
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, r.read()
@@ -104,4 +113,63 @@ if not ans.startswith(b"HTTP/1.1 503"):
 print("fifth connection: 503")
 for s in held + [fifth]:
     s.close()
+# the slots are free once the agent has seen those connections end
+for _ in range(300):
+    if status("/healthz", token=None)[0] == 200:
+        break
+    time.sleep(0.1)
+
+# who may ask, and for which name
+for path, token, host, want_code in [("/metrics", None, None, 401), ("/metrics", "x" * len(TOKEN), None, 401),
+                                     ("/debug/pprof/latest", TOKEN[:-1], None, 401), ("/healthz", None, None, 200),
+                                     ("/metrics", TOKEN, "rebind.evil.example:%d" % PORT, 421),
+                                     ("/metrics", TOKEN, "localhost:%d" % PORT, 200)]:
+    code, _ = status(path, token=token, host=host)
+    if code != want_code:
+        die("%s with token %r, Host %r: %d, expected %d" % (path, token and token[:4], host, code, want_code))
+    print("%s, token %s, Host %s: %d" % (path, "right" if token == TOKEN else "wrong" if token else "none",
+                                         host, code))
+
+# three profile requests at once: two are answered, the third refused at once rather than queued
+with concurrent.futures.ThreadPoolExecutor(3) as ex:
+    codes = sorted(ex.map(lambda _: status("/debug/pprof/profile?seconds=3")[0], range(3)))
+if codes != [200, 200, 429]:
+    die("three profile requests at once: %s" % codes)
+print("three profile requests at once: %s" % codes)
+
+# four clients that send their heads a byte at a time: each is cut off once its head's time is up,
+# however steadily it sends, and /healthz is answered again
+slow = [socket.create_connection(("127.0.0.1", PORT), timeout=30) for _ in range(4)]
+start = time.monotonic()
+cut = set()
+head = b"GET /metrics HTTP/1.1\r\nX-Slow: " + b"a" * 4000
+i = 0
+while len(cut) < 4 and time.monotonic() - start < 60:
+    for k, s in enumerate(slow):
+        if k in cut:
+            continue
+        try:
+            s.sendall(head[i % len(head):i % len(head) + 1])
+        except OSError:
+            cut.add(k)
+            continue
+        s.setblocking(False)
+        try:
+            if s.recv(100) == b"":
+                cut.add(k)
+        except BlockingIOError:
+            pass
+        except OSError:
+            cut.add(k)
+        s.setblocking(True)
+    i += 1
+    time.sleep(0.2)
+if len(cut) < 4:
+    die("clients sending a byte every 0.2 s still held %d slots after 60 s" % (4 - len(cut)))
+print("slow heads cut off: %d" % len(cut))
+for s in slow:
+    s.close()
+code, _ = status("/healthz", token=None)
+if code != 200:
+    die("/healthz after the slow heads: %d" % code)
 print("ok")

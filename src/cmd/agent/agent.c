@@ -3,6 +3,7 @@
  * starts the next interval with the same process table and symbol tables, evicting the tables no
  * recent interval used. Reports its health in a status file. */
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <getopt.h>
 #include <grp.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/esc.h"
 #include "cmd/agent/agentconf.h"
 #include "cmd/agent/series.h"
 #include "capture/capture.h"
@@ -39,8 +41,8 @@ enum { O_CONFIG = BT_OPT_LONG, O_SETTINGS = BT_OPT_LONG + 16 };
 static const struct bt_opt agent_own_opts[] = {
 	BT_OPT_HEAD("Options"),
 	{ O_CONFIG, "config", "FILE", "settings as KEY = VALUE lines, the keys those below (see "
-	  "buildtrace-agent.conf(5)); settings given on the command line win over the file",
-	  .values = "@file" },
+	  "buildtrace-agent.conf(5)); settings given on the command line win over the file, which must "
+	  "be root's (or the agent's) and writable by no one else", .values = "@file" },
 	{ 'v', "verbose", NULL, "say what is written and sent" },
 	{ 'h', "help", NULL, "this text" },
 	BT_OPT_HEAD("Settings (--KEY VALUE here, KEY = VALUE in the config file)"),
@@ -109,6 +111,9 @@ struct agent {
 	uint64_t lost_before;          /* capture drops before this interval */
 	int64_t from_ns;               /* wall clock when this interval began */
 	int64_t push_from_s;           /* the next pushed window's start: the last one's end */
+	int outfd;                     /* the output directory, held open: written whatever its path becomes */
+	int statusfd;                  /* the status file's directory, and the file's name in it */
+	char status_name[BT_AGENT_STR];
 	struct bt_serve *serve;        /* the pull endpoint, when listening */
 	struct bt_profile *pull;       /* the profile a pull request is being answered with */
 	bool pull_off_cpu;             /* it asks for the off-CPU time */
@@ -150,11 +155,19 @@ static int64_t wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* "buildtrace agent: MSG" on stderr, escaped: a message may name what a profiled program chose. */
+static void agent_say(const char *msg)
+{
+	fputs("buildtrace agent: ", stderr);
+	bt_esc_write(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
+}
+
 static void capture_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct agent *a = ctx;
 	if (level <= BT_LOG_WARN || a->verbose)
-		fprintf(stderr, "buildtrace agent: %s\n", msg);
+		agent_say(msg);
 }
 
 static long status_kb(const char *field)
@@ -251,6 +264,9 @@ static int write_status(void *ctx, FILE *f)
 			(unsigned long long)s->stats.offcpu_nostack_ns,
 			(unsigned long long)(cs.offcpu.lost_ns + s->stats.offcpu_lost_ns),
 			(unsigned long long)cs.offcpu.no_thread, (unsigned long long)s->stats.offcpu_rule_ns);
+	fprintf(f, ",\n  \"process_data\": {\"bytes\": %llu, \"max\": %llu, \"refused\": %llu}",
+		(unsigned long long)s->proc_mem.used, (unsigned long long)s->proc_mem.max,
+		(unsigned long long)s->proc_mem.refused);
 	const struct bt_pyprocs_stats *py = &s->py.stats;
 	fprintf(f, ",\n  \"python\": {\"interpreters\": %llu, \"unsupported\": %llu, \"stacks\": %llu, "
 		"\"cut_not_resident\": %llu, \"frames\": %llu, \"outer_to_cut\": %llu, \"truncated\": %llu, "
@@ -340,18 +356,21 @@ static void write_format(struct agent *a, const struct agent_format *f, const st
 	char path[BT_AGENT_STR + 128];
 	if (!err && !to_file)
 		goto push;
+	char name[128];
 	if (!err)
-		err = bt_profdir_name(path, sizeof(path), a->conf.output_dir, prefix, until_ns, ext);
-	if (!err)
-		err = bt_atomic_write(path, write_membuf, &m);
+		err = bt_profdir_name(name, sizeof(name), NULL, prefix, until_ns, ext);
+	if (!err) {
+		snprintf(path, sizeof(path), "%s/%s", a->conf.output_dir, name);
+		err = bt_atomic_write_at(a->outfd, name, write_membuf, &m);
+	}
 	if (err) {
 		a->write_errors++;
 		snprintf(a->last_error, sizeof(a->last_error), "writing the %s profile: %s", ext, strerror(-err));
-		fprintf(stderr, "buildtrace agent: %s\n", a->last_error);
+		agent_say(a->last_error);
 	} else {
 		snprintf(a->last_write, sizeof(a->last_write), "%s", strrchr(path, '/') + 1);
 		unsigned removed = 0;
-		bt_profdir_prune(a->conf.output_dir, prefix, ext, a->conf.max_files, &removed);
+		bt_profdir_prune(a->outfd, prefix, ext, a->conf.max_files, &removed);
 		a->files_removed += removed;
 		if (a->verbose)
 			fprintf(stderr, "buildtrace agent: wrote %s (%zu bytes)\n", path, m.len);
@@ -458,7 +477,7 @@ static void end_interval(struct agent *a, int64_t from_ns, int64_t until_ns)
 	 * and an always-on agent's resident size is what a fleet pays for. */
 	malloc_trim(0);
 	struct status_ctx sc = { a };
-	int err = bt_atomic_write(a->conf.status_file, write_status, &sc);
+	int err = bt_atomic_write_at(a->statusfd, a->status_name, write_status, &sc);
 	if (err && a->verbose)
 		fprintf(stderr, "buildtrace agent: cannot write %s: %s\n", a->conf.status_file, strerror(-err));
 }
@@ -477,15 +496,17 @@ static int give_dir(const char *path, const struct passwd *pw)
 
 /* After attaching: another user if configured, and only the capabilities the session still needs
  * (bt_caps_keep_after_attach). */
-static int switch_user(const struct bt_agent_conf *c)
+static int switch_user(const struct agent *a)
 {
+	const struct bt_agent_conf *c = &a->conf;
 	if (!c->user[0])
 		return 0;
 	struct passwd *pw = getpwnam(c->user);
 	if (!pw)
 		return bt_cli_error(1, "user '%s' does not exist", c->user);
-	/* The agent's own files must stay writable by the user it becomes. */
-	int err = give_dir(c->output_dir, pw);
+	/* The agent's own files must stay writable by the user it becomes: the output directory it
+	 * holds open (checked not to be a link when it was opened). */
+	int err = fchown(a->outfd, pw->pw_uid, pw->pw_gid) != 0 ? -errno : 0;
 	const char *dir = c->output_dir;
 	if (!err && c->push_url[0]) {
 		err = give_dir(c->spool_dir, pw);
@@ -518,29 +539,56 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-/* 0 when path is a directory this process can create files in, else -errno. */
-static int writable_dir(const char *path)
+/* The directories a configuration writes to, held open. */
+struct dirs {
+	int out, status;
+	char status_name[BT_AGENT_STR];
+};
+
+static void dirs_close(struct dirs *d)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	return access(path, W_OK | X_OK) == 0 ? 0 : -errno;
+	if (d->out >= 0)
+		close(d->out);
+	if (d->status >= 0)
+		close(d->status);
+	d->out = d->status = -1;
 }
 
-/* The directories a configuration writes to, usable: the output directory created if missing and
- * writable, the status file's directory existing and writable (it is not created: a typo there
- * should not make a tree of directories). 0, or -errno with what is wrong in msg. */
-static int check_dirs(const struct bt_agent_conf *c, char *msg, size_t len)
+/* path opened as a directory this process can create files in, not through a link at its last
+ * component (a user owning its parent could point it anywhere). fd or -errno (-ELOOP: a link). */
+static int writable_dir(const char *path)
 {
+	int fd = bt_wfile_open_dir(path);
+	if (fd < 0)
+		return fd;
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static const char *dir_error(int err)
+{
+	return err == -ELOOP ? "it is a symbolic link (give the directory itself)" : strerror(-err);
+}
+
+/* The directories a configuration writes to, usable and held open in d: the output directory
+ * created if missing and writable, the status file's directory existing and writable (it is not
+ * created: a typo there should not make a tree of directories), neither of them a link, and the
+ * status file not a directory. 0, or -errno with what is wrong in msg. */
+static int check_dirs(const struct bt_agent_conf *c, struct dirs *d, char *msg, size_t len)
+{
+	*d = (struct dirs){ .out = -1, .status = -1 };
 	int err = mkdirs(c->output_dir);
 	if (err) {
 		snprintf(msg, len, "cannot create %s: %s", c->output_dir, strerror(-err));
 		return err;
 	}
-	if ((err = writable_dir(c->output_dir))) {
-		snprintf(msg, len, "cannot write to %s: %s", c->output_dir, strerror(-err));
+	if ((d->out = writable_dir(c->output_dir)) < 0) {
+		err = d->out;
+		snprintf(msg, len, "cannot write to %s: %s", c->output_dir, dir_error(err));
 		return err;
 	}
 	char dir[BT_AGENT_STR];
@@ -550,12 +598,19 @@ static int check_dirs(const struct bt_agent_conf *c, char *msg, size_t len)
 		snprintf(dir, sizeof(dir), ".");
 	else
 		slash[slash == dir] = '\0';  /* "/status.json": the root */
-	if ((err = writable_dir(dir))) {
-		snprintf(msg, len, "status-file %s: cannot write in %s: %s", c->status_file, dir,
-			 strerror(-err));
-		return err;
+	snprintf(d->status_name, sizeof(d->status_name), "%s", slash ? strrchr(c->status_file, '/') + 1 : c->status_file);
+	struct stat st;
+	if ((d->status = writable_dir(dir)) < 0) {
+		err = d->status;
+		snprintf(msg, len, "status-file %s: cannot write in %s: %s", c->status_file, dir, dir_error(err));
+	} else if (!d->status_name[0] || (fstatat(d->status, d->status_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					  S_ISDIR(st.st_mode))) {
+		err = -EISDIR;
+		snprintf(msg, len, "status-file %s: it is a directory", c->status_file);
 	}
-	return 0;
+	if (err)
+		dirs_close(d);
+	return err;
 }
 
 /* The push worker's settings, as c holds them (pc points into c). */
@@ -606,19 +661,28 @@ static void reload(struct agent *a)
 		return;
 	}
 	/* an output the agent could not write would fail every interval from now on */
-	if (check_dirs(&n, err, sizeof(err))) {
+	struct dirs d;
+	if (check_dirs(&n, &d, err, sizeof(err))) {
 		fprintf(stderr, "buildtrace agent: config not reloaded, the old one stays: %s\n", err);
 		return;
 	}
+	close(a->outfd);
+	close(a->statusfd);
+	a->outfd = d.out;
+	a->statusfd = d.status;
+	memcpy(a->status_name, d.status_name, sizeof(a->status_name));
 	if (n.freq_hz != a->conf.freq_hz || n.ringbuf_bytes != a->conf.ringbuf_bytes || strcmp(n.user, a->conf.user) ||
-	    strcmp(n.listen, a->conf.listen) || n.idle != a->conf.idle || n.sample_labels != a->conf.sample_labels ||
-	    n.off_cpu != a->conf.off_cpu)
-		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen, idle, sample-labels "
-			"and off-cpu change at the next start\n");
+	    strcmp(n.listen, a->conf.listen) || strcmp(n.listen_token_file, a->conf.listen_token_file) ||
+	    strcmp(n.listen_host, a->conf.listen_host) || n.idle != a->conf.idle ||
+	    n.sample_labels != a->conf.sample_labels || n.off_cpu != a->conf.off_cpu)
+		fprintf(stderr, "buildtrace agent: frequency, ring buffer size, user, listen (its token and host), "
+			"idle, sample-labels and off-cpu change at the next start\n");
 	n.freq_hz = a->conf.freq_hz;
 	n.ringbuf_bytes = a->conf.ringbuf_bytes;
 	memcpy(n.user, a->conf.user, sizeof(n.user));
 	memcpy(n.listen, a->conf.listen, sizeof(n.listen));
+	memcpy(n.listen_token_file, a->conf.listen_token_file, sizeof(n.listen_token_file));
+	memcpy(n.listen_host, a->conf.listen_host, sizeof(n.listen_host));
 	n.idle = a->conf.idle;
 	n.sample_labels = a->conf.sample_labels;
 	n.off_cpu = a->conf.off_cpu;
@@ -828,19 +892,38 @@ static int targets_start(struct agent *a)
 	return 0;
 }
 
+/* The pull endpoint, with its token read from its file (a secret: no one but root and the agent may
+ * read or change it). 0 or -errno with a message in msg. */
+static int open_serve(struct agent *a, char *msg, size_t len)
+{
+	const struct bt_agent_conf *c = &a->conf;
+	char token[256] = "";
+	int err = c->listen_token_file[0] ? bt_push_read_secret(c->listen_token_file, token, sizeof(token), msg, len) : 0;
+	if (!err && c->listen_token_file[0] && strlen(token) < 16) {
+		err = -EINVAL;
+		snprintf(msg, len, "listen-token-file %s: a token of 16 characters at least", c->listen_token_file);
+	}
+	struct bt_serve_opts so = { .listen = c->listen, .token = token[0] ? token : NULL,
+				    .host = c->listen_host[0] ? c->listen_host : NULL };
+	if (!err)
+		err = bt_serve_open(&so, &a->serve, msg, len);
+	explicit_bzero(token, sizeof(token));
+	return err;
+}
+
 /* Attached and running as the configured user with only the capabilities it still needs: 0, or the
  * exit code after saying what failed. */
 static int start(struct agent *a)
 {
-	char msg[512];
+	char msg[2 * BT_AGENT_STR + 128];
 	struct bt_agent_conf *c = &a->conf;
 	struct bt_push_conf pc;
 	struct bt_live_opts lo = {
 		.all = true, .user = true, .kernel = true, .freq_hz = c->freq_hz,
 		.labels = c->sample_labels, .idle = c->idle, .off_cpu = c->off_cpu, .offcpu_rate = BT_LIVE_OFFCPU_RATE,
 		.ringbuf_bytes = c->ringbuf_bytes, .dwarf = c->dwarf, .bpf_unwind = c->bpf_unwind, .ustack_bytes = c->ustack_bytes,
-		.cache_store = false, .tables_store = true, .stop = &got_stop, .log = capture_log, .on_turn = on_turn, .ctx = a,
-		.skip = true,
+		.cache_store = false, .tables_store = true, .proc_mem_max = c->process_data_max, .stop = &got_stop,
+		.log = capture_log, .on_turn = on_turn, .ctx = a, .skip = true,
 	};
 	int err = bt_live_init(&a->live, &lo);
 	if (err)
@@ -851,11 +934,11 @@ static int start(struct agent *a)
 		return bt_cli_error(1, "%s", msg);
 	if (c->push_url[0] && (err = bt_push_open(push_conf(c, &pc), &a->push, msg, sizeof(msg))))
 		return bt_cli_error(1, "%s", msg);
-	if (c->listen[0] && (err = bt_serve_open(c->listen, &a->serve, msg, sizeof(msg))))
+	if (c->listen[0] && (err = open_serve(a, msg, sizeof(msg))))
 		return bt_cli_error(1, "%s", msg);
 	if (a->serve && c->off_cpu)
 		bt_serve_set_off_cpu(a->serve);
-	if ((err = switch_user(c)))
+	if ((err = switch_user(a)))
 		return err;
 	if ((err = bt_live_drop_privileges()))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
@@ -873,8 +956,12 @@ static int run(struct agent *a)
 	struct bt_agent_conf *c = &a->conf;
 	if (bt_caps_check(msg, sizeof(msg)))
 		return bt_cli_error(1, "%s; run the agent as root (it drops what it does not need)", msg);
-	if (check_dirs(c, msg, sizeof(msg)))
+	struct dirs d;
+	if (check_dirs(c, &d, msg, sizeof(msg)))
 		return bt_cli_error(1, "%s", msg);
+	a->outfd = d.out;
+	a->statusfd = d.status;
+	memcpy(a->status_name, d.status_name, sizeof(a->status_name));
 	/* Caught before the programs attach: a SIGTERM once the agent says it samples ends it cleanly. */
 	bt_live_catch_stop(on_stop);
 	int rc = start(a);
@@ -885,9 +972,11 @@ static int run(struct agent *a)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	a->hup = &got_hup;
+	char url[BT_AGENT_STR];
+	bt_push_redact_url(c->push_url, url, sizeof(url));
 	fprintf(stderr, "buildtrace agent: sampling every CPU at %u Hz%s, a profile every %g s into %s%s%s\n",
 		c->freq_hz, c->off_cpu ? " and counting off-CPU time" : "", c->interval_s, c->output_dir,
-		c->push_url[0] ? ", pushed to " : "", c->push_url);
+		c->push_url[0] ? ", pushed to " : "", url);
 	a->from_ns = wall_ns();
 	a->push_from_s = a->from_ns / 1000000000;
 	a->interval_start = 0;
@@ -902,7 +991,7 @@ static int run(struct agent *a)
 	if (a->push) {
 		bt_push_drain(a->push, a->conf.drain_s);
 		struct status_ctx sc = { a };
-		bt_atomic_write(a->conf.status_file, write_status, &sc);
+		bt_atomic_write_at(a->statusfd, a->status_name, write_status, &sc);
 	}
 	fprintf(stderr, "buildtrace agent: %s: %llu intervals, %llu samples\n", a->live.why,
 		(unsigned long long)a->intervals, (unsigned long long)a->live.session.stats.samples);
@@ -916,6 +1005,10 @@ out:
 	bt_push_stop(a->push);
 	bt_live_close(&a->live);
 	agent_series_free(&a->series);
+	if (a->outfd >= 0)
+		close(a->outfd);
+	if (a->statusfd >= 0)
+		close(a->statusfd);
 	return rc;
 }
 
@@ -930,6 +1023,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent *a = calloc(1, sizeof(*a));
 	if (!a)
 		return bt_cli_error(1, "out of memory");
+	a->outfd = a->statusfd = -1;
 	a->cli = calloc((size_t)argc + 1, sizeof(*a->cli));
 	if (!a->cli) {
 		free(a);

@@ -5,14 +5,19 @@
 #include "capture/callgraph.h"
 #include "capture/capture.h"
 #include "session/relabel.h"
+#include "base/safeopen.h"
+#include "base/trustdir.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <linux/types.h>
 
 #include "bt_proto.h"
@@ -27,6 +32,7 @@ void bt_agent_conf_defaults(struct bt_agent_conf *c)
 	c->max_files = 60;
 	c->spool_max_files = 100;
 	c->spool_max_bytes = 64ULL << 20;
+	c->process_data_max = BT_AGENT_PROCESS_DATA;
 	c->evict_s = 600;
 	c->ringbuf_bytes = 0;  /* sized from the rate and the CPUs */
 	c->dwarf = !BT_CALL_GRAPH_DWARF_IS_BPF;
@@ -157,8 +163,10 @@ static int set_max_files(struct bt_agent_conf *c, const char *key, const char *v
 
 static int set_push(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
 {
+	char shown[BT_AGENT_STR];
+	bt_push_redact_url(v, shown, sizeof(shown));
 	if (*v && strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0)
-		return say(err, errlen, -EINVAL, "push: '%s' is not an http:// or https:// URL", v);
+		return say(err, errlen, -EINVAL, "push: '%s' is not an http:// or https:// URL", shown);
 	return copy(c->push_url, sizeof(c->push_url), key, v, err, errlen);
 }
 
@@ -292,9 +300,24 @@ static int set_listen(struct bt_agent_conf *c, const char *key, const char *v, c
 {
 	uint32_t a;
 	uint16_t port;
-	if (*v && bt_serve_parse_addr(v, &a, &port))
-		return say(err, errlen, -EINVAL, "listen: '%s' is not ADDR:PORT (an IPv4 address) or PORT", v);
+	bool unix_path = !strncmp(v, "unix:/", 6) && strlen(v + 5) < 108;
+	if (*v && !unix_path && bt_serve_parse_addr(v, &a, &port))
+		return say(err, errlen, -EINVAL, "listen: '%s' is not ADDR:PORT (an IPv4 address), PORT or "
+			   "unix:/ABSOLUTE/PATH", v);
 	return copy(c->listen, sizeof(c->listen), key, v, err, errlen);
+}
+
+static int set_listen_token_file(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	return copy(c->listen_token_file, sizeof(c->listen_token_file), key, v, err, errlen);
+}
+
+static int set_listen_host(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-')
+			return say(err, errlen, -EINVAL, "listen-host: '%s' is not a host name", v);
+	return copy(c->listen_host, sizeof(c->listen_host), key, v, err, errlen);
 }
 
 static int set_push_drain(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
@@ -327,6 +350,13 @@ static int set_spool_max_bytes(struct bt_agent_conf *c, const char *key, const c
 {
 	if (parse_u64(v, 4096, 1ULL << 40, &c->spool_max_bytes))
 		return say(err, errlen, -EINVAL, "spool-max-bytes: '%s' is not a size from 4K (K, M, G)", v);
+	return 0;
+}
+
+static int set_process_data_max(struct bt_agent_conf *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	if (parse_u64(v, 1ULL << 20, 1ULL << 40, &c->process_data_max))
+		return say(err, errlen, -EINVAL, "process-data-max: '%s' is not a size from 1M (K, M, G)", v);
 	return 0;
 }
 
@@ -452,8 +482,15 @@ static const struct setting {
 	{ { .name = "tls-verify", .arg = "yes|no", .help = "verify the server's certificate", .def = "yes",
 	    .values = "yes no" }, "tls_verify", set_tls_verify },
 	{ { .name = "listen", .arg = "ADDR:PORT", .help = "serve /debug/pprof/profile?seconds=N, "
-	    "/debug/pprof/latest, /metrics and /healthz over HTTP (PORT alone: on 127.0.0.1); no "
-	    "authentication" }, NULL, set_listen },
+	    "/debug/pprof/latest, /metrics and /healthz over HTTP (PORT alone: on 127.0.0.1), which needs "
+	    "listen-token-file; unix:PATH: on a socket of mode 0600 that answers root and the agent's user "
+	    "only" }, NULL, set_listen },
+	{ { .name = "listen-token-file", .arg = "FILE", .help = "a file holding the token every pull request "
+	    "but /healthz carries (Authorization: Bearer TOKEN), 16 characters at least, mode 0600",
+	    .values = "@file" }, "listen_token_file", set_listen_token_file },
+	{ { .name = "listen-host", .arg = "NAME", .help = "a host name the Host header of pull requests may "
+	    "give besides IP addresses and localhost (no other, against DNS rebinding)" }, "listen_host",
+	  set_listen_host },
 	{ { .name = "call-graph", .arg = "dwarf|dwarf-bpf|dwarf-copy[,SIZE]|fp", .help = "how user stacks "
 	    "are walked, as buildtrace --call-graph says", .def = "dwarf",
 	    .values = "dwarf dwarf-bpf dwarf-copy fp" }, "call_graph", set_call_graph },
@@ -468,6 +505,10 @@ static const struct setting {
 	    "nanoseconds, a profile type of its own (files buildtrace-off_cpu-TIME, pushed as APP.off_cpu, "
 	    "served on /debug/pprof/off_cpu?seconds=N and /debug/pprof/latest_off_cpu)", .def = "no",
 	    .values = "yes no" }, "off_cpu", set_off_cpu },
+	{ { .name = "process-data-max", .arg = "SIZE", .help = "what the profiled processes' perf maps, "
+	    "jitdumps and Python code objects may make the agent hold, all of them together, 1M to 1024G "
+	    "(no one process's map more than a quarter; what is refused is counted)", .def = "64M" },
+	  "process_data_max", set_process_data_max },
 	{ { .name = "evict-after", .arg = "SECONDS", .help = "free the symbol tables no interval used for "
 	    "this long", .def = "600" }, "evict_after", set_evict_after },
 	{ { .name = "ringbuf-size", .arg = "SIZE", .help = "the BPF ring buffer, 4K to 1G (by default sized "
@@ -528,11 +569,35 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The config file, opened only as a regular file and taken only when no one but root and us may
+ * change it (as sshd takes its own): a file someone else could write would decide where profiles
+ * go and which server receives them. */
+static int open_config(const char *path, FILE **out, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 64];
+	int fd = bt_open_regular(AT_FDCWD, path, 0, NULL);
+	if (fd < 0)
+		return say(err, errlen, fd, "cannot read %s: %s", path,
+			   fd == -EINVAL ? "not a regular file" : strerror(-fd));
+	int e = bt_file_trusted(fd, path, false, why, sizeof(why));
+	if (e == -EPERM)
+		say(err, errlen, e, "config file %s refused: %s (it must be root's or ours, and writable by no "
+		    "one else)", path, why);
+	else if (e)
+		say(err, errlen, e, "cannot read %s: %s", path, strerror(-e));
+	else if (!(*out = fdopen(fd, "re")))
+		e = say(err, errlen, -errno, "cannot read %s: %s", path, strerror(errno));
+	if (e)
+		close(fd);
+	return e;
+}
+
 int bt_agent_conf_load(struct bt_agent_conf *c, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return say(err, errlen, -errno, "cannot read %s: %s", path, strerror(errno));
+	FILE *f = NULL;
+	int oe = open_config(path, &f, err, errlen);
+	if (oe)
+		return oe;
 	char line[2048], msg[512];
 	unsigned lineno = 0;
 	int rc = 0;
@@ -585,6 +650,11 @@ int bt_agent_conf_finish(struct bt_agent_conf *c, char *err, size_t errlen)
 		return say(err, errlen, -EINVAL, "output-dir: too long");
 	if (c->basic_auth_file[0] && c->bearer_token_file[0])
 		return say(err, errlen, -EINVAL, "basic-auth-file and bearer-token-file: set one, not both");
+	/* the profiles name every process and path on the machine: on TCP, which every local user
+	 * reaches, only for those who hold the token */
+	if (c->listen[0] && strncmp(c->listen, "unix:", 5) && !c->listen_token_file[0])
+		return say(err, errlen, -EINVAL, "listen on %s needs listen-token-file (a token clients send), "
+			   "or listen on unix:PATH (root and the agent's user only)", c->listen);
 	/* Pyroscope reads from and until in whole seconds: shorter intervals could not tile. */
 	if (c->push_url[0] && c->interval_s < 1)
 		return say(err, errlen, -EINVAL, "interval: at least 1 s when pushing (the server reads "

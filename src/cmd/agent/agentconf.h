@@ -16,6 +16,8 @@
 #define BT_AGENT_MAX_RULES 64
 #define BT_AGENT_RULE_LEN 1024
 #define BT_AGENT_MAX_ENV 16
+/* process-data-max by default: with the agent's own tables, within the unit's MemoryMax=256M */
+#define BT_AGENT_PROCESS_DATA (64ULL << 20)
 
 struct bt_agent_conf {
 	char output_dir[BT_AGENT_STR];   /* default /var/lib/buildtrace/profiles */
@@ -32,6 +34,8 @@ struct bt_agent_conf {
 	char spool_dir[BT_AGENT_STR];    /* default OUTPUT_DIR/spool */
 	unsigned spool_max_files;        /* default 100 */
 	uint64_t spool_max_bytes;        /* default 64 MiB */
+	uint64_t process_data_max;       /* what profiled processes' perf maps, jitdumps and Python code
+					  * objects may make the agent hold in all; default BT_AGENT_PROCESS_DATA */
 	char status_file[BT_AGENT_STR];  /* default OUTPUT_DIR/status.json */
 	double evict_s;                  /* symbol tables unused this long are dropped; default 600 */
 	size_t ringbuf_bytes;            /* default 4 MiB */
@@ -52,7 +56,9 @@ struct bt_agent_conf {
 	bool sample_labels;              /* sample-labels: pid, tid, comm, exe, build-id, cgroup (default yes) */
 	bool idle;                       /* idle: count idle CPU time as swapper (default no) */
 	bool off_cpu;                    /* off-cpu: off-CPU time too, a profile type of its own (default no) */
-	char listen[64];                 /* listen: ADDR:PORT or PORT of the pull endpoint; "" none */
+	char listen[BT_AGENT_STR];       /* listen: ADDR:PORT, PORT or unix:PATH of the pull endpoint; "" none */
+	char listen_token_file[BT_AGENT_STR]; /* listen-token-file: the token pull requests carry */
+	char listen_host[256];           /* listen-host: a host name the pull endpoint answers to */
 	/* Targets: each process's labels, and so its series */
 	char relabel[BT_AGENT_MAX_RULES][BT_AGENT_RULE_LEN];  /* relabel: rules, in order (checked) */
 	size_t nrelabel;

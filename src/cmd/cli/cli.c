@@ -1,6 +1,8 @@
 /* cli.c - see cli.h. */
 #include "cmd/cli/cli.h"
 
+#include "base/esc.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -14,12 +16,21 @@
 int bt_cli_error(int code, const char *fmt, ...)
 {
 	va_list ap;
-	fputs("buildtrace: ", stderr);
+	char *msg = NULL;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	bt_cli_say(n < 0 ? "out of memory" : msg);
+	free(msg);
 	return code;
+}
+
+void bt_cli_say(const char *msg)
+{
+	/* a message may name what a profiled program chose (a path, a name): escaped */
+	fputs("buildtrace: ", stderr);
+	bt_esc_write(stderr, msg, strlen(msg));
+	fputc('\n', stderr);
 }
 
 int bt_cli_parse_pids(const char *s, int **pids, size_t *n)

@@ -6,8 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Prints "buildtrace: MESSAGE" on stderr and returns code. */
+/* Prints "buildtrace: MESSAGE" on stderr, escaped (base/esc.h: a message may hold a path or a name
+ * a profiled program chose), and returns code. */
 int bt_cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a message already made: "buildtrace: MSG" escaped, on stderr. */
+void bt_cli_say(const char *msg);
 
 /* "123,456": a malloc'ed array of positive pids. 0, -EINVAL, -ERANGE or -ENOMEM. */
 int bt_cli_parse_pids(const char *s, int **pids, size_t *n);

@@ -87,7 +87,7 @@ int bt_launch_find(const char *cmd, const char *path)
 	}
 }
 
-static int become(const struct bt_launch_user *u)
+int bt_launch_become(const struct bt_launch_user *u)
 {
 	if (!u || !u->drop)
 		return 0;
@@ -102,7 +102,7 @@ static int become(const struct bt_launch_user *u)
 /* The child: becomes the user, waits for the go byte, runs the command. Never returns. */
 static void child(int go_fd, int err_fd, char *const *argv, const struct bt_launch_user *u)
 {
-	int err = become(u);
+	int err = bt_launch_become(u);
 	char go;
 	ssize_t n;
 	do

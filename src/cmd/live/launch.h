@@ -30,6 +30,10 @@ struct bt_launch {
 int bt_launch_user_for(const char *sudo_uid, const char *sudo_gid, uid_t euid, bool keep_root,
 		       struct bt_launch_user *u);
 
+/* Becomes u's user for good in this process (groups, gid, uid; no way back to root), when u->drop.
+ * 0 or -errno. */
+int bt_launch_become(const struct bt_launch_user *u);
+
 /* argv[0] as execvp would find it: a path with a slash as it is, else the first executable match
  * in path (a colon-separated list, PATH). 0, -ENOENT or -EACCES. */
 int bt_launch_find(const char *cmd, const char *path);

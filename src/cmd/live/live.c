@@ -7,11 +7,16 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "capture/caps.h"
+#include "symsrc/bidcache.h"
 #include "symsrc/debuginfod_client.h"
+#include "symsrc/symsrc.h"
 
 static double now_s(void)
 {
@@ -48,6 +53,43 @@ static void say_untrusted_cache(const struct bt_live *l)
 	snprintf(msg, sizeof(msg), "debuginfod not used: its cache is not safe, %s (set DEBUGINFOD_CACHE_PATH "
 		 "to a directory only you can change)", why);
 	say(l, BT_LOG_WARN, msg);
+}
+
+static int writable_dir(void *path)
+{
+	return faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0 ? 0 : -errno;
+}
+
+/* The build-id cache, before anything is stored: one bidcache refuses (a link someone else made,
+ * another user's directory) is said so, and so is one this process will not be allowed to write
+ * once it has dropped its capabilities (another user's directory under sudo: binaries are stored
+ * after the drop); either way nothing is stored. Whether to store. */
+static bool cache_usable(const struct bt_live *l)
+{
+	char dir[PATH_MAX], why[PATH_MAX + 64], msg[2 * PATH_MAX + 256];
+	struct bt_symsrc_opts so = { .cache_dir = l->opts.cache_dir };
+	if (bt_symsrc_cache_dir(&so, dir, sizeof(dir)) != 0)
+		return false;
+	int err = bt_bidcache_check_root(dir, why, sizeof(why));
+	if (err) {
+		snprintf(msg, sizeof(msg), "the build-id cache is not used: %s (give one with --cache-dir)", why);
+		say(l, BT_LOG_WARN, msg);
+		return false;
+	}
+	/* not made yet: made then, in the nearest directory that exists */
+	char probe[PATH_MAX];
+	snprintf(probe, sizeof(probe), "%s", dir);
+	struct stat st;
+	while (stat(probe, &st) != 0 && strrchr(probe, '/') && strrchr(probe, '/') != probe)
+		*strrchr(probe, '/') = '\0';
+	if ((err = bt_caps_with_only(bt_caps_keep_after_attach(), writable_dir, probe)) != 0) {
+		snprintf(msg, sizeof(msg), "binaries are not stored in the build-id cache %s: once attached, "
+			 "buildtrace may not write in %s (%s; it keeps no capability to write where it may not)",
+			 dir, probe, strerror(-err));
+		say(l, BT_LOG_WARN, msg);
+		return false;
+	}
+	return true;
 }
 
 static bool tid_wanted(const struct bt_live_opts *o, uint32_t tid)
@@ -99,11 +141,15 @@ int bt_live_init(struct bt_live *l, const struct bt_live_opts *opts)
 	l->python_refused = 0;
 	l->offcpu_from = l->offcpu_until = 0;
 	raise_nofile();
+	/* binaries and unwind tables alike are stored after the drop */
+	l->cache_ok = (opts->cache_store || opts->tables_store) && cache_usable(l);
+	bool store = opts->cache_store && l->cache_ok;
 	struct bt_session_opts so = { .proc_root = "", .kernel = opts->kernel, .kernel_later = true, .per_pid = opts->per_pid,
 				      .per_tid = opts->per_tid, .sample_log = opts->sample_log, .scratch_dir = opts->scratch_dir,
-				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = opts->cache_store,
+				      .labels = opts->labels, .cache_dir = opts->cache_dir, .cache_store = store,
 				      .cache_max_file = opts->cache_max_file, .cache_max_size = opts->cache_max_size,
-				      .bpf_walk = opts->bpf_unwind && opts->user && !opts->dwarf };
+				      .bpf_walk = opts->bpf_unwind && opts->user && !opts->dwarf,
+				      .proc_mem_max = opts->proc_mem_max };
 	int err = bt_session_init(&l->session, &so);
 	if (err)
 		return err;
@@ -148,7 +194,7 @@ int bt_live_attach(struct bt_live *l, char *msg, size_t len)
 {
 	const struct bt_live_opts *o = &l->opts;
 	/* The tables are read and written by the capture's worker thread alone. */
-	bool cache = bt_unwcache_init(&l->tables, o->cache_dir, o->tables_store) == 0;
+	bool cache = bt_unwcache_init(&l->tables, o->cache_dir, o->tables_store && l->cache_ok) == 0;
 	l->store = (struct bt_unwtables_store){ .load = table_load, .save = table_save, .ctx = &l->tables };
 	struct bt_capture_opts co = {
 		.sz = sizeof(co), .pids = o->pids, .npids = o->npids, .all = o->all, .samples = !o->no_sampler,

@@ -52,6 +52,7 @@ struct bt_live_opts {
 				   * it either way) */
 	uint64_t cache_max_file;  /* bt_session_opts' limits of those stores; 0: the defaults */
 	uint64_t cache_max_size;
+	uint64_t proc_mem_max;    /* bt_session_opts.proc_mem_max; 0: its default */
 	bool debuginfod;          /* ask debuginfod for missing symbols when one is configured */
 	double duration;          /* seconds; 0: until *stop */
 	/* Set by the command's signal handler to the signal that ends the session; a handler cannot
@@ -77,6 +78,7 @@ struct bt_live {
 	double kallsyms_at;              /* monotonic seconds of the last kallsyms read, 0: none since start */
 	uint64_t python_refused;         /* interpreters the sampler could not be told of */
 	bool ended;                      /* bt_live_run returned: what waits is collected whole */
+	bool cache_ok;                   /* the cache may be written after the drop (cache_usable) */
 	struct bt_unwcache tables;       /* the walker's compiled tables kept between sessions */
 	struct bt_unwtables_store store;
 	uint64_t offcpu_from, offcpu_until; /* off-CPU time is counted over [from, until) (CLOCK_MONOTONIC

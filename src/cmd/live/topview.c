@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/esc.h"
+
 struct row_key {
 	uint32_t name_id;
 	bool kernel;
@@ -368,24 +370,28 @@ void bt_top_format(const struct bt_session *s, const struct bt_top_table *t, siz
 		   char *buf)
 {
 	const struct bt_top_row *r = &t->rows[i];
-	const char *name = bt_strtab_get(&s->prof.names, r->name_id);
+	/* names and libraries are the profiled programs' choice: no control of theirs reaches the
+	 * terminal (base/esc.h) */
+	char name[480], lib[4 * (BT_KMOD_NAME_LEN + 3)], ebuf[BT_KMOD_NAME_LEN + 3];
+	const char *raw = bt_strtab_get(&s->prof.names, r->name_id);
+	bt_esc_str(name, sizeof(name), raw ? raw : "?");
 	double total = t->samples ? (double)t->samples : 1.0;
-	char shares[SHARES_W + OFF_W + 1], func[512], lib[BT_KMOD_NAME_LEN + 3], off[16] = "";
+	char shares[SHARES_W + OFF_W + 1], func[512], off[16] = "";
 	if (t->offcpu)   /* the share of the off-CPU time, blank until some is counted */
 		share(off, sizeof(off), r->off, t->offcpu_ns, OFF_W - 1);
 	if (r->process) {
 		snprintf(shares, sizeof(shares), "        %6.1f%% %s%s", 100.0 * (double)r->total / total, off,
 			 t->offcpu ? " " : "");
 		if (r->pid)
-			snprintf(func, sizeof(func), "%s [%u]", name ? name : "?", r->pid);
+			snprintf(func, sizeof(func), "%s [%u]", name, r->pid);
 		else
-			snprintf(func, sizeof(func), "%s", name ? name : "?");
+			snprintf(func, sizeof(func), "%s", name);
 		layout(width, buf, shares, func, "");
 		return;
 	}
 	snprintf(shares, sizeof(shares), "%6.1f%% %6.1f%% %s%s", 100.0 * (double)r->self / total,
 		 100.0 * (double)r->total / total, off, t->offcpu ? " " : "");
 	/* indented under their process; the library column tells a kernel function */
-	snprintf(func, sizeof(func), "%s%s", t->rows[0].process ? "  " : "", name ? name : "?");
-	layout(width, buf, shares, func, bt_top_library(r, lib, sizeof(lib)));
+	snprintf(func, sizeof(func), "%s%s", t->rows[0].process ? "  " : "", name);
+	layout(width, buf, shares, func, bt_esc_str(lib, sizeof(lib), bt_top_library(r, ebuf, sizeof(ebuf))));
 }

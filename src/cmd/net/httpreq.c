@@ -1,8 +1,10 @@
 /* httpreq.c - HTTP/1 request heads, parsed in place. */
 #include "cmd/net/httpreq.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -40,6 +42,33 @@ static long content_length(const char *h)
 	return -1;
 }
 
+/* The value of header name (with its colon) among the lines in h into out: 0, -ENOENT when absent,
+ * -EINVAL when given twice or longer than len - 1. */
+static int header(const char *h, const char *name, char *out, size_t len)
+{
+	size_t nl = strlen(name);
+	int found = -ENOENT;
+	out[0] = '\0';
+	for (const char *l = h; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncasecmp(l, name, nl))
+			continue;
+		if (found == 0)
+			return -EINVAL;
+		const char *v = l + nl;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		size_t n = strcspn(v, "\r\n");
+		while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+			n--;
+		if (n >= len)
+			return -EINVAL;
+		memcpy(out, v, n);
+		out[n] = '\0';
+		found = 0;
+	}
+	return found;
+}
+
 int bt_http_parse(char *buf, size_t len, struct bt_http_req *out)
 {
 	size_t end = head_end(buf, len);
@@ -62,7 +91,9 @@ int bt_http_parse(char *buf, size_t len, struct bt_http_req *out)
 			return -EINVAL;
 	buf[end - 1] = '\0';
 	long cl = content_length(eol + 1);
-	if (cl == -2)
+	char host[sizeof(out->host)], auth[sizeof(out->auth)];
+	if (cl == -2 || header(eol + 1, "Host:", host, sizeof(host)) == -EINVAL ||
+	    header(eol + 1, "Authorization:", auth, sizeof(auth)) == -EINVAL)
 		return -EINVAL;
 	*sp1 = *sp2 = '\0';
 	char *q = memchr(sp1 + 1, '?', (size_t)(sp2 - sp1 - 1));
@@ -70,7 +101,73 @@ int bt_http_parse(char *buf, size_t len, struct bt_http_req *out)
 		*q++ = '\0';
 	*out = (struct bt_http_req){ .method = buf, .target = sp1 + 1, .query = q ? q : "", .content_length = cl,
 				     .head_len = end };
+	memcpy(out->host, host, sizeof(host));
+	memcpy(out->auth, auth, sizeof(auth));
 	return 0;
+}
+
+/* a and b equal, in a time that does not depend on where they differ */
+static bool same_secret(const char *a, size_t an, const char *b)
+{
+	size_t bn = strlen(b);
+	unsigned char diff = an != bn;
+	for (size_t i = 0; i < an; i++)
+		diff |= (unsigned char)(a[i] ^ b[i % (bn ? bn : 1)]);
+	return !diff && bn;
+}
+
+static int b64(char c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52
+	       : c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+bool bt_http_auth_ok(const char *auth, const char *token)
+{
+	if (!token || !*token)
+		return false;
+	if (!strncasecmp(auth, "Bearer ", 7))
+		return same_secret(auth + 7, strlen(auth + 7), token);
+	if (strncasecmp(auth, "Basic ", 6))
+		return false;
+	char plain[sizeof(((struct bt_http_req *)0)->auth)];
+	size_t n = 0;
+	unsigned acc = 0, bits = 0;
+	for (const char *p = auth + 6; *p && *p != '='; p++) {
+		int v = b64(*p);
+		if (v < 0 || n + 1 >= sizeof(plain))
+			return false;
+		acc = acc << 6 | (unsigned)v;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			plain[n++] = (char)(acc >> bits & 0xff);
+		}
+	}
+	plain[n] = '\0';
+	const char *colon = memchr(plain, ':', n);
+	bool ok = colon && same_secret(colon + 1, n - (size_t)(colon + 1 - plain), token);
+	explicit_bzero(plain, sizeof(plain));
+	return ok;
+}
+
+bool bt_http_host_ok(const char *host, const char *extra)
+{
+	char name[256];
+	if (host[0] == '[') {  /* an IPv6 literal, then maybe a port */
+		const char *close = strchr(host, ']');
+		struct in6_addr a6;
+		if (!close || (size_t)(close - host - 1) >= sizeof(name))
+			return false;
+		snprintf(name, sizeof(name), "%.*s", (int)(close - host - 1), host + 1);
+		return inet_pton(AF_INET6, name, &a6) == 1 && (!close[1] || close[1] == ':');
+	}
+	size_t n = strcspn(host, ":");
+	if (!n || n >= sizeof(name))
+		return false;
+	snprintf(name, sizeof(name), "%.*s", (int)n, host);
+	struct in_addr a4;
+	return inet_pton(AF_INET, name, &a4) == 1 || !strcasecmp(name, "localhost") ||
+	       (extra && *extra && !strcasecmp(name, extra));
 }
 
 unsigned bt_http_query_seconds(const char *q, unsigned dflt, unsigned max)

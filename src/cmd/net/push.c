@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/safeopen.h"
+#include "base/trustdir.h"
 #include "output/profdir.h"
 
 #define BACKOFF_MAX_S 60
@@ -124,7 +126,9 @@ static int spool_list(const char *dir, struct spooled **out, uint64_t *bytes)
 		if (!spool_name_ok(de->d_name) || strlen(de->d_name) >= sizeof(v->name) || strstr(de->d_name, ".tmp."))
 			continue;
 		struct stat st;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		/* only what the agent spooled: a file another user planted is neither sent nor counted */
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid())
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? 2 * cap : 32;
@@ -466,14 +470,17 @@ static void fallback_series(char *out, size_t len, const struct bt_push_conf *c)
 }
 
 /* A credential file's content without its final line end: a regular file (not followed through a
- * link, never a FIFO or device) of at most BT_SECRET_MAX - 1 bytes, one line. 0 or -errno. */
-static int read_secret(const char *path, char *out, size_t len)
+ * link, never a FIFO or device) of at most BT_SECRET_MAX - 1 bytes, one line, that no one but root
+ * and us may read or change (bt_file_trusted; why says what is wrong). 0 or -errno (-EPERM). */
+static int read_secret(const char *path, char *out, size_t len, char *why, size_t whylen)
 {
 	struct stat st;
 	int fd = bt_open_regular(AT_FDCWD, path, BT_OPEN_NOFOLLOW, &st);
 	if (fd < 0)
 		return fd == -ELOOP || fd == -EINVAL ? -EINVAL : fd;
-	int err = (size_t)st.st_size >= len ? -EFBIG : 0;
+	int err = bt_file_trusted(fd, path, true, why, whylen);
+	if (!err && (size_t)st.st_size >= len)
+		err = -EFBIG;
 	size_t got = 0;
 	while (!err && got < len - 1) {
 		ssize_t n = read(fd, out + got, len - 1 - got);
@@ -495,18 +502,41 @@ static int read_secret(const char *path, char *out, size_t len)
 	return got ? 0 : -ENODATA;
 }
 
+int bt_push_read_secret(const char *path, char *out, size_t len, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 64] = "";
+	int e = read_secret(path, out, len, why, sizeof(why));
+	if (e == -EPERM)
+		snprintf(err, errlen, "%s refused: %s (a secret must be root's or ours, and readable by no one "
+			 "else)", path, why);
+	else if (e)
+		snprintf(err, errlen, "cannot read the secret in %s: %s", path,
+			 e == -EINVAL ? "not a regular file of one line" : e == -ENODATA ? "empty" : strerror(-e));
+	return e;
+}
+
+void bt_push_redact_url(const char *url, char *out, size_t len)
+{
+	/* scheme://USER:PASSWORD@host...: the password is not for logs */
+	const char *s = strstr(url, "://");
+	const char *host = s ? s + 3 : url;
+	const char *at = strchr(host, '@'), *slash = strchr(host, '/');
+	const char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+	if (!at || (slash && slash < at) || !colon)
+		snprintf(out, len, "%s", url);
+	else
+		snprintf(out, len, "%.*s:***%s", (int)(colon - url), url, at);
+}
+
 /* The credentials and headers of c into p: 0, or -errno with the file named in err. */
 static int load_auth(struct push_auth *p, const struct bt_push_conf *c, char *err, size_t errlen)
 {
 	char secret[BT_SECRET_MAX];
 	const char *file = c->basic_auth_file[0] ? c->basic_auth_file : c->bearer_token_file;
 	if (file[0]) {
-		int e = read_secret(file, secret, sizeof(secret));
-		if (e) {
-			snprintf(err, errlen, "cannot read the credentials in %s: %s", file,
-				 e == -EINVAL ? "not a regular file of one line" : e == -ENODATA ? "empty" : strerror(-e));
+		int e = bt_push_read_secret(file, secret, sizeof(secret), err, errlen);
+		if (e)
 			return e;
-		}
 		if (c->basic_auth_file[0] && !strchr(secret, ':')) {
 			snprintf(err, errlen, "%s: expected USER:PASSWORD", file);
 			explicit_bzero(secret, sizeof(secret));
@@ -584,6 +614,22 @@ int bt_push_open(const struct bt_push_conf *c, struct bt_push **out, char *err, 
 		free_push(p);
 		return e;
 	}
+	/* the certificates the server is verified with: no one but root and us may change them */
+	if (c->ca_file[0]) {
+		char why[PATH_MAX + 64] = "";
+		int fd = bt_open_regular(AT_FDCWD, c->ca_file, 0, NULL);
+		e = fd < 0 ? fd : bt_file_trusted(fd, c->ca_file, false, why, sizeof(why));
+		if (fd >= 0)
+			close(fd);
+		if (e) {
+			if (e == -EPERM)
+				snprintf(err, errlen, "ca-file %s refused: %s", c->ca_file, why);
+			else
+				snprintf(err, errlen, "cannot read ca-file %s: %s", c->ca_file, strerror(-e));
+			free_push(p);
+			return e;
+		}
+	}
 	snprintf(p->ca_file, sizeof(p->ca_file), "%s", c->ca_file);
 	p->tls_verify = c->tls_verify;
 	snprintf(p->url, sizeof(p->url), "%s", c->url);
@@ -592,9 +638,16 @@ int bt_push_open(const struct bt_push_conf *c, struct bt_push **out, char *err, 
 	p->rate = c->freq_hz;
 	p->max_files = c->spool_max_files;
 	p->max_bytes = c->spool_max_bytes;
-	if (mkdir(p->spool, 0700) != 0 && errno != EEXIST) {
+	struct stat st;
+	if (mkdir(p->spool, 0700) != 0 && errno != EEXIST)
 		e = -errno;
-		snprintf(err, errlen, "cannot use the spool %s: %s", p->spool, strerror(-e));
+	else if (lstat(p->spool, &st) != 0)
+		e = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		e = S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;  /* a link is not followed to anywhere */
+	if (e) {
+		snprintf(err, errlen, "cannot use the spool %s: %s", p->spool,
+			 e == -ELOOP ? "it is a symbolic link" : strerror(-e));
 		free_push(p);
 		return e;
 	}

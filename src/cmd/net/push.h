@@ -78,4 +78,13 @@ void bt_push_drain(struct bt_push *p, double secs);
 /* Stops the worker (an attempt in flight is cut short by its timeout); the spool stays on disk. */
 void bt_push_stop(struct bt_push *p);
 
+/* A secret (a token, USER:PASSWORD) from path: one line of a regular file that no one but root and
+ * us may read or change, as ssh takes a private key (base/trustdir.h). 0, or -errno with what is
+ * wrong in err (-EPERM: refused, -EINVAL: not a regular file of one line, -ENODATA: empty). */
+int bt_push_read_secret(const char *path, char *out, size_t len, char *err, size_t errlen);
+
+/* url with the password of its user information (scheme://USER:PASSWORD@host) replaced by ***, for
+ * messages. */
+void bt_push_redact_url(const char *url, char *out, size_t len);
+
 #endif

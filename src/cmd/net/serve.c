@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 struct job {
@@ -29,6 +32,11 @@ struct job {
 struct bt_serve {
 	int fd;
 	uint16_t port;
+	bool unix_sock;            /* a Unix socket: peers are checked, not hosts */
+	char path[108];            /* its path */
+	char *token;               /* what every request but /healthz must carry; NULL: none */
+	char host[256];            /* a host name the Host header may give besides literals and localhost */
+	unsigned profiles;         /* profile requests queued or taken */
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;         /* jobs completed, connections ended */
@@ -80,15 +88,23 @@ static void send_all(int fd, const void *buf, size_t len)
 	}
 }
 
-static void respond(int fd, int code, const char *reason, const char *ctype, const void *body, size_t len)
+/* An answer; extra: more header lines, each ending in CRLF (may be ""). */
+static void respond_with(int fd, int code, const char *reason, const char *ctype, const char *extra,
+			 const void *body, size_t len)
 {
-	char head[512];
+	char head[768];
 	int n = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\nX-Content-Type-Options: nosniff\r\n%s\r\n", code, reason, ctype, len,
+			 "Connection: close\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n%s%s\r\n",
+			 code, reason, ctype, len, extra,
 			 !strcmp(ctype, "application/octet-stream") ?
 				 "Content-Disposition: attachment; filename=\"profile\"\r\n" : "");
 	send_all(fd, head, (size_t)n);
 	send_all(fd, body, len);
+}
+
+static void respond(int fd, int code, const char *reason, const char *ctype, const void *body, size_t len)
+{
+	respond_with(fd, code, reason, ctype, "", body, len);
 }
 
 static void respond_text(int fd, int code, const char *reason, const char *text)
@@ -96,13 +112,26 @@ static void respond_text(int fd, int code, const char *reason, const char *text)
 	respond(fd, code, reason, "text/plain; charset=utf-8", text, strlen(text));
 }
 
-/* Reads the request head (up to the blank line) into buf and parses it: the bytes read, -E2BIG
- * past BT_SERVE_MAX_REQ, -EINVAL (not an HTTP/1 request) or -EIO (closed, timed out). */
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Reads the request head (up to the blank line) into buf and parses it, all of it within
+ * BT_SERVE_HEAD_S seconds however the client paces its bytes: the bytes read, -E2BIG past
+ * BT_SERVE_MAX_REQ, -EINVAL (not an HTTP/1 request) or -EIO (closed, timed out). */
 static int read_head(int fd, char *buf, size_t cap, struct bt_http_req *req)
 {
 	size_t got = 0;
+	double deadline = mono_s() + BT_SERVE_HEAD_S;
 	while (got < cap - 1) {
-		ssize_t n = recv(fd, buf + got, cap - 1 - got, 0);
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		double left = deadline - mono_s();
+		if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			return -EIO;
+		ssize_t n = recv(fd, buf + got, cap - 1 - got, MSG_DONTWAIT);
 		if (n <= 0)
 			return -EIO;
 		got += (size_t)n;
@@ -114,11 +143,22 @@ static int read_head(int fd, char *buf, size_t cap, struct bt_http_req *req)
 	return -E2BIG;
 }
 
-/* Queues a profile request of seconds and waits for the loop to complete it (or for the stop). */
+/* Queues a profile request of seconds and waits for the loop to complete it (or for the stop); past
+ * BT_SERVE_MAX_PROFILES at once, refused (429) rather than queued behind the others. */
 static void serve_profile(struct bt_serve *s, int fd, unsigned seconds, const char *query, bool off_cpu)
 {
 	struct job j = { .seconds = seconds, .query = query, .off_cpu = off_cpu };
 	pthread_mutex_lock(&s->mu);
+	if (s->profiles >= BT_SERVE_MAX_PROFILES) {
+		pthread_mutex_unlock(&s->mu);
+		char body[128];
+		snprintf(body, sizeof(body), "%d profile requests are being answered already: try again later\n",
+			 BT_SERVE_MAX_PROFILES);
+		respond_with(fd, 429, "Too Many Requests", "text/plain; charset=utf-8", "Retry-After: 10\r\n", body,
+			     strlen(body));
+		return;
+	}
+	s->profiles++;
 	if (s->tail)
 		s->tail->next = &j;
 	else
@@ -126,6 +166,7 @@ static void serve_profile(struct bt_serve *s, int fd, unsigned seconds, const ch
 	s->tail = &j;
 	while (j.state < 2)
 		pthread_cond_wait(&s->cv, &s->mu);
+	s->profiles--;
 	pthread_mutex_unlock(&s->mu);
 	if (j.state == 2)
 		respond(fd, 200, "OK", "application/octet-stream", j.buf, j.len);
@@ -183,7 +224,9 @@ static void serve_symbol(int fd, const struct bt_http_req *r, int n)
 	respond_text(fd, 200, "OK", post ? "" : "num_symbols: 0\n");
 }
 
-static void handle(struct bt_serve *s, int fd)
+/* One request; stranger: a peer of the Unix socket other than root and the agent's user, answered
+ * 403 whatever it asks (once its head is read, so that it reads the answer rather than a reset). */
+static void handle(struct bt_serve *s, int fd, bool stranger)
 {
 	char buf[BT_SERVE_MAX_REQ];
 	struct bt_http_req r;
@@ -194,6 +237,23 @@ static void handle(struct bt_serve *s, int fd)
 		respond_text(fd, 400, "Bad Request", "not an HTTP/1 request\n");
 	if (n < 0)
 		return;
+	if (stranger) {
+		respond_text(fd, 403, "Forbidden", "only root and the agent's user may ask here\n");
+		return;
+	}
+	/* a name a browser was made to resolve here (DNS rebinding) is not ours */
+	if (!s->unix_sock && !bt_http_host_ok(r.host, s->host)) {
+		respond_text(fd, 421, "Misdirected Request", "not a host name of this server\n");
+		return;
+	}
+	/* the profiles name every process and path: only for those who hold the token */
+	if (s->token && strcmp(r.target, "/healthz") && !bt_http_auth_ok(r.auth, s->token)) {
+		static const char no[] = "a token is needed (Authorization: Bearer TOKEN)\n";
+		respond_with(fd, 401, "Unauthorized", "text/plain; charset=utf-8",
+			     "WWW-Authenticate: Bearer realm=\"buildtrace\", Basic realm=\"buildtrace\"\r\n", no,
+			     sizeof(no) - 1);
+		return;
+	}
 	bool get = !strcmp(r.method, "GET");
 	if (!strcmp(r.target, "/debug/pprof/symbol") && (get || !strcmp(r.method, "POST"))) {
 		serve_symbol(fd, &r, n);
@@ -231,6 +291,7 @@ static void handle(struct bt_serve *s, int fd)
 struct conn {
 	struct bt_serve *s;
 	int fd;
+	bool stranger;  /* see handle */
 };
 
 static void *conn_thread(void *arg)
@@ -240,7 +301,7 @@ static void *conn_thread(void *arg)
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	tv.tv_sec = 30;
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	handle(c->s, c->fd);
+	handle(c->s, c->fd, c->stranger);
 	/* the slot is free before the client sees the end of the answer: a client that asks again
 	 * at once finds it free */
 	pthread_mutex_lock(&c->s->mu);
@@ -263,6 +324,11 @@ static void *conn_thread(void *arg)
 /* A connection beyond the bound is told so at once, without reading its request. */
 static void take(struct bt_serve *s, int fd)
 {
+	/* on the Unix socket, root and the agent's own user only, known from its peer credentials */
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	bool stranger = s->unix_sock && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 ||
+					 (cr.uid != 0 && cr.uid != geteuid()));
 	pthread_mutex_lock(&s->mu);
 	bool room = s->conns < BT_SERVE_MAX_CONN;
 	if (room)
@@ -274,7 +340,7 @@ static void take(struct bt_serve *s, int fd)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (c) {
-		*c = (struct conn){ s, fd };
+		*c = (struct conn){ s, fd, stranger };
 		if (pthread_create(&t, &attr, conn_thread, c) == 0) {
 			pthread_attr_destroy(&attr);
 			return;
@@ -311,30 +377,73 @@ static void *accept_thread(void *arg)
 	return NULL;
 }
 
-int bt_serve_open(const char *spec, struct bt_serve **out, char *err, size_t errlen)
+/* A Unix socket at path, 0600: a socket left by an earlier run (ours or root's) is replaced, anything
+ * else there is refused. fd or -errno. */
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()))
+			return -EEXIST;
+		unlink(path);
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	mode_t old = umask(0177);  /* the socket is 0600 from the start */
+	int e = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ? -errno : 0;
+	umask(old);
+	if (e)
+		close(fd);
+	return e ? e : fd;
+}
+
+static int listen_inet(const char *spec, uint16_t *port)
 {
 	uint32_t addr;
-	uint16_t port;
-	if (bt_serve_parse_addr(spec, &addr, &port)) {
-		snprintf(err, errlen, "listen: '%s' is not ADDR:PORT (an IPv4 address) or PORT", spec);
+	if (bt_serve_parse_addr(spec, &addr, port))
 		return -EINVAL;
-	}
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, e = 0;
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(*port), .sin_addr.s_addr = addr };
+	socklen_t sl = sizeof(sa);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl))
+		e = -errno;
+	*port = ntohs(sa.sin_port);
+	if (e && fd >= 0)
+		close(fd);
+	return e ? e : fd;
+}
+
+int bt_serve_open(const struct bt_serve_opts *o, struct bt_serve **out, char *err, size_t errlen)
+{
 	struct bt_serve *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	int one = 1, e = 0;
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = addr };
-	socklen_t sl = sizeof(sa);
-	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(s->fd, 16) ||
-	    getsockname(s->fd, (struct sockaddr *)&sa, &sl))
-		e = -errno;
-	s->port = ntohs(sa.sin_port);
-	if (e) {
-		snprintf(err, errlen, "cannot listen on %s: %s", spec, strerror(-e));
-		if (s->fd >= 0)
-			close(s->fd);
+	const char *spec = o->listen;
+	s->unix_sock = !strncmp(spec, "unix:", 5);
+	if (s->unix_sock)
+		snprintf(s->path, sizeof(s->path), "%s", spec + 5);
+	if (o->token && !(s->token = strdup(o->token))) {
+		free(s);
+		return -ENOMEM;
+	}
+	snprintf(s->host, sizeof(s->host), "%s", o->host ? o->host : "");
+	s->fd = s->unix_sock ? listen_unix(s->path) : listen_inet(spec, &s->port);
+	if (s->fd < 0) {
+		int e = s->fd;
+		if (e == -EINVAL)
+			snprintf(err, errlen, "listen: '%s' is not ADDR:PORT (an IPv4 address), PORT or unix:PATH", spec);
+		else if (e == -EEXIST)
+			snprintf(err, errlen, "cannot listen on %s: something other than a socket of ours is there", spec);
+		else
+			snprintf(err, errlen, "cannot listen on %s: %s", spec, strerror(-e));
+		free(s->token);
 		free(s);
 		return e;
 	}
@@ -386,6 +495,11 @@ void bt_serve_stop(struct bt_serve *s)
 	free(s->latest);
 	free(s->latest_off);
 	free(s->metrics);
+	if (s->token)
+		explicit_bzero(s->token, strlen(s->token));
+	free(s->token);
+	if (s->unix_sock)
+		unlink(s->path);  /* when it still may: a user the agent became may not */
 	free(s);
 }
 

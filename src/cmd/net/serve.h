@@ -6,7 +6,11 @@
  * Requests never reach the filesystem: every answer is built from memory the agent hands over. The
  * session belongs to the agent's loop, so a profile request becomes a job the loop takes up
  * (bt_serve_next_job) and completes (bt_serve_job_done). Bounded: BT_SERVE_MAX_CONN connections at
- * once (more are answered 503), requests of at most BT_SERVE_MAX_REQ bytes, a timeout on each read. */
+ * once (more are answered 503), request heads of at most BT_SERVE_MAX_REQ bytes sent within
+ * BT_SERVE_HEAD_S seconds, BT_SERVE_MAX_PROFILES profile requests at once (more are answered 429).
+ * Guarded: on TCP, a Host header must be an IP literal, localhost or the configured name (no DNS
+ * rebinding), and with a token every request but /healthz must carry it; on a Unix socket (0600),
+ * only root and the agent's own user are answered (their peer credentials). */
 #ifndef BT_SERVE_H
 #define BT_SERVE_H
 
@@ -18,15 +22,23 @@
 #define BT_SERVE_MAX_REQ 8192
 #define BT_SERVE_MAX_SECONDS 300
 #define BT_SERVE_MAX_QUERY 1024
+#define BT_SERVE_HEAD_S 5
+#define BT_SERVE_MAX_PROFILES 2
 
 struct bt_serve;
+
+struct bt_serve_opts {
+	const char *listen;   /* "ADDR:PORT", "PORT" (on 127.0.0.1) or "unix:PATH" */
+	const char *token;    /* Authorization: Bearer TOKEN (or Basic with it as the password); NULL: none */
+	const char *host;     /* a host name the Host header may name besides IP literals and localhost; NULL */
+};
 
 /* "ADDR:PORT" or "PORT" (ADDR 127.0.0.1): an IPv4 address and a port. 0 or -EINVAL. */
 int bt_serve_parse_addr(const char *spec, uint32_t *addr_be, uint16_t *port);
 
-/* Listens on spec (a port below 1024 needs the capability to bind it, so before capabilities are
- * dropped). 0 or -errno with a message in err. */
-int bt_serve_open(const char *spec, struct bt_serve **out, char *err, size_t errlen);
+/* Listens as o says (a port below 1024, or a socket in root's directory, needs root, so before it
+ * is left). 0 or -errno with a message in err. */
+int bt_serve_open(const struct bt_serve_opts *o, struct bt_serve **out, char *err, size_t errlen);
 
 /* Starts answering, on threads that have the capabilities the caller has now: call it once they
  * are dropped. 0 or -errno with a message in err. */

@@ -69,7 +69,7 @@ static int push_id(struct bt_build_id **ids, size_t *n, size_t *cap, const struc
  * build-id; entries not in the cache are skipped later. */
 static int scan_file(const char *path, struct bt_build_id **ids, size_t *n, size_t *cap)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	char tok[2 * BT_BUILD_ID_MAXLEN + 2];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/esc.h"
 #include "elf/buildid.h"
 #include "capture/capture.h"
 #include "capture/caps.h"
@@ -142,7 +143,9 @@ static void print_kernel_line(const struct bl_args *a, const struct bt_build_id 
 		bt_json_put_string(stdout, name, strlen(name));
 		printf(",\"source\":\"sysfs\"}\n");
 	} else {
-		printf("%s %s\n", hex, name);
+		printf("%s ", hex);
+		bt_esc_write(stdout, name, strlen(name));
+		putchar('\n');
 	}
 	fflush(stdout);
 }
@@ -267,7 +270,10 @@ static void print_mapping(struct bl_ctx *b, const struct bt_rec_mapping *m, cons
 				b->err = r;
 			return;
 		}
-		printf("%s\n", line);
+		/* a path is the process's choice: a newline in it must not forge a line, nor a control
+		 * reach the terminal (base/esc.h) */
+		bt_esc_write(stdout, line, strlen(line));
+		putchar('\n');
 	}
 	fflush(stdout);
 	b->printed++;
@@ -331,7 +337,7 @@ static void on_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct bl_ctx *b = ctx;
 	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && b->a->verbose >= 1) || b->a->verbose >= 2)
-		fprintf(stderr, "buildtrace: %s\n", msg);
+		bt_cli_say(msg);
 }
 
 static volatile sig_atomic_t stop_signal;
@@ -356,7 +362,7 @@ static int run(const struct bl_args *a)
 		return 0;
 	char msg[512];
 	if (bt_caps_check(msg, sizeof(msg)))
-		return bt_cli_error(1, "%s; run as root or grant them with setcap", msg);
+		return bt_cli_error(1, "%s; run as root or grant them with setcap " BT_CAPS_SETCAP, msg);
 
 	struct bl_ctx b = { .a = a };
 	bt_htab_init(&b.seen);

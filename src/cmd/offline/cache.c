@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/esc.h"
 #include "symsrc/bidcache.h"
 #include "elf/buildid.h"
 #include "cmd/offline/cache.h"
@@ -103,11 +104,14 @@ static int do_list(const char *cache, bool longfmt)
 		for (size_t i = 0; i < l.n; i++) {
 			const struct row *r = &l.rows[i];
 			if (longfmt)
-				printf("%s %10" PRIu64 " %-9s %s\n", r->hex, r->size,
+				printf("%s %10" PRIu64 " %-9s ", r->hex, r->size,
 				       r->elf && r->debug ? "elf+debug" : r->debug ? "debug"
-				       : r->elf ? "elf" : "-", r->path);
+				       : r->elf ? "elf" : "-");
 			else
-				printf("%s %s\n", r->hex, r->path);
+				printf("%s ", r->hex);
+			/* the path a profiled program had: no newline of its forges an entry */
+			bt_esc_write(stdout, r->path, strlen(r->path));
+			putchar('\n');
 		}
 	}
 	for (size_t i = 0; i < l.n; i++)
@@ -153,7 +157,9 @@ static int add_one(const char *cache, const char *file)
 		close(dfd);
 	}
 	close(fd);
-	printf("%s %s%s\n", hex, real, with_debug ? " (with debug file)" : "");
+	printf("%s ", hex);
+	bt_esc_write(stdout, real, strlen(real));
+	printf("%s\n", with_debug ? " (with debug file)" : "");
 	return 0;
 }
 

@@ -208,11 +208,8 @@ int cmd_report(int argc, char **argv)
 	FILE *out = stdout;
 	if (output) {
 		int fd = bt_wfile_open_path(&w, output, BT_WFILE_MODE);
-		int dfd = fd >= 0 ? dup(fd) : -1;
-		if (fd < 0 || dfd < 0 || !(out = fdopen(dfd, "w"))) {
+		if (fd < 0 || !(out = bt_wfile_stream(&w))) {
 			int e = fd < 0 ? fd : -errno;
-			if (dfd >= 0)
-				close(dfd);
 			bt_wfile_abort(&w);
 			bt_profile_free(&p);
 			return bt_cli_error(1, "cannot write %s: %s", output, bt_cli_write_error(e));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/esc.h"
 #include "elf/buildid.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
@@ -322,14 +323,17 @@ static int collect_vdso(struct symbolizer *s)
 static void print_name(struct symbolizer *s, FILE *out, const char *name)
 {
 	char *dm = s->demangle && name ? bt_demangle(name) : NULL;
-	fputs(dm ? dm : name ? name : "??", out);
+	const char *text = dm ? dm : name ? name : "??";
+	bt_esc_write(out, text, strlen(text));  /* a file's choice: no control reaches the terminal */
 	free(dm);
 }
 
 static void print_line(FILE *out, const struct bt_dwarf_frame *f)
 {
-	if (f && f->file)
-		fprintf(out, "%s:%u", f->file, f->line);
+	if (f && f->file) {
+		bt_esc_write(out, f->file, strlen(f->file));
+		fprintf(out, ":%u", f->line);
+	}
 	fputc('\n', out);
 }
 
@@ -441,7 +445,8 @@ static int symbolize_jit(struct symbolizer *s, uint64_t addr, FILE *out)
 		fputs("??\t\n", out);
 		return 1;
 	}
-	fprintf(out, "%s+0x%" PRIx64 "\t\n", name, off);
+	bt_esc_write(out, name, strlen(name));  /* the process's choice */
+	fprintf(out, "+0x%" PRIx64 "\t\n", off);
 	return 0;
 }
 /* A running-kernel address named as the session names it (kframe.h), with lines from the vmlinux
@@ -460,9 +465,12 @@ static int symbolize_kernel(struct symbolizer *s, uint64_t addr, FILE *out)
 	print_inlined(s, out, addr, frames, nf);
 	fprintf(out, "0x%" PRIx64 "\t", addr);
 	if (named) {
-		fputs(kf.name, out);
-		if (kf.mod)
-			fprintf(out, " [%s]", kf.mod->mod.name);
+		bt_esc_write(out, kf.name, strlen(kf.name));
+		if (kf.mod) {
+			fputs(" [", out);
+			bt_esc_write(out, kf.mod->mod.name, strlen(kf.mod->mod.name));
+			fputc(']', out);
+		}
 		fprintf(out, "+0x%" PRIx64 "\t", kf.off);
 	} else {
 		fputs("??\t", out);
@@ -483,7 +491,8 @@ static int symbolize_one(struct symbolizer *s, const char *text, FILE *out)
 	while (isspace((unsigned char)*end))
 		end++;
 	if (errno || end == text || *end) {
-		fprintf(out, "%s\t??\t\n", text);
+		bt_esc_write(out, text, strlen(text));
+		fputs("\t??\t\n", out);
 		return -EINVAL;
 	}
 	if (s->k.on)

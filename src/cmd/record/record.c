@@ -59,7 +59,7 @@ static void record_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct record_ctx *rc = ctx;
 	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && rc->verbose >= 1) || rc->verbose >= 2)
-		fprintf(stderr, "buildtrace: %s\n", msg);
+		bt_cli_say(msg);
 }
 
 /* The live view's hooks: once a second, and after every poll (keys, resizes). */
@@ -87,22 +87,23 @@ static void outs_discard(struct bt_outfile *main_out, struct bt_record_args *a)
 		bt_out_discard(&a->also[i]);
 }
 
-/* Every output is created before profiling starts: a path that cannot be written fails now.
- * 0, or the exit code after saying which path and why (nothing is left open then). */
-static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a)
+/* Every output is created before profiling starts, by whoever can still rename it into place at
+ * the end: a path that cannot be written fails now. 0, or the exit code after saying which path
+ * and why (nothing is left open then). */
+static int outs_open(struct bt_outfile *main_out, struct bt_record_args *a, struct bt_out_owner *own)
 {
 	const struct bt_outfile *bad = NULL;
-	int err = bt_out_open(main_out);
+	int err = bt_out_open(main_out, own);
 	if (err)
 		bad = main_out;
 	for (size_t i = 0; !bad && i < a->nalso; i++)
-		if ((err = bt_out_open(&a->also[i])))
+		if ((err = bt_out_open(&a->also[i], own)))
 			bad = &a->also[i];
 	if (!bad)
 		return 0;
 	const char *path = bad->path;
 	outs_discard(main_out, a);
-	return bt_cli_error(1, "cannot write %s: %s", path, bt_cli_write_error(err));
+	return bt_cli_error(1, "cannot write %s: %s", path, bt_out_error(own, err));
 }
 
 /* Every format is written from the one session: their totals and stacks agree. 0, or the exit code
@@ -252,6 +253,9 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: larger than %llu "
 			"bytes (--cache-max-file)\n", (unsigned long long)b->too_large,
 			(unsigned long long)(b->max_file ? b->max_file : BT_BIDCACHE_MAX_FILE));
+	if (s->dsos.cache_errors)
+		fprintf(stderr, "buildtrace: %llu files could not be stored in the build-id cache: %s\n",
+			(unsigned long long)s->dsos.cache_errors, strerror(-s->dsos.cache_last_err));
 	if (b->full)
 		fprintf(stderr, "buildtrace: %llu files not stored in the build-id cache: it holds its limit "
 			"of %llu bytes (--cache-max-size, or buildtrace cache prune)\n", (unsigned long long)b->full,
@@ -259,6 +263,10 @@ static void print_summary(const struct bt_record_args *a, const struct bt_live *
 	if (s->log && s->log->late)
 		fprintf(stderr, "buildtrace: %llu samples arrived after later ones were written to the sample log: "
 			"they carry the time of the last one written\n", (unsigned long long)s->log->late);
+	if (s->proc_mem.refused)
+		fprintf(stderr, "buildtrace: %llu perf maps, jitdumps or Python code objects cut short or not read: "
+			"together they reached the %llu MiB the profiled processes may make buildtrace hold\n",
+			(unsigned long long)s->proc_mem.refused, (unsigned long long)(s->proc_mem.max >> 20));
 	if (a->dwarf && s->stats.dwarf_stacks)
 		print_dwarf_summary(a, &s->stats);
 	if (s->py.stats.procs || s->py.stats.unsupported)
@@ -422,17 +430,21 @@ static int run(struct bt_record_args *a)
 	char msg[512];
 	if (bt_caps_check(msg, sizeof(msg)))
 		return bt_cli_error(1, "%s; run as root (sudo buildtrace ...) or grant them with "
-				    "setcap cap_bpf,cap_perfmon,cap_sys_ptrace,cap_dac_read_search,"
-				    "cap_checkpoint_restore+ep", msg);
+				    "setcap " BT_CAPS_SETCAP, msg);
 	struct bt_outfile main_out = { .path = a->output, .fmt = a->fmt, .w = BT_WFILE_INIT };
-	int rcode = outs_open(&main_out, a);
-	if (rcode)
+	struct bt_out_owner owner;
+	bt_out_owner_init(&owner, bt_caps_keep_after_attach());
+	int rcode = outs_open(&main_out, a, &owner);
+	if (rcode) {
+		bt_out_owner_free(&owner);
 		return rcode;
+	}
 	/* the sample log's older samples go to a scratch file there: one that cannot be made fails now */
 	const char *scratch = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp";
 	int sfd = per_sample(a) ? bt_wfile_scratch(scratch) : -EBADF;
 	if (sfd < 0 && sfd != -EBADF) {
 		outs_discard(&main_out, a);
+		bt_out_owner_free(&owner);
 		return bt_cli_error(1, "cannot make a scratch file in %s for the samples of a per-sample format: %s "
 				    "(TMPDIR chooses the directory)", scratch, strerror(-sfd));
 	}
@@ -443,6 +455,7 @@ static int run(struct bt_record_args *a)
 	int cmd_pid = 0;
 	if (!rc) {
 		outs_discard(&main_out, a);
+		bt_out_owner_free(&owner);
 		return bt_cli_error(1, "out of memory");
 	}
 	rc->verbose = a->verbose;
@@ -452,6 +465,7 @@ static int run(struct bt_record_args *a)
 		if ((rcode = launch_command(a, &ln))) {
 			free(rc);
 			outs_discard(&main_out, a);
+			bt_out_owner_free(&owner);
 			return rcode;
 		}
 		rc->launch = &ln;
@@ -480,6 +494,7 @@ out:
 	bt_launch_close(&ln);
 	free(rc);
 	outs_discard(&main_out, a);
+	bt_out_owner_free(&owner);
 	return rcode;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/esc.h"
 #include "cmd/cli/cli.h"
 #include "cmd/cli/commands.h"
 #include "cmd/cli/opts.h"
@@ -141,6 +142,9 @@ static int add_one(const char *cache, const char *text)
 	const char *lines[] = { line };
 	int err = bt_pcache_add(cache, &f.id, abs, f.fd, spec.kind == BT_PROBE_SDT, header, lines, 1);
 	close(f.fd);
+	if (err == -EILSEQ)
+		return bt_cli_error(1, "%s: %s: perf's probe cache cannot hold a path with white space or a "
+				    "control character, nor a name with a control character", text, abs);
 	if (err)
 		return bt_cli_error(1, "%s: writing the probe cache in %s: %s", text, cache, strerror(-err));
 	printf("%s:%s\t%s at 0x%llx (file offset 0x%llx) in %s, build-id %s\n", group, event, site.what,
@@ -151,12 +155,19 @@ static int add_one(const char *cache, const char *text)
 
 static int print_probe(void *ctx, const struct bt_pcache_probe *p)
 {
+	/* what the cache holds, perf's entries and its owner's files included: escaped */
 	char hex[2 * BT_BUILD_ID_MAXLEN + 1];
-	printf("%s:%s\t%s\t%s\t0x%llx", p->group, p->event, p->path, bt_buildid_hex(&p->id, hex, sizeof(hex)),
-	       (unsigned long long)p->off);
+	bt_esc_write(stdout, p->group, strlen(p->group));
+	putchar(':');
+	bt_esc_write(stdout, p->event, strlen(p->event));
+	putchar('\t');
+	bt_esc_write(stdout, p->path, strlen(p->path));
+	printf("\t%s\t0x%llx", bt_buildid_hex(&p->id, hex, sizeof(hex)), (unsigned long long)p->off);
 	if (p->ref_ctr_off)
 		printf("(0x%llx)", (unsigned long long)p->ref_ctr_off);
-	printf("\t%c%s\n", p->sdt ? '%' : '#', p->header);
+	printf("\t%c", p->sdt ? '%' : '#');
+	bt_esc_write(stdout, p->header, strlen(p->header));
+	putchar('\n');
 	return 0;
 }
 

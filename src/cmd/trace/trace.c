@@ -21,6 +21,8 @@
 #include "cmd/trace/traceopts.h"
 #include "output/output.h"
 
+_Static_assert(BT_TRACE_TAG(BT_TRACE_MAX_PROBES - 1) < BT_REC_TAGS, "a tag for every probe");
+
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
@@ -41,13 +43,14 @@ struct trace_ctx {
 	bool view_on;
 	struct bt_liveview view;
 	struct bt_outfile out;
+	struct bt_out_owner owner;     /* who writes the output */
 };
 
 static void trace_log(void *ctx, enum bt_log_level level, const char *msg)
 {
 	const struct trace_ctx *t = ctx;
 	if (level <= BT_LOG_WARN || (level == BT_LOG_INFO && t->a->verbose >= 1) || t->a->verbose >= 2)
-		fprintf(stderr, "buildtrace: %s\n", msg);
+		bt_cli_say(msg);
 }
 
 static void view_tick(void *ctx, struct bt_live *l, double elapsed)
@@ -74,8 +77,9 @@ static const char *trace_done(void *ctx, struct bt_live *l)
 static int out_open(struct trace_ctx *t)
 {
 	t->out = (struct bt_outfile){ .path = t->a->output, .fmt = t->a->fmt, .w = BT_WFILE_INIT };
-	int err = bt_out_open(&t->out);
-	return err ? bt_cli_error(1, "cannot write %s: %s", t->a->output, bt_cli_write_error(err)) : 0;
+	bt_out_owner_init(&t->owner, bt_caps_keep_after_attach());
+	int err = bt_out_open(&t->out, &t->owner);
+	return err ? bt_cli_error(1, "cannot write %s: %s", t->a->output, bt_out_error(&t->owner, err)) : 0;
 }
 
 /* Attaches every place; 0 or the exit code after saying which failed. */
@@ -102,8 +106,8 @@ static int attach_places(struct trace_ctx *t)
 			char who[32] = "every process mapping it";
 			if (p->file.pid > 0)
 				snprintf(who, sizeof(who), "process %d", p->file.pid);
-			fprintf(stderr, "buildtrace: %s: %s at 0x%llx (%s, file offset 0x%llx, from %s) in %s, "
-				"build-id %s, for %s%s\n", t->a->specs[p->probe].text, p->site.what,
+			bt_cli_error(0, "%s: %s at 0x%llx (%s, file offset 0x%llx, from %s) in %s, "
+				"build-id %s, for %s%s", t->a->specs[p->probe].text, p->site.what,
 				(unsigned long long)p->site.vaddr, p->site.section, (unsigned long long)p->site.off,
 				p->site.origin, p->file.path, bt_probe_id_hex(&p->file.id, hex, sizeof(hex)), who,
 				p->site.ref_ctr_off ? ", semaphore raised" : "");
@@ -283,9 +287,11 @@ static void print_summary(const struct trace_ctx *t)
 	for (unsigned p = 0; p < a->nspecs; p++) {
 		uint64_t c[BT_TCNT_MAX] = { 0 }, h[BT_TRACE_LAT_BUCKETS] = { 0 };
 		bt_uprobes_counters(t->up, p, c);
+		/* lost: the ring buffer was full, or the queue of what was read and not yet written */
+		uint64_t lost = c[BT_TCNT_LOST] + t->live.stats.queue_drops_tag[BT_TRACE_TAG(p)];
 		fprintf(stderr, "buildtrace: %s: %llu hit%s, %llu lost", a->specs[p].text,
 			(unsigned long long)c[BT_TCNT_HITS], c[BT_TCNT_HITS] == 1 ? "" : "s",
-			(unsigned long long)c[BT_TCNT_LOST]);
+			(unsigned long long)lost);
 		if (c[BT_TCNT_BADARG])
 			fprintf(stderr, ", %llu whose key could not be read", (unsigned long long)c[BT_TCNT_BADARG]);
 		fprintf(stderr, "\n");
@@ -327,6 +333,7 @@ static int run(struct bt_trace_args *a)
 			rc = bt_launch_exit_code(t->launch.status);
 	}
 	bt_out_discard(&t->out);
+	bt_out_owner_free(&t->owner);
 	bt_uprobes_close(t->up);
 	if (t->live_inited)
 		bt_live_close(&t->live);

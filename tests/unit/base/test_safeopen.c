@@ -220,6 +220,34 @@ static void safeopen__symlinks__followed_or_refused(void **state)
 	tmp_remove(&t);
 }
 
+static int refuse_small(void *ctx, int pfd, const struct stat *st)
+{
+	*(off_t *)ctx = st->st_size;
+	return st->st_size < 6 ? -EPERM : 0;
+}
+
+/* A check refuses a file before it is opened: its error comes back and inotify sees no open; a file
+ * it accepts is opened as by bt_open_regular. */
+static void safeopen__checked__refused_before_opening(void **state)
+{
+	struct tmp t;
+	tmp_make(&t);
+	char small[128], big[128];
+	write_file(in(&t, small, sizeof(small), "small"), "12345");
+	write_file(in(&t, big, sizeof(big), "big"), "123456");
+	int watch = watch_opens(small);
+	off_t seen = -1;
+	assert_int_equal(bt_open_regular_checked(AT_FDCWD, small, 0, NULL, refuse_small, &seen), -EPERM);
+	assert_int_equal(seen, 5);
+	assert_int_equal(opens_seen(watch), 0);
+	close(watch);
+	int fd = bt_open_regular_checked(AT_FDCWD, big, 0, NULL, refuse_small, &seen);
+	assert_true(fd >= 0);
+	assert_int_equal(seen, 6);
+	close(fd);
+	tmp_remove(&t);
+}
+
 /* With a root: absolute symlinks and ".." resolve inside it, magic links are refused. */
 static void safeopen__in_root__symlinks_stay_inside(void **state)
 {
@@ -241,8 +269,12 @@ static void safeopen__in_root__symlinks_stay_inside(void **state)
 		assert_string_equal(buf, "inside");
 		close(fd);
 	}
-	/* the same symlink, refused as a last component */
+	/* the same symlink, refused as a last component; with no link at all, both */
 	assert_int_equal(bt_open_regular(root, "/lib/abs", BT_OPEN_IN_ROOT | BT_OPEN_NOFOLLOW, NULL), -ELOOP);
+	assert_int_equal(bt_open_regular(root, "/lib/rel", BT_OPEN_IN_ROOT | BT_OPEN_NO_SYMLINKS, NULL), -ELOOP);
+	int ok = bt_open_regular(root, "/etc/passwd", BT_OPEN_IN_ROOT | BT_OPEN_NO_SYMLINKS, NULL);
+	assert_true(ok >= 0);
+	close(ok);
 	/* /proc/self/fd/N would lead to any file we hold open: refused, it is a magic link */
 	char magic[64];
 	int any = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
@@ -265,6 +297,7 @@ int main(void)
 		cmocka_unit_test(safeopen__directory_socket_missing__errors),
 		cmocka_unit_test(safeopen__symlinks__followed_or_refused),
 		cmocka_unit_test(safeopen__in_root__symlinks_stay_inside),
+		cmocka_unit_test(safeopen__checked__refused_before_opening),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include "base/trustdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,12 +72,68 @@ static void trustdir__symlink_and_other_owner(void **state)
 	assert_int_equal(bt_test_run(NULL, 0, "rm -rf %s", dir), 0);
 }
 
+/* A file as sshd's StrictModes takes it: ours, writable by no one else, in a trusted directory; a
+ * secret readable by no one else either; a link judged where it leads. */
+static void trustdir__file__as_sshd_takes_it(void **state)
+{
+	char dir[] = "/tmp/bt-trustdir-XXXXXX", f[128], l[128], why[256], want[256];
+	assert_non_null(mkdtemp(dir));
+	snprintf(f, sizeof(f), "%s/conf", dir);
+	snprintf(l, sizeof(l), "%s/link", dir);
+	int fd = open(f, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(f, l), 0);
+	static const struct { mode_t mode; bool secret; int want; const char *how; } cases[] = {
+		{ 0600, true, 0, NULL }, { 0644, false, 0, NULL }, { 0400, true, 0, NULL },
+		{ 0644, true, -EPERM, "read" }, { 0640, true, -EPERM, "read" }, { 0604, true, -EPERM, "read" },
+		{ 0664, false, -EPERM, "written" }, { 0666, false, -EPERM, "written" }, { 0620, true, -EPERM, "written" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(chmod(f, cases[i].mode), 0);
+		for (int through_link = 0; through_link < 2; through_link++) {
+			fd = open(through_link ? l : f, O_RDONLY | O_CLOEXEC);
+			assert_true(fd >= 0);
+			why[0] = '\0';
+			assert_int_equal(bt_file_trusted(fd, f, cases[i].secret, why, sizeof(why)), cases[i].want);
+			if (cases[i].how) {
+				snprintf(want, sizeof(want), "%s may be %s by others (mode %04o)", f, cases[i].how,
+					 (unsigned)cases[i].mode);
+				assert_string_equal(why, want);
+			}
+			close(fd);
+		}
+	}
+	/* in a directory others may write: refused whatever the file's mode */
+	assert_int_equal(chmod(f, 0600), 0);
+	assert_int_equal(chmod(dir, 0777), 0);
+	fd = open(f, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(bt_file_trusted(fd, f, true, why, sizeof(why)), -EPERM);
+	snprintf(want, sizeof(want), "%s may be written by others (mode 0777)", dir);
+	assert_string_equal(why, want);
+	close(fd);
+	/* another user's file (when we can make one) */
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(dir, 0700), 0);
+		assert_int_equal(chown(f, 65534, 65534), 0);
+		fd = open(f, O_RDONLY | O_CLOEXEC);
+		assert_int_equal(bt_file_trusted(fd, f, false, why, sizeof(why)), -EPERM);
+		snprintf(want, sizeof(want), "%s belongs to uid 65534", f);
+		assert_string_equal(why, want);
+		close(fd);
+	}
+	unlink(l);
+	unlink(f);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(trustdir__own_private_dir__trusted),
 		cmocka_unit_test(trustdir__writable_by_others__refused_unless_sticky_above),
 		cmocka_unit_test(trustdir__symlink_and_other_owner),
+		cmocka_unit_test(trustdir__file__as_sshd_takes_it),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

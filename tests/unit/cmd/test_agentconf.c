@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void write_conf(const char *path, const char *text)
@@ -19,6 +20,24 @@ static void write_conf(const char *path, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+/* A config file's path in a directory of the test's own (a file directly in /tmp, which anyone may
+ * write, would be refused); remove_conf removes both. */
+static void new_conf(char *path)
+{
+	char dir[] = "/tmp/bt-agentconf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	sprintf(path, "%s/agent.conf", dir);
+}
+
+static void remove_conf(const char *path)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "%s", path);
+	unlink(path);
+	*strrchr(dir, '/') = '\0';
+	rmdir(dir);
 }
 
 static void agentconf__defaults__documented_values(void **state)
@@ -46,10 +65,8 @@ static void agentconf__defaults__documented_values(void **state)
 
 static void agentconf__file__every_key_read(void **state)
 {
-	char path[] = "/tmp/bt-agentconf-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[64];
+	new_conf(path);
 	write_conf(path, "# comment\n\noutput-dir = /srv/prof   # trailing comment\ninterval=30\n"
 		   "frequency = 49\nformat = pprof\nmax-files = 7\npush = http://pyro:4040\n"
 		   "app-name = web.api\nlabel = env=prod\nlabel = region=eu-1\nuser = nobody\n"
@@ -86,7 +103,7 @@ static void agentconf__file__every_key_read(void **state)
 	/* an option given after the file wins */
 	assert_int_equal(bt_agent_conf_set(&c, "interval", "5", err, sizeof(err)), 0);
 	assert_true(c.interval_s == 5);
-	unlink(path);
+	remove_conf(path);
 }
 
 static void agentconf__bad_values__named_errors(void **state)
@@ -169,10 +186,8 @@ static void agentconf__bad_values__named_errors(void **state)
 
 static void agentconf__push_keys__read(void **state)
 {
-	char path[] = "/tmp/bt-agentconf-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[64];
+	new_conf(path);
 	write_conf(path, "push = https://pyro:4040\npush-format = folded\npush-empty = yes\n"
 		   "bearer-token-file = /etc/buildtrace/token\nheader = X-Scope-OrgID: team-a\n"
 		   "header = X-Other:\tv 1\nca-file = /etc/ssl/ca.pem\ntls-verify = no\npush-drain = 2.5\n");
@@ -181,7 +196,7 @@ static void agentconf__push_keys__read(void **state)
 	bt_agent_conf_defaults(&c);
 	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), 0);
 	assert_int_equal(bt_agent_conf_finish(&c, err, sizeof(err)), 0);
-	unlink(path);
+	remove_conf(path);
 	assert_true(c.push_folded && c.push_empty && !c.tls_verify);
 	assert_true(c.drain_s == 2.5);
 	assert_string_equal(c.bearer_token_file, "/etc/buildtrace/token");
@@ -214,10 +229,8 @@ static void agentconf__push_keys__read(void **state)
  * names, the series bound; defaults. */
 static void agentconf__targets_keys__read(void **state)
 {
-	char path[] = "/tmp/bt-agentconf-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[64];
+	new_conf(path);
 	write_conf(path, "relabel = action=drop source_labels=__meta_process_comm regex=sh|bash  # shells\n"
 		   "relabel = source_labels=__meta_process_commandline regex=\".*#(\\w+)\" target_label=tag\n"
 		   "target-env = OTEL_SERVICE_NAME, DEPLOY_ENV\ntarget-env = OTEL_SERVICE_NAME\nmax-series = 7\n");
@@ -241,7 +254,7 @@ static void agentconf__targets_keys__read(void **state)
 	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EINVAL);
 	if (!strstr(err, ":2: relabel: regex '('"))
 		fail_msg("'%s'", err);
-	unlink(path);
+	remove_conf(path);
 }
 
 /* The example config file reads as it is, and with its commented rules and settings turned on. */
@@ -264,10 +277,8 @@ static void agentconf__example_file__reads(void **state)
 
 static void agentconf__bad_file__line_named(void **state)
 {
-	char path[] = "/tmp/bt-agentconf-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[64];
+	new_conf(path);
 	struct bt_agent_conf c;
 	char err[256];
 	write_conf(path, "interval = 5\nthis line has no equals sign\n");
@@ -277,7 +288,7 @@ static void agentconf__bad_file__line_named(void **state)
 	write_conf(path, "\n\nfrequency = lots\n");
 	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ":3: frequency"));
-	unlink(path);
+	remove_conf(path);
 	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "cannot read"));
 }
@@ -354,9 +365,42 @@ static void agentconf__documented_ranges__are_the_ranges(void **state)
 	assert_true(ranges >= 4);  /* interval, freq, push-drain, ringbuf-size */
 }
 
+/* A config file someone else may change is refused, with why; a push URL's password is not for
+ * messages. */
+static void agentconf__writable_config_refused_url_redacted(void **state)
+{
+	char path[64], err[512] = "", want[512];
+	new_conf(path);
+	write_conf(path, "push = http://alice:s3cret@pyro:4040/\n");
+	assert_int_equal(chmod(path, 0666), 0);
+	struct bt_agent_conf c;
+	bt_agent_conf_defaults(&c);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), -EPERM);
+	snprintf(want, sizeof(want), "config file %s refused: %s may be written by others (mode 0666)", path, path);
+	assert_non_null(strstr(err, want));
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(bt_agent_conf_load(&c, path, err, sizeof(err)), 0);
+	remove_conf(path);
+	char out[256];
+	static const char *const urls[][2] = {
+		{ "http://alice:s3cret@pyro:4040/", "http://alice:***@pyro:4040/" },
+		{ "https://u:p:q@h/x@y", "https://u:***@h/x@y" },
+		{ "http://alice@pyro:4040", "http://alice@pyro:4040" },
+		{ "http://pyro:4040/a@b", "http://pyro:4040/a@b" },
+		{ "pyro:4040", "pyro:4040" },
+	};
+	for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		bt_push_redact_url(urls[i][0], out, sizeof(out));
+		assert_string_equal(out, urls[i][1]);
+	}
+	assert_int_equal(bt_agent_conf_set(&c, "push", "ftp://bob:hunter2@x", err, sizeof(err)), -EINVAL);
+	assert_null(strstr(err, "hunter2"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(agentconf__writable_config_refused_url_redacted),
 		cmocka_unit_test(agentconf__defaults__documented_values),
 		cmocka_unit_test(agentconf__file__every_key_read),
 		cmocka_unit_test(agentconf__bad_values__named_errors),

@@ -54,6 +54,8 @@ static void httpreq__bad_heads__refused_or_waiting(void **state)
 		"GET /healthz HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
 		"GET /healthz HTTP/1.1\r\nContent-Length: 12x\r\n\r\n",
 		"GET /healthz HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+		"GET /healthz HTTP/1.1\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (parse(bad[i], &r, buf, sizeof(buf)) != -EINVAL)
@@ -100,9 +102,49 @@ static void httpreq__query_params__decoded_in_turn(void **state)
 	assert_int_equal(bt_http_query_next("", &pos, n, sizeof(n), v, sizeof(v)), 0);
 }
 
+/* Host and Authorization as the pull endpoint judges them: who may ask, and for which name. */
+static void httpreq__host_and_token__judged(void **state)
+{
+	char buf[512];
+	struct bt_http_req r;
+	assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost:  127.0.0.1:6060 \r\nAuthorization: Bearer "
+			       "0123456789abcdef\r\n\r\n", &r, buf, sizeof(buf)), 0);
+	assert_string_equal(r.host, "127.0.0.1:6060");
+	assert_string_equal(r.auth, "Bearer 0123456789abcdef");
+	assert_true(bt_http_auth_ok(r.auth, "0123456789abcdef"));
+	assert_false(bt_http_auth_ok(r.auth, "0123456789abcdeg"));
+	assert_false(bt_http_auth_ok(r.auth, "0123456789abcdef0"));
+	assert_false(bt_http_auth_ok(r.auth, ""));
+	assert_false(bt_http_auth_ok("", "0123456789abcdef"));
+	assert_false(bt_http_auth_ok("Bearer ", "0123456789abcdef"));
+	/* Basic with the token as the password (go tool pprof with http://bt:TOKEN@host/): base64 of
+	 * "bt:0123456789abcdef" as Python's base64 module gives it */
+	char b64[128];
+	assert_int_equal(bt_test_run(b64, sizeof(b64), "/usr/bin/python3 -c 'import base64; print(base64.b64encode("
+				     "b\"bt:0123456789abcdef\").decode(), end=\"\")'"), 0);
+	char basic[160];
+	snprintf(basic, sizeof(basic), "Basic %s", b64);
+	assert_true(bt_http_auth_ok(basic, "0123456789abcdef"));
+	assert_false(bt_http_auth_ok(basic, "0123456789abcdeX"));
+	assert_false(bt_http_auth_ok("Basic !!!!", "0123456789abcdef"));
+	assert_false(bt_http_auth_ok("Basic YnQ=", "0123456789abcdef"));  /* "bt", no password */
+	static const char *const ok[] = { "127.0.0.1", "127.0.0.1:6060", "10.1.2.3:80", "[::1]:6060", "[::1]",
+					  "localhost", "LOCALHOST:6060", "prof.example:6060" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!bt_http_host_ok(ok[i], "prof.example"))
+			fail_msg("refused: %s", ok[i]);
+	static const char *const bad[] = { "", "evil.example", "evil.example:6060", "127.0.0.1.evil.example",
+					   "localhost.evil.example", "[::1", "[evil]:1", "prof.example.evil" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (bt_http_host_ok(bad[i], "prof.example"))
+			fail_msg("accepted: %s", bad[i]);
+	assert_false(bt_http_host_ok("prof.example", NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(httpreq__host_and_token__judged),
 		cmocka_unit_test(httpreq__good_heads__split),
 		cmocka_unit_test(httpreq__bad_heads__refused_or_waiting),
 		cmocka_unit_test(httpreq__seconds__range_and_default),

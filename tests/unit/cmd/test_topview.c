@@ -283,6 +283,26 @@ static void topview__offcpu__own_column_and_sort(void **state)
 	bt_top_free(&t);
 }
 
+/* A name a program chose to be terminal escape sequences is written escaped, the line still exactly
+ * the width. */
+static void topview__hostile_name__escaped(void **state)
+{
+	struct fixture *f = *state;
+	struct bt_top_table t;
+	struct bt_top_opts o = { .sort = BT_TOP_BY_SELF };
+	char buf[512];
+	assert_int_equal(bt_top_build(&f->s, &o, &t), 0);
+	static const char evil[] = "x\x1b[2J\x1b]0;pwned\x07\xc2\x9b" "1m";
+	t.rows[0].name_id = (uint32_t)bt_strtab_intern(&f->s.prof.names, evil, strlen(evil));
+	bt_top_format(&f->s, &t, 0, 120, buf);
+	assert_int_equal(strlen(buf), 120);
+	assert_null(strchr(buf, '\x1b'));
+	assert_null(strchr(buf, '\x07'));
+	assert_null(strstr(buf, "\xc2\x9b"));
+	assert_non_null(strstr(buf, "x\\x1b[2J\\x1b]0;pwned\\x07\\xc2\\x9b1m "));
+	bt_top_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(topview__per_process__headings_then_their_functions, setup, teardown),
 		cmocka_unit_test_setup_teardown(topview__lines__exactly_the_width, setup, teardown),
 		cmocka_unit_test_setup_teardown(topview__offcpu__own_column_and_sort, setup, teardown),
+		cmocka_unit_test_setup_teardown(topview__hostile_name__escaped, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,6 +364,17 @@ static void ehtable__no_cfi_or_not_elf__refused(void **state)
 	assert_true(bt_ehtable_compile_mem(junk, sizeof(junk), &t) < 0);
 }
 
+/* A file found by fuzzing: its CFI names register 134,000,000, for which libdw grows a frame's
+ * register array to 2 GB. Refused as malformed before libdw runs its instructions. */
+static void ehtable__crafted_register_number__refused(void **state)
+{
+	int fd = open("fuzz/regress/ehtable/register-number-134m", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct bt_ehtable t;
+	assert_int_equal(bt_ehtable_compile(fd, &t), -ENOEXEC);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +382,7 @@ int main(void)
 		cmocka_unit_test(ehtable__ldso_and_this_program__agree_with_readelf),
 		cmocka_unit_test(ehtable__debug_frame_only__compiled_from_it),
 		cmocka_unit_test(ehtable__no_cfi_or_not_elf__refused),
+		cmocka_unit_test(ehtable__crafted_register_number__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -206,7 +206,7 @@ static void elffile__debuglink__matches_readelf_and_debug_file_crc(void **state)
 	int fd = open(fx(dbg, "fx-sha1.debug"), O_RDONLY);
 	assert_true(fd >= 0);
 	uint32_t file_crc;
-	assert_int_equal(bt_elf_file_crc32(fd, &file_crc), 0);
+	assert_int_equal(bt_elf_file_crc32(fd, UINT64_MAX, &file_crc), 0);
 	assert_int_equal(file_crc, crc);
 	assert_int_equal(python_crc32(dbg), crc);
 	close(fd);
@@ -243,14 +243,39 @@ static void elffile__file_crc32__matches_python_zlib(void **state)
 		assert_true(fd >= 0);
 		lseek(fd, 7, SEEK_SET);
 		uint32_t crc;
-		assert_int_equal(bt_elf_file_crc32(fd, &crc), 0);
+		assert_int_equal(bt_elf_file_crc32(fd, UINT64_MAX, &crc), 0);
 		assert_int_equal(crc, python_crc32(paths[i]));
 		assert_int_equal(lseek(fd, 0, SEEK_CUR), 7);
 		close(fd);
 	}
 	unlink(paths[2]);
 	uint32_t crc;
-	assert_int_equal(bt_elf_file_crc32(-1, &crc), -EINVAL);
+	assert_int_equal(bt_elf_file_crc32(-1, UINT64_MAX, &crc), -EINVAL);
+	/* no more than max bytes are read: a file that grew past it is not taken */
+	int fd = open(paths[1], O_RDONLY);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(bt_elf_file_crc32(fd, (uint64_t)st.st_size - 1, &crc), -EFBIG);
+	assert_int_equal(bt_elf_file_crc32(fd, (uint64_t)st.st_size, &crc), 0);
+	close(fd);
+}
+
+/* The extent an ELF file's headers claim is the file's own length for files as the toolchain
+ * writes them (section headers last), program and debug files alike. */
+static void elffile__extent__the_whole_file(void **state)
+{
+	char p[512];
+	static const char *const names[] = { "fx-sha1", "fx-sha1.debug", "fx-cxx" };
+	for (size_t i = 0; i < 3; i++) {
+		struct bt_elf *e = open_or_fail(fx(p, names[i]));
+		struct stat st;
+		assert_int_equal(stat(p, &st), 0);
+		uint64_t end = 0;
+		assert_int_equal(bt_elf_extent(e, &end), 0);
+		assert_int_equal(end, (uint64_t)st.st_size);
+		bt_elf_close(e);
+	}
 }
 
 /* Section bytes equal the file's bytes at the offset and size readelf gives, in both byte orders. */
@@ -556,6 +581,7 @@ int main(void)
 		cmocka_unit_test(elffile__debuglink__matches_readelf_and_debug_file_crc),
 		cmocka_unit_test(elffile__debuglink__absent_or_short_buffer__errors),
 		cmocka_unit_test(elffile__file_crc32__matches_python_zlib),
+		cmocka_unit_test(elffile__extent__the_whole_file),
 		cmocka_unit_test(elffile__section__bytes_match_readelf_offsets),
 		cmocka_unit_test(elffile__section__raw_bytes_after_other_readers),
 		cmocka_unit_test(elffile__section__nobits_or_absent__enodata),

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "elf/buildid.h"
 #include "output/folded.h"
@@ -231,9 +232,11 @@ static void os_write_folded(struct os_fixture *x, const char *path)
 static uint32_t os_add_jit(struct os_fixture *x)
 {
 	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/200 %s/ctr/tmp && ln -s \"$PWD/%s/ctr\" %s/proc/200/root && "
-				     "printf 'NSpid:\\t200\\t9\\n' > %s/proc/200/status && "
+				     "printf 'Uid:\\t%u\\t%u\\t%u\\t%u\\nGid:\\t0\\t0\\t0\\t0\\nNSpid:\\t200\\t9\\n' > "
+				     "%s/proc/200/status && "
 				     "printf '%llx 100 JS:*hot /srv/x.js:1:1\\n' > %s/ctr/tmp/perf-9.map",
-				     x->root, x->root, x->root, x->root, x->root, OS_JIT_ADDR, x->root), 0);
+				     x->root, x->root, x->root, x->root, (unsigned)geteuid(), (unsigned)geteuid(),
+				     (unsigned)geteuid(), (unsigned)geteuid(), x->root, OS_JIT_ADDR, x->root), 0);
 	int64_t jit = bt_jitmaps_proc(&x->s.jit, 200, 1);
 	assert_true(jit >= 0);
 	return (uint32_t)jit;

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@ static void profdir__names__utc_and_sortable(void **state)
 	assert_int_equal(bt_profdir_name(b, sizeof(b), "/d", "buildtrace", 1795378660000000000LL, "pb.gz"), 0);
 	assert_true(strcmp(a, b) < 0);
 	assert_int_equal(bt_profdir_name(a, 10, "/d", "buildtrace", 0, "x"), -ENAMETOOLONG);
+	assert_int_equal(bt_profdir_name(a, sizeof(a), NULL, "buildtrace", 1795378650123456789LL, "pb.gz"), 0);
+	assert_string_equal(a, "buildtrace-20261122T201730.123Z.pb.gz");
 }
 
 static void profdir__atomic_write__whole_or_nothing(void **state)
@@ -81,17 +84,43 @@ static void profdir__prune__keeps_the_newest_of_one_kind(void **state)
 	/* another kind of profile whose prefix begins with this one's: not this one's to prune */
 	bt_profdir_name(path, sizeof(path), dir, "buildtrace-off_cpu", 1795378650000000000LL, "folded");
 	assert_int_equal(bt_atomic_write(path, put_text, "x 1\n"), 0);
+	/* what another user planted: a name that sorts after ours, a link and (as root) a file of
+	 * theirs under our own kind of name; none counts towards keep, none is removed */
+	assert_int_equal(bt_test_run(NULL, 0, "cd %s && touch buildtrace-keep.folded buildtrace-zzzzzzzzTzzzzzz.zzzZ.folded "
+				     "&& ln -s /etc/passwd buildtrace-20991122T202130.000Z.folded", dir), 0);
+	if (geteuid() == 0)
+		assert_int_equal(bt_test_run(NULL, 0, "cd %s && touch buildtrace-20991122T202230.000Z.folded && chown 65534 "
+					     "buildtrace-20991122T202230.000Z.folded", dir), 0);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
 	unsigned removed = 0;
-	assert_int_equal(bt_profdir_prune(dir, "buildtrace", "folded", 2, &removed), 0);
+	assert_int_equal(bt_profdir_prune(dfd, "buildtrace", "folded", 2, &removed), 0);
 	assert_int_equal(removed, 4);
-	assert_int_equal(count(dir), 2 + 6 + 1 + 1);
 	char out[512];
-	assert_int_equal(bt_test_run(out, sizeof(out), "ls %s | grep folded | grep -v off_cpu | tr '\\n' ' '", dir), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "ls %s | grep folded | grep 2026 | grep -v off_cpu | tr '\\n' ' '",
+				     dir), 0);
 	assert_string_equal(out, "buildtrace-20261122T202130.000Z.folded buildtrace-20261122T202230.000Z.folded ");
-	assert_int_equal(bt_profdir_prune(dir, "buildtrace", "pb.gz", 10, &removed), 0);
+	assert_int_equal(bt_test_run(NULL, 0, "cd %s && test -e buildtrace-keep.folded && test -e "
+				     "buildtrace-zzzzzzzzTzzzzzz.zzzZ.folded && test -L buildtrace-20991122T202130.000Z.folded",
+				     dir), 0);
+	if (geteuid() == 0)
+		assert_int_equal(bt_test_run(NULL, 0, "test -e %s/buildtrace-20991122T202230.000Z.folded", dir), 0);
+	assert_int_equal(bt_test_run(NULL, 0, "test -e %s/buildtrace-off_cpu-20261122T201730.000Z.folded", dir), 0);
+	assert_int_equal(bt_profdir_prune(dfd, "buildtrace", "pb.gz", 10, &removed), 0);
 	assert_int_equal(removed, 0);
-	assert_int_equal(bt_profdir_prune("/nonexistent-dir", "buildtrace", "pb.gz", 1, NULL), -ENOENT);
-	bt_test_run(NULL, 0, "rm -rf %s", dir);
+	assert_int_equal(bt_test_run(out, sizeof(out), "ls %s | grep -c pb.gz", dir), 0);
+	assert_string_equal(out, "6\n");
+	close(dfd);
+	assert_int_equal(bt_profdir_prune(-1, "buildtrace", "pb.gz", 1, NULL), -EBADF);
+	/* written through a directory held open: where it is, whatever its path names meanwhile */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(bt_test_run(NULL, 0, "mv %s %s.moved && mkdir %s", dir, dir, dir), 0);
+	assert_int_equal(bt_atomic_write_at(dfd, "status.json", put_text, "{\"a\": 1}"), 0);
+	assert_int_equal(bt_test_run(out, sizeof(out), "cat %s.moved/status.json; ls -A %s", dir, dir), 0);
+	assert_string_equal(out, "{\"a\": 1}");
+	assert_int_equal(bt_atomic_write_at(dfd, "../escape", put_text, "x"), -EINVAL);
+	close(dfd);
+	bt_test_run(NULL, 0, "rm -rf %s %s.moved", dir, dir);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 /* test_jitmap.c - per-process perf maps and jitdumps under a fake /proc: a map found under the
  * namespaced pid inside the process's root, a jitdump through the process's mapping of it (asked
  * first), read again on a miss at most once a second and as the process goes, refused when not a
- * regular file, owned by another user or reached through a link out of the root; pids reused. */
+ * regular file, not the process's own by its credentials or reached through a link; pids reused. */
 #include "testutil.h"
 #include "session/jitmap.h"
 
@@ -40,12 +40,20 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* A process pid whose own namespace calls it nspid, rooted at the container directory. */
-static void add_proc(struct fx *fx, int pid, int nspid)
+/* A process pid whose own namespace calls it nspid, rooted at the container directory, running as
+ * uid and gid (real, effective, saved and file system alike). */
+static void add_proc_as(struct fx *fx, int pid, int nspid, unsigned uid, unsigned gid)
 {
 	bt_test_run(NULL, 0, "mkdir -p %s/proc/%d && ln -sfn %s %s/proc/%d/root && "
-		    "printf 'Name:\\tnode\\nNSpid:\\t%d\\t%d\\n' > %s/proc/%d/status",
-		    fx->root, pid, fx->croot, fx->root, pid, pid, nspid, fx->root, pid);
+		    "printf 'Name:\\tnode\\nUid:\\t%u\\t%u\\t%u\\t%u\\nGid:\\t%u\\t%u\\t%u\\t%u\\nGroups:\\t\\n"
+		    "NSpid:\\t%d\\t%d\\n' > %s/proc/%d/status", fx->root, pid, fx->croot, fx->root, pid,
+		    uid, uid, uid, uid, gid, gid, gid, gid, pid, nspid, fx->root, pid);
+}
+
+/* The same, running as this test does: the files it makes are the process's own. */
+static void add_proc(struct fx *fx, int pid, int nspid)
+{
+	add_proc_as(fx, pid, nspid, (unsigned)geteuid(), (unsigned)getegid());
 }
 
 static void write_map(struct fx *fx, int nspid, const char *mode, const char *text)
@@ -278,6 +286,27 @@ static void jitmap__hostile_maps__refused(void **state)
 		/* and taken once it is the process's user's */
 		assert_int_equal(chown(path, 0, 0), 0);
 		assert_true(bt_jitmaps_proc(&j, 4603, 12 * SEC) >= 0);
+	}
+	/* a link inside the root, to a file that is the process's own: no link is followed at all */
+	add_proc(fx, 4604, 24);
+	bt_test_run(NULL, 0, "printf '1000 10 linked\\n' > %s/tmp/real.map && ln -s real.map %s/tmp/perf-24.map",
+		    fx->croot, fx->croot);
+	uint64_t refused = j.refused;
+	assert_int_equal(bt_jitmaps_proc(&j, 4604, 10 * SEC), -ENOENT);
+	assert_int_equal(j.refused, refused + 1);
+	/* a process of another user (nobody) and a map that is not its own (this test's, root's when
+	 * run as root): refused, as a bind mount of a root-only file in its own mount namespace is */
+	add_proc_as(fx, 4605, 25, 65534, 65534);
+	write_map(fx, 25, "w", "1000 10 not_yours\n");
+	assert_int_equal(bt_jitmaps_proc(&j, 4605, 10 * SEC), -ENOENT);
+	assert_int_equal(j.refused, refused + 2);
+	/* its own but unreadable to it (mode 0200): it could not read it either */
+	if (geteuid() != 0) {
+		add_proc(fx, 4606, 26);
+		write_map(fx, 26, "w", "1000 10 unreadable\n");
+		snprintf(path, sizeof(path), "%s/tmp/perf-26.map", fx->croot);
+		assert_int_equal(chmod(path, 0200), 0);
+		assert_int_equal(bt_jitmaps_proc(&j, 4606, 10 * SEC), -ENOENT);
 	}
 	/* no process */
 	assert_int_equal(bt_jitmaps_proc(&j, 4999, 10 * SEC), -ENOENT);

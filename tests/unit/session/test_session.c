@@ -235,10 +235,13 @@ static void session__munmap_then_sample__frame_unmapped(void **state)
 static void session__perf_map__jit_named_impossible_addresses_unmapped(void **state)
 {
 	struct fx *x = setup(false);
-	/* the process's status and its root, with the map in its /tmp (the fake root's own) */
-	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/500/root/tmp && printf 'Name:\tfx\nNSpid:\t500\n' > "
-				     "%s/proc/500/status && printf '7f0000001000 100 jitted_fn\n' > "
-				     "%s/proc/500/root/tmp/perf-500.map", x->root, x->root, x->root), 0);
+	/* the process's status (its users this test's, who write its map) and its root, with the map
+	 * in its /tmp (the fake root's own) */
+	unsigned u = (unsigned)geteuid(), g = (unsigned)getegid();
+	assert_int_equal(bt_test_run(NULL, 0, "mkdir -p %s/proc/500/root/tmp && printf 'Name:\tfx\nUid:\t%u\t%u\t%u\t%u\n"
+				     "Gid:\t%u\t%u\t%u\t%u\nNSpid:\t500\n' > %s/proc/500/status && printf '7f0000001000 "
+				     "100 jitted_fn\n' > %s/proc/500/root/tmp/perf-500.map", x->root, u, u, u, u, g, g, g, g,
+				     x->root, x->root), 0);
 	exec_rec(x, 500);
 	mmap_rec(x, 500, x->prog, BT_BID_OK);
 	const uint64_t addrs[] = { 0x7f0000001010ULL, 0, 0xffff800000001000ULL, 0x0100000000000000ULL };
@@ -343,7 +346,7 @@ static void offstack_rec(struct fx *x, uint32_t pid, uint32_t tid, uint64_t key,
 {
 	struct bt_rec_offcpu_stack d = { .key = key };
 	hdr(x, &d.hdr, BT_REC_OFFCPU_STACK, sizeof(d));
-	d.hdr.pad = key == 4343 ? BT_OFFCPU_STACK_EARLY : 0;   /* the test of a stack taken at the start */
+	d.hdr.tag = key == 4343 ? BT_OFFCPU_STACK_EARLY : 0;   /* the test of a stack taken at the start */
 	struct bt_rec_sample *r = &d.s;
 	hdr(x, &r->hdr, BT_REC_OFFCPU_STACK, sizeof(*r));
 	r->pid = pid;

@@ -221,6 +221,40 @@ static void perfmap__empty_map__every_lookup_misses(void **state)
 	bt_perfmap_free(&m);
 }
 
+/* Maps that share a budget: what one holds, another cannot; the map that reaches it stops there
+ * (truncated, counted) and still names what it took; freed, a map gives its share back. */
+static void perfmap__shared_budget__bounded_in_all_given_back(void **state)
+{
+	struct bt_membudget b = { .max = 10 * (BT_PERFMAP_LINE_COST + 2 * 6) };
+	struct bt_perfmap a, c;
+	bt_perfmap_init(&a);
+	bt_perfmap_init(&c);
+	a.budget = c.budget = &b;
+	char line[64];
+	for (int i = 0; i < 6; i++) {
+		snprintf(line, sizeof(line), "%x 10 fn_%02d\n", 0x1000 + 0x10 * i, i);
+		parse_all(&a, line);
+	}
+	assert_int_equal(a.nraw, 6);
+	for (int i = 0; i < 6; i++) {
+		snprintf(line, sizeof(line), "%x 10 gn_%02d\n", 0x1000 + 0x10 * i, i);
+		/* once cut short, a map reads nothing more */
+		assert_int_equal(bt_perfmap_parse(&c, line, strlen(line), true, NULL), 0);
+	}
+	assert_int_equal(c.nraw, 4);
+	assert_true(c.truncated);
+	assert_int_equal(c.over_budget, 1);
+	assert_int_equal(b.used, b.max);
+	assert_int_equal(b.refused, 1);
+	assert_string_equal(bt_perfmap_name(&c, bt_perfmap_lookup(&c, 0x1035)), "gn_03");
+	assert_null(bt_perfmap_lookup(&c, 0x1045));
+	bt_perfmap_free(&a);
+	assert_int_equal(b.used, 4 * (BT_PERFMAP_LINE_COST + 2 * 6));
+	assert_true(a.budget == &b);
+	bt_perfmap_free(&c);
+	assert_int_equal(b.used, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +265,7 @@ int main(void)
 		cmocka_unit_test(perfmap__unfinished_line__waits_for_its_newline),
 		cmocka_unit_test(perfmap__file_appended_between_reads__new_lines_taken),
 		cmocka_unit_test(perfmap__empty_map__every_lookup_misses),
+		cmocka_unit_test(perfmap__shared_budget__bounded_in_all_given_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

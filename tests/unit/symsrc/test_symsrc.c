@@ -335,6 +335,38 @@ static void symsrc__debuglink__each_location_crc_checked(void **state)
 	}
 }
 
+/* Bytes this process has read so far (/proc/self/io rchar): what a CRC of a whole file would cost. */
+static unsigned long long bytes_read(void)
+{
+	char out[64];
+	assert_int_equal(bt_test_run(out, sizeof(out), "sed -n 's/^rchar: //p' /proc/%d/io", (int)getpid()), 0);
+	return strtoull(out, NULL, 10);
+}
+
+/* A debuglink name's file with 20 GiB of hole after it, or 2 MiB of zeros: not a debug file as its
+ * headers describe it, refused without reading it (its CRC would read it all); the build-id
+ * cache's entries and the debug directory are still asked. */
+static void symsrc__debuglink_sparse_or_padded__refused_unread(void **state)
+{
+	struct fx *f = *state;
+	static const char *const grow[] = { "truncate -s 20G '%s/opt/app/inl.debug'",
+					    "head -c 2097152 /dev/zero >> '%s/opt/app/inl.debug'" };
+	place(f, f->stripped, "/opt/app/inl");
+	char bin[PATH_MAX + 64], origin[BT_SYMSRC_ORIGIN_LEN];
+	snprintf(bin, sizeof(bin), "%s/opt/app/inl", f->root);
+	for (size_t i = 0; i < 2; i++) {
+		place(f, f->dbg, "/opt/app/inl.debug");
+		assert_int_equal(bt_test_run(NULL, 0, grow[i], f->root), 0);
+		unsigned long long before = bytes_read();
+		struct bt_symtab *st = NULL;
+		plt_only(load(f, &f->inl_id, bin, "/opt/app/inl", &st, origin), &st, origin);
+		assert_null(st);
+		/* the binary and the candidate's headers at most, never the candidate whole */
+		assert_true(bytes_read() - before < (64ULL << 20));
+		assert_int_equal(bt_test_run(NULL, 0, "rm '%s/opt/app/inl.debug'", f->root), 0);
+	}
+}
+
 /* A .gnu_debuglink name is the binary's choice, and its directory may be anyone's: the name must be
  * the debug file itself, a symlink there is refused even to the right file. The debug directory's
  * build-id links (a distribution's layout) are followed. */
@@ -694,6 +726,7 @@ int main(void)
 		T(symsrc__corrupt_minidebuginfo__dynsym_fallback),
 		T(symsrc__debug_dir__stripped_binary),
 		T(symsrc__debuglink__each_location_crc_checked),
+		T(symsrc__debuglink_sparse_or_padded__refused_unread),
 		T(symsrc__other_build_id__never_used),
 		T(symsrc__cache__binary_and_debug_without_the_file),
 		T(symsrc__order__first_source_wins),
