@@ -33,6 +33,12 @@ def read(pid, name, binary=False):
         return None
 
 
+def wq_name(comm):
+    """A workqueue worker's name without what the kernel appends while it works: "-WQ" for the
+    workqueue it last ran, "+WQ" for the one it runs now (kworker/u8:0+flush)."""
+    return re.split(r"[-+]", comm, maxsplit=1)[0]
+
+
 def proc(pid):
     """What /proc says of pid, as the listing's labels would; None when it is gone."""
     status = read(pid, "status")
@@ -53,7 +59,7 @@ def proc(pid):
     stat = (read(pid, "stat") or "").rsplit(")", 1)[-1].split()
     flags = int(stat[6]) if len(stat) > 6 else 0
     if flags & PF_WQ_WORKER:
-        comm = comm.split("-", 1)[0]
+        comm = wq_name(comm)
     return {"comm": comm, "exe": exe, "cmd": cmd, "uid": uid.group(1) if uid else None, "cgroup": cg,
             "start": stat[19] if len(stat) > 19 else None, "wq": bool(flags & PF_WQ_WORKER)}
 
@@ -93,7 +99,7 @@ def check_one(pid, entry, p):
     for k, v in want.items():
         got = meta.get(k, "")
         if k == "__meta_process_comm" and p["wq"]:
-            got = got.split("-", 1)[0]
+            got = wq_name(got)
         if (v or "") != got:
             die("pid %d: %s is '%s' in the listing, /proc says '%s'" % (pid, k, got, v))
 
