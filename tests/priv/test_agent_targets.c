@@ -196,7 +196,8 @@ static void targets__off_cpu__own_series_per_service(void **state)
 		   "relabel = action=replace source_labels=__meta_systemd_unit regex=(.+)\\.service target_label=service_name\n");
 	pid_t srv = start_receiver(port, TMP "/recv-o");
 	char opts[512];
-	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d --listen 127.0.0.1:%d", port, lport);
+	snprintf(opts, sizeof(opts), "--push http://127.0.0.1:%d --listen 127.0.0.1:%d --listen-token-file " TMP "/token",
+		 port, lport);
 	pid_t ag = start_agent("o", TMP "/o.conf", opts);
 	bt_test_wait_json_number(TMP "/o/status.json", "intervals", 1, 90);
 	pid_t off = spawn_in(unit[0], OFFCPU " 60");
