@@ -182,6 +182,10 @@ static void pull__latest_metrics_and_refusals(void **state)
 	fclose(f);
 	pid_t ag = start_agent(port, "b");
 	char out[8192];
+	/* /metrics answers as soon as the endpoint does, before the loop has turned */
+	assert_int_equal(bt_test_run(out, sizeof(out), "curl -s " AUTH " -w ' %%{http_code}' http://127.0.0.1:%d/metrics "
+				     "| grep -c -e '^buildtrace_samples_total [0-9]*$' -e '^ 200$'", port), 0);
+	assert_string_equal(out, "2\n");
 	/* every thread (the loop, the push worker, the HTTP ones) holds only what the loop kept: a
 	 * thread keeps the capabilities it was created with */
 	assert_int_equal(bt_test_run(out, sizeof(out), "cat /proc/%d/task/*/status | awk '/^CapEff/ { print $2 }' "

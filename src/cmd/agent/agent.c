@@ -942,6 +942,12 @@ static int start(struct agent *a)
 		return err;
 	if ((err = bt_live_drop_privileges()))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
+	/* /metrics answers from the first request on (the loop refreshes it each second) */
+	if (a->serve) {
+		char text[8192];
+		metrics_text(a, text, sizeof(text));
+		bt_serve_set_metrics(a->serve, text);
+	}
 	/* Threads keep the capabilities they were created with: the workers start after the drop. */
 	if ((a->push && (err = bt_push_run(a->push, msg, sizeof(msg)))) ||
 	    (a->serve && (err = bt_serve_run(a->serve, msg, sizeof(msg)))))
