@@ -154,7 +154,7 @@ static void sudo__build_id_cache__users_link_not_followed_copies_no_wider(void *
 			 "0 2>&1", f->env, f->bt, f->dir, f->dir, f->dir);
 	print_message("%s", out);
 	assert_int_equal(rc, 0);
-	assert_non_null(strstr(out, "binaries are not stored in the build-id cache"));
+	assert_non_null(strstr(out, "binaries and unwind tables are not stored in the build-id cache"));
 	assert_null(strstr(out, "could not be stored"));
 	assert_int_equal(bt_test_run(out, sizeof(out), "find %s/home/.cache-own -mindepth 1", f->dir), 0);
 	assert_string_equal(out, "");

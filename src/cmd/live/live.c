@@ -83,8 +83,9 @@ static bool cache_usable(const struct bt_live *l)
 	while (stat(probe, &st) != 0 && strrchr(probe, '/') && strrchr(probe, '/') != probe)
 		*strrchr(probe, '/') = '\0';
 	if ((err = bt_caps_with_only(bt_caps_keep_after_attach(), writable_dir, probe)) != 0) {
-		snprintf(msg, sizeof(msg), "binaries are not stored in the build-id cache %s: once attached, "
-			 "buildtrace may not write in %s (%s; it keeps no capability to write where it may not)",
+		snprintf(msg, sizeof(msg), "binaries and unwind tables are not stored in the build-id cache %s: "
+			 "once attached, buildtrace may not write in %s (%s; it keeps no capability to write "
+			 "where it may not)",
 			 dir, probe, strerror(-err));
 		say(l, BT_LOG_WARN, msg);
 		return false;
