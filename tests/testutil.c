@@ -294,7 +294,7 @@ void bt_test_write_text(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-static double mono_s(void)
+double bt_test_now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -303,14 +303,16 @@ static double mono_s(void)
 
 int bt_test_wait_exit(pid_t pid, double secs)
 {
-	double end = mono_s() + secs;
+	double end = bt_test_now_s() + secs;
 	int st;
-	while (mono_s() < end) {
+	while (bt_test_now_s() < end) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		usleep(20000);
 	}
-	kill(pid, SIGKILL);
+	/* its process group when it leads one (bt_test_spawn_group), itself otherwise */
+	if (kill(-pid, SIGKILL) != 0)
+		kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return -1;
 }
@@ -330,8 +332,8 @@ long long bt_test_json_number(const char *path, const char *key)
 
 void bt_test_wait_json_number(const char *path, const char *key, long long min, double secs)
 {
-	double end = mono_s() + secs;
-	while (bt_test_json_number(path, key) < min && mono_s() < end)
+	double end = bt_test_now_s() + secs;
+	while (bt_test_json_number(path, key) < min && bt_test_now_s() < end)
 		usleep(100000);
 	if (bt_test_json_number(path, key) < min)
 		fail_msg("%s stayed below %lld in %s", key, min, path);

@@ -90,8 +90,10 @@ void *bt_test_read_file(const char *path, size_t *len);
 void bt_test_write_text(const char *path, const char *text);
 
 /* The exit status of child pid (128 + N when signal N ended it), waiting up to secs; -1 when it did
- * not end by then (it is then killed and reaped). */
+ * not end by then (it is then killed, with its process group when it leads one, and reaped). */
 int bt_test_wait_exit(pid_t pid, double secs);
+/* CLOCK_MONOTONIC in seconds. */
+double bt_test_now_s(void);
 
 /* The first number written "key": N in the file at path (the agent's status.json), or -1 when
  * there is no such file or key. */

@@ -27,29 +27,7 @@ static pid_t spawn(const char *cmd)
 	return bt_test_spawn_group(cmd);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Exit status of pid, waiting up to secs (then -1, the process killed). */
-static int wait_for(pid_t pid, double secs)
-{
-	double end = now_s() + secs;
-	int st;
-	while (now_s() < end) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(20000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 static void stop_group(pid_t pid)
 {
 	kill(-pid, SIGKILL);
@@ -89,8 +67,8 @@ static long long status_field(const char *status, const char *key)
 /* Waits until the agent has written its first status file (it is attached and sampling). */
 static void wait_status(const char *status, double secs)
 {
-	double end = now_s() + secs;
-	while (access(status, R_OK) != 0 && now_s() < end)
+	double end = bt_test_now_s() + secs;
+	while (access(status, R_OK) != 0 && bt_test_now_s() < end)
 		usleep(100000);
 	assert_int_equal(access(status, R_OK), 0);
 }
@@ -99,12 +77,12 @@ static void wait_status(const char *status, double secs)
  * a bound for a test that would otherwise hang, far above what a loaded machine takes. */
 static bool wait_until(const char *cond, double secs)
 {
-	double end = now_s() + secs;
+	double end = bt_test_now_s() + secs;
 	do {
 		if (bt_test_run(NULL, 0, "%s", cond) == 0)
 			return true;
 		usleep(200000);
-	} while (now_s() < end);
+	} while (bt_test_now_s() < end);
 	return false;
 }
 
@@ -130,10 +108,10 @@ static void agent__intervals__rotated_profiles_and_clean_stop(void **state)
 	snprintf(cond, sizeof(cond), "grep -Eq '\"intervals\": ([4-9]|[1-9][0-9])' %s", status);
 	assert_true(wait_until(cond, 120));
 	long long hwm = status_field(status, "peak_rss_kb");
-	double t0 = now_s();
+	double t0 = bt_test_now_s();
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 20);
-	double took = now_s() - t0;
+	int rc = bt_test_wait_exit(ag, 20);
+	double took = bt_test_now_s() - t0;
 	stop_group(spin);
 	char out[4096];
 	bt_test_run(out, sizeof(out), "cat " TMP "/run1.err");
@@ -200,7 +178,7 @@ static void agent__other_user_and_dropped_caps__still_profiles(void **state)
 	char uid[32];
 	bt_test_run(uid, sizeof(uid), "id -u nobody | tr -d '\\n'");
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 20);
+	int rc = bt_test_wait_exit(ag, 20);
 	stop_group(spin);
 	print_message("agent status: %s", out);
 	assert_int_equal(rc, 0);
@@ -253,7 +231,7 @@ static void agent__sighup__config_reloaded(void **state)
 	wait_until(cond, 120);
 	int pb = count_files(dir, ".pb.gz");
 	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 20), 0);
+	assert_int_equal(bt_test_wait_exit(ag, 20), 0);
 	stop_group(spin);
 	bt_test_run(out, sizeof(out), "cat " TMP "/run4.err");
 	assert_non_null(strstr(out, "config reloaded"));
@@ -287,8 +265,8 @@ static void agent__soak_with_churn__memory_flat(void **state)
 	long long rest[N], exited[N], rss[N], tables[N], files[N], maps_rss = 0, ring = 0;
 	int n = 0;
 	long long last_interval = status_field(status, "intervals");
-	double end = now_s() + N * 5 + 60;
-	while (n < N && now_s() < end) {
+	double end = bt_test_now_s() + N * 5 + 60;
+	while (n < N && bt_test_now_s() < end) {
 		usleep(200000);
 		long long iv = status_field(status, "intervals");
 		if (iv <= last_interval)
@@ -305,7 +283,7 @@ static void agent__soak_with_churn__memory_flat(void **state)
 		n++;
 	}
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 20);
+	int rc = bt_test_wait_exit(ag, 20);
 	stop_group(churn);
 	print_message("per interval: heap in use less symbol tables and file registry kB / symbol tables kB "
 		      "/ file registry kB / processes exited / RSS kB:\n");

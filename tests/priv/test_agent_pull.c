@@ -31,27 +31,6 @@ static int end_started(void **state)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int wait_for(pid_t pid, double secs)
-{
-	double end = now_s() + secs;
-	int st;
-	while (now_s() < end) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(20000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 static int setup(void **state)
 {
 	/* what an earlier run left is removed as far as it can be; the directory must exist */
@@ -82,7 +61,7 @@ static pid_t start_agent(int port, const char *name)
 static void stop_agent(pid_t ag)
 {
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
+	int rc = bt_test_wait_exit(ag, 30);
 	char out[4096];
 	bt_test_run(out, sizeof(out), "tail -n 5 " TMP "/agent.err");
 	print_message("agent: %s", out);

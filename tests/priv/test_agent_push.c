@@ -29,29 +29,7 @@ static int end_started(void **state)
 	return 0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Exit status of pid, waiting up to secs (then -1, the process killed). */
-static int wait_for(pid_t pid, double secs)
-{
-	double end = now_s() + secs;
-	int st;
-	while (now_s() < end) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(20000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 static void stop_group(pid_t pid)
 {
 	kill(-pid, SIGKILL);
@@ -93,8 +71,8 @@ static long long status_field(const char *status, const char *key)
 /* Waits until the status file's key reaches min (the agent got that far), at most secs. */
 static void wait_field(const char *status, const char *key, long long min, double secs)
 {
-	double end = now_s() + secs;
-	while (status_field(status, key) < min && now_s() < end)
+	double end = bt_test_now_s() + secs;
+	while (status_field(status, key) < min && bt_test_now_s() < end)
 		usleep(100000);
 	if (status_field(status, key) < min)
 		fail_msg("%s stayed below %lld in %s", key, min, status);
@@ -201,7 +179,7 @@ static void push__intervals__one_pprof_request_each_tiled_with_auth(void **state
 	pid_t ag = start_agent("a", TMP "/a.conf", opts);
 	wait_field(TMP "/a/status.json", "intervals", 5, 90);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
+	int rc = bt_test_wait_exit(ag, 30);
 	stop_group(spin);
 	bt_test_run(NULL, 0, "rmdir %s/docker-" CONTAINER ".scope", mnt);
 	show_err("a");
@@ -240,7 +218,7 @@ static void push__off_cpu__own_series_in_nanoseconds(void **state)
 	pid_t ag = start_agent("o", TMP "/o.conf", opts);
 	wait_field(TMP "/o/status.json", "intervals", 4, 90);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
+	int rc = bt_test_wait_exit(ag, 30);
 	stop_group(prog);
 	show_err("o");
 	assert_int_equal(rc, 0);
@@ -271,7 +249,7 @@ static void push__server_failing_and_slow__no_profile_lost(void **state)
 	wait_field(TMP "/b/status.json", "errors", 3, 120);
 	wait_field(TMP "/b/status.json", "sent", 1, 120);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 90);
+	int rc = bt_test_wait_exit(ag, 90);
 	stop_group(spin);
 	show_err("b");
 	assert_int_equal(rc, 0);
@@ -300,17 +278,17 @@ static void push__server_down__spool_bounded_then_sent(void **state)
 	wait_field(TMP "/c/status.json", "errors", 1, 90);
 	wait_field(TMP "/c/status.json", "spool_files", 1, 90);
 	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 30), 0);
+	assert_int_equal(bt_test_wait_exit(ag, 30), 0);
 	assert_int_equal(status_field(TMP "/c/status.json", "sent"), 0);
 	assert_true(count_files(TMP "/c/spool", ".pprof") >= 1);
 	unlink(TMP "/c/status.json");
 	pid_t srv = start_receiver(port, TMP "/recv-hang", "--delay 1000", false);
 	ag = start_agent("c", TMP "/c.conf", opts);
 	wait_field(TMP "/c/status.json", "intervals", 6, 90);
-	double t0 = now_s();
+	double t0 = bt_test_now_s();
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
-	double took = now_s() - t0;
+	int rc = bt_test_wait_exit(ag, 30);
+	double took = bt_test_now_s() - t0;
 	show_err("c");
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
@@ -332,11 +310,11 @@ static void push__server_down__spool_bounded_then_sent(void **state)
 	srv = start_receiver(port, TMP "/recv-c", "", false);
 	write_text(TMP "/c2.conf", "interval = 30\n");
 	ag = start_agent("c", TMP "/c2.conf", opts);
-	double end = now_s() + 60;
-	while (count_files(TMP "/recv-c", ".meta") < spooled && now_s() < end)
+	double end = bt_test_now_s() + 60;
+	while (count_files(TMP "/recv-c", ".meta") < spooled && bt_test_now_s() < end)
 		usleep(200000);
 	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 30), 0);
+	assert_int_equal(bt_test_wait_exit(ag, 30), 0);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
 	stop_group(spin);
@@ -361,7 +339,7 @@ static void push__tls__verified_with_ca_file(void **state)
 	pid_t ag = start_agent("d", TMP "/d.conf", opts);
 	wait_field(TMP "/d/status.json", "errors", 1, 90);
 	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 30), 0);
+	assert_int_equal(bt_test_wait_exit(ag, 30), 0);
 	bt_test_run(out, sizeof(out), "cat " TMP "/d/status.json");
 	print_message("without the CA: %s", out);
 	assert_int_equal(status_field(TMP "/d/status.json", "sent"), 0);
@@ -372,7 +350,7 @@ static void push__tls__verified_with_ca_file(void **state)
 	ag = start_agent("d", TMP "/d.conf", opts);
 	wait_field(TMP "/d/status.json", "sent", 2, 90);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
+	int rc = bt_test_wait_exit(ag, 30);
 	stop_group(spin);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
@@ -397,15 +375,15 @@ static void push__sighup__rotated_token_taken_up(void **state)
 	wait_field(TMP "/e/status.json", "sent", 1, 90);
 	write_text(TMP "/rot-token", "tok-new\n");
 	kill(ag, SIGHUP);
-	double end = now_s() + 60;
-	while (bt_test_run(NULL, 0, "grep -q 'config reloaded' " TMP "/e.err") != 0 && now_s() < end)
+	double end = bt_test_now_s() + 60;
+	while (bt_test_run(NULL, 0, "grep -q 'config reloaded' " TMP "/e.err") != 0 && bt_test_now_s() < end)
 		usleep(100000);
 	int before = count_files(TMP "/recv-e", ".meta");
-	end = now_s() + 60;
-	while (count_files(TMP "/recv-e", ".meta") < before + 2 && now_s() < end)
+	end = bt_test_now_s() + 60;
+	while (count_files(TMP "/recv-e", ".meta") < before + 2 && bt_test_now_s() < end)
 		usleep(100000);
 	kill(ag, SIGTERM);
-	assert_int_equal(wait_for(ag, 30), 0);
+	assert_int_equal(bt_test_wait_exit(ag, 30), 0);
 	stop_group(spin);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);

@@ -25,19 +25,12 @@
 #define TMP "build/tests/tmp-agent-unit"
 #define SPIN "build/tests/session/spin"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Exit status of pid, waiting up to secs (then -1, the process killed). */
 static int wait_exit(pid_t pid, double secs)
 {
-	double end = now_s() + secs;
+	double end = bt_test_now_s() + secs;
 	int st;
-	while (now_s() < end) {
+	while (bt_test_now_s() < end) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		usleep(20000);
@@ -50,12 +43,12 @@ static int wait_exit(pid_t pid, double secs)
 /* Waits up to secs for the shell condition cond to hold; whether it did. */
 static bool wait_until(double secs, const char *cond)
 {
-	double end = now_s() + secs;
+	double end = bt_test_now_s() + secs;
 	do {
 		if (bt_test_run(NULL, 0, "%s", cond) == 0)
 			return true;
 		usleep(100000);
-	} while (now_s() < end);
+	} while (bt_test_now_s() < end);
 	return false;
 }
 

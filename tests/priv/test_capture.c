@@ -64,13 +64,6 @@ static void recs_free(struct recs *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static pid_t spawn(char *const argv[])
 {
 	pid_t pid = fork();
@@ -167,9 +160,9 @@ static bool maps_contain(pid_t pid, const char *needle)
 
 static void wait_maps(pid_t pid, const char *needle)
 {
-	double end = now_s() + 3;
+	double end = bt_test_now_s() + 3;
 	while (!maps_contain(pid, needle)) {
-		if (now_s() > end)
+		if (bt_test_now_s() > end)
 			fail_msg("process %d never mapped %s", (int)pid, needle);
 		usleep(20000);
 	}
@@ -204,11 +197,11 @@ typedef bool (*recs_pred)(const struct recs *r, const void *arg);
 static bool poll_until(struct bt_capture *c, struct recs *r, recs_pred pred, const void *arg,
 		       double seconds)
 {
-	double end = now_s() + seconds;
+	double end = bt_test_now_s() + seconds;
 	for (;;) {
 		if (pred && pred(r, arg))
 			return true;
-		if (now_s() > end)
+		if (bt_test_now_s() > end)
 			return false;
 		int n = bt_capture_poll(c, 50);
 		assert_true(n >= 0 || n == -EINTR);
@@ -381,9 +374,9 @@ static void capture__dlopen_after_attach__buildid_matches_readelf(void **state)
 	assert_true(m->start == xstart);
 
 	kill(pid, SIGUSR2);
-	double end = now_s() + 3;
+	double end = bt_test_now_s() + 3;
 	bool unmapped = false;
-	while (!unmapped && now_s() < end) {
+	while (!unmapped && bt_test_now_s() < end) {
 		bt_capture_poll(c, 50);
 		for (size_t i = 0; i < r.n; i++) {
 			const struct bt_rec_munmap *u = (const void *)r.v[i];
@@ -447,8 +440,8 @@ static void capture__mapping_sources__best_chosen_and_each_reports_dlopen(void *
 		assert_non_null(find_mapping(&r, BT_REC_MMAP, pid, "libbtdl.so", false));
 		kill(pid, SIGUSR2);
 		bool unmapped = false;
-		double end = now_s() + 3;
-		while (!unmapped && now_s() < end) {
+		double end = bt_test_now_s() + 3;
+		while (!unmapped && bt_test_now_s() < end) {
 			bt_capture_poll(c, 50);
 			for (size_t i = 0; i < r.n; i++) {
 				const struct bt_rec_munmap *u = (const void *)r.v[i];
@@ -527,9 +520,9 @@ static void capture__busy_mmap_lock__snapshots_complete(void **state)
 	struct recs r = { 0 };
 	int p = pid;
 	struct bt_capture *c = open_capture(&p, 1, &r, NULL);
-	double end = now_s() + 1.5;
+	double end = bt_test_now_s() + 1.5;
 	int snaps = 0;
-	while (now_s() < end) {
+	while (bt_test_now_s() < end) {
 		assert_int_equal(bt_capture_snapshot(c, pid), 0);
 		snaps++;
 		int n = bt_capture_poll(c, 10);
@@ -740,12 +733,12 @@ static void capture__ringbuf_overflow__drops_counted_and_no_hang(void **state)
 	assert_int_equal(bt_capture_stats(c, &st), 0);
 	assert_true(st.drops[BT_REC_SAMPLE] > 0);
 	reap(pid);
-	double t0 = now_s();
+	double t0 = bt_test_now_s();
 	int n;
 	while ((n = bt_capture_poll(c, 0)) > 0)
-		assert_true(now_s() - t0 < 2);
+		assert_true(bt_test_now_s() - t0 < 2);
 	assert_true(n == 0);
-	assert_true(now_s() - t0 < 2);
+	assert_true(bt_test_now_s() - t0 < 2);
 	assert_int_equal(bt_capture_stats(c, &st), 0);
 	size_t delivered = count_type(&r, BT_REC_SAMPLE);
 	assert_true(delivered >= 1);
@@ -889,8 +882,8 @@ static void capture__zombie__not_counted_alive(void **state)
 	need_file(PROGS "/spin");
 	char *argv[] = { PROGS "/spin", "0.05", NULL };
 	pid_t pid = spawn(argv);
-	double end = now_s() + 3;
-	while (!proc_state_is(pid, 'Z') && now_s() < end)
+	double end = bt_test_now_s() + 3;
+	while (!proc_state_is(pid, 'Z') && bt_test_now_s() < end)
 		usleep(10000);
 	assert_true(proc_state_is(pid, 'Z'));
 	struct recs r = { 0 };
@@ -1081,10 +1074,10 @@ static void buildid_list__ends_when_the_process_exits(void **state)
 	snprintf(cmd, sizeof(cmd), "timeout 10 ./buildtrace buildid-list -p %d 2>&1 >" TMP "/list.out",
 		 (int)pid);
 	assert_int_equal(bt_test_run(out, sizeof(out), "mkdir -p " TMP), 0);
-	double t0 = now_s();
+	double t0 = bt_test_now_s();
 	/* The process is not reaped meanwhile: a zombie counts as exited. */
 	assert_int_equal(bt_test_run(err, sizeof(err), "%s", cmd), 0);
-	assert_true(now_s() - t0 < 5);
+	assert_true(bt_test_now_s() - t0 < 5);
 	/* The summary on stderr counts the listed mappings and the userspace fallbacks. */
 	assert_non_null(strstr(err, "3 mappings listed, 0 build-ids read by the userspace fallback"));
 	char exe[PATH_MAX], want[128], line[PATH_MAX + 160];
@@ -1311,8 +1304,8 @@ static void capture__bpf_program_loaded_later__named_from_the_announcement(void 
 	uint64_t addr = new_sampler(before, nb, want, sizeof(want));
 	assert_true(addr != 0);
 	uint64_t off = 0;
-	double end = now_s() + 5;
-	while (!bt_kdyn_lookup(&s->kdyn, addr + 4, &off) && now_s() < end)
+	double end = bt_test_now_s() + 5;
+	while (!bt_kdyn_lookup(&s->kdyn, addr + 4, &off) && bt_test_now_s() < end)
 		bt_capture_poll(c0, 50);
 	int64_t id = bt_profile_loc(&s->prof, BT_LOC_KERNEL, 0, addr + 4, false);
 	assert_true(id >= 0);

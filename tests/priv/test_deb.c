@@ -20,20 +20,13 @@
 #define DEB "build/deb/buildtrace_" BT_VERSION "_amd64.deb"
 #define LOCK "/run/lock/buildtrace-test-deb.lock"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void deb__built__lintian_clean_with_its_contents(void **state)
 {
 	static char out[1 << 20];
-	double t0 = now_s();
+	double t0 = bt_test_now_s();
 	int rc = bt_test_run(out, sizeof(out), "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "
 			     "deb 2>&1");
-	print_message("make deb: %.0f s\n", now_s() - t0);
+	print_message("make deb: %.0f s\n", bt_test_now_s() - t0);
 	if (rc)
 		fail_msg("make deb: status %d:\n%s", rc, out + (strlen(out) > 8000 ? strlen(out) - 8000 : 0));
 	/* lintian's findings are lines "E: ..." and "W: ..." */
@@ -84,12 +77,12 @@ static int dpkg(char *out, size_t len, const char *args)
 /* Whether the shell condition cond holds within secs. */
 static bool within(double secs, const char *cond)
 {
-	double end = now_s() + secs;
+	double end = bt_test_now_s() + secs;
 	do {
 		if (bt_test_run(NULL, 0, "%s", cond) == 0)
 			return true;
 		usleep(100000);
-	} while (now_s() < end);
+	} while (bt_test_now_s() < end);
 	return false;
 }
 

@@ -25,13 +25,6 @@ struct fx {
 	char spin[4096];
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
@@ -89,26 +82,11 @@ static void assert_victim_intact(const struct fx *f)
 }
 
 /* Exit status of pid, waiting up to secs (then -1, killed). */
-static int wait_for(pid_t pid, double secs)
-{
-	double end = now_s() + secs;
-	int st;
-	while (now_s() < end) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		usleep(20000);
-	}
-	kill(-pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 /* Waits (polling) until the shell test `cond` holds; false if pid exited first or after secs. */
 static bool wait_cond(const char *cond, pid_t pid, double secs)
 {
-	double end = now_s() + secs;
-	while (now_s() < end) {
+	double end = bt_test_now_s() + secs;
+	while (bt_test_now_s() < end) {
 		if (bt_test_run(NULL, 0, "%s", cond) == 0)
 			return true;
 		if (pid > 0 && waitpid(pid, NULL, WNOHANG) != 0)
@@ -142,7 +120,7 @@ static void hostile__agent_planted_links__files_own_and_0600(void **state)
 		 out_dir, out_dir, out_dir);
 	bool ok = wait_cond(cond, ag, 120);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
+	int rc = bt_test_wait_exit(ag, 30);
 	char out[4096];
 	bt_test_run(out, sizeof(out), "cat %s; ls -la %s", log, out_dir);
 	print_message("%s", out);
@@ -172,7 +150,7 @@ static void hostile__agent_chown_output_link__refused(void **state)
 	fclose(c);
 	snprintf(cmd, sizeof(cmd), "exec ./buildtrace agent --config %s 2> %s", conf, log);
 	pid_t ag = bt_test_spawn_group(cmd);
-	int rc = wait_for(ag, 120);
+	int rc = bt_test_wait_exit(ag, 120);
 	char out[4096];
 	bt_test_run(out, sizeof(out), "cat %s", log);
 	print_message("agent: %s", out);
@@ -325,7 +303,7 @@ static void hostile__agent_prune_planted_names__only_its_own(void **state)
 	snprintf(cond, sizeof(cond), "grep -qs '\"intervals\": [5-9]' %s/status.json", out_dir);
 	bool ok = wait_cond(cond, ag, 120);
 	kill(ag, SIGTERM);
-	int rc = wait_for(ag, 30);
+	int rc = bt_test_wait_exit(ag, 30);
 	bt_test_run(out, sizeof(out), "cat %s; ls -la %s", log, out_dir);
 	print_message("%s", out);
 	assert_true(ok);
@@ -387,7 +365,7 @@ static void hostile__agent_config_and_secrets__refused_as_sshd_would(void **stat
 	snprintf(cond, sizeof(cond), "grep -q 'sampling every CPU' %s", log);
 	bool ok = wait_cond(cond, ag, 120);
 	kill(ag, SIGTERM);
-	wait_for(ag, 60);
+	bt_test_wait_exit(ag, 60);
 	bt_test_run(out, sizeof(out), "cat %s", log);
 	print_message("%s", out);
 	assert_true(ok);
