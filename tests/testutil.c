@@ -338,3 +338,11 @@ void bt_test_wait_json_number(const char *path, const char *key, long long min, 
 	if (bt_test_json_number(path, key) < min)
 		fail_msg("%s stayed below %lld in %s", key, min, path);
 }
+
+long bt_test_samples_matching(const char *folded, const char *ere)
+{
+	char out[32];
+	assert_int_equal(bt_test_run(out, sizeof(out), "grep -E -e '%s' %s > %s.matching; tests/tools/foldtool.py total "
+				     "%s.matching", ere, folded, folded, folded), 0);
+	return atol(out);
+}

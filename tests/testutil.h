@@ -94,6 +94,9 @@ void bt_test_write_text(const char *path, const char *text);
 int bt_test_wait_exit(pid_t pid, double secs);
 /* CLOCK_MONOTONIC in seconds. */
 double bt_test_now_s(void);
+/* The samples of the lines of a folded file that match an extended regular expression (grep -E),
+ * totalled by tests/tools/foldtool.py; the lines go to FOLDED.matching. */
+long bt_test_samples_matching(const char *folded, const char *ere);
 
 /* The first number written "key": N in the file at path (the agent's status.json), or -1 when
  * there is no such file or key. */

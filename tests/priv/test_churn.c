@@ -25,14 +25,6 @@ static int setup(void **state)
 }
 
 /* Samples of the folded file's lines that match the grep pattern (extended). */
-static long samples_matching(const char *folded, const char *pattern)
-{
-	char out[32];
-	assert_int_equal(bt_test_run(out, sizeof(out), "grep -E -e '%s' %s > " TMP "/matching; "
-				     "tests/tools/foldtool.py total " TMP "/matching", pattern, folded), 0);
-	return atol(out);
-}
-
 /* The number after "what" in the summary, e.g. " samples taken" preceded by it. */
 static long before(const char *summary, const char *what)
 {
@@ -70,8 +62,8 @@ static void churn__processes_started_after_attach__complete_from_their_first_sam
 	bt_test_require_priv();
 	char out[4096];
 	all_cpus_around("start", "for i in $(seq 20); do " KID " burn 50 || exit 1; done", out, sizeof(out));
-	long hot = samples_matching(TMP "/start.folded", "^churnkid;.*;burn_leaf(;| )");
-	long whole = samples_matching(TMP "/start.folded",
+	long hot = bt_test_samples_matching(TMP "/start.folded", "^churnkid;.*;burn_leaf(;| )");
+	long whole = bt_test_samples_matching(TMP "/start.folded",
 				      "^churnkid;_start;(.*;)?main;burn_outer;burn_mid;burn_leaf(;| )");
 	long copies_lost = before(out, " whose stack copy was lost");
 	print_message("burn_leaf: %ld samples, %ld from _start through main (%ld stack copies lost)\n", hot,
@@ -89,8 +81,8 @@ static void churn__library_dlopened_again_and_again__complete_in_its_first_sampl
 	char work[4200];
 	snprintf(work, sizeof(work), KID " dlopen %s 2 200", lib);
 	all_cpus_around("dlopen", work, out, sizeof(out));
-	long hot = samples_matching(TMP "/dlopen.folded", "^churnkid;.*;lib_leaf(;| )");
-	long whole = samples_matching(TMP "/dlopen.folded",
+	long hot = bt_test_samples_matching(TMP "/dlopen.folded", "^churnkid;.*;lib_leaf(;| )");
+	long whole = bt_test_samples_matching(TMP "/dlopen.folded",
 				      "^churnkid;_start;(.*;)?main;dl_round;lib_burn;lib_mid;lib_leaf(;| )");
 	long copies_lost = before(out, " whose stack copy was lost");
 	print_message("lib_leaf: %ld samples, %ld from _start through main (%ld stack copies lost)\n", hot, whole,
@@ -111,9 +103,9 @@ static void profile_kid(const char *name, char *out, size_t len)
 	print_message("%s: %s", name, out);
 	char folded[128];
 	snprintf(folded, sizeof(folded), TMP "/%s.folded", name);
-	long hot = samples_matching(folded, "^churnkid;.*;burn_leaf(;| )");
+	long hot = bt_test_samples_matching(folded, "^churnkid;.*;burn_leaf(;| )");
 	assert_true(hot > 0);
-	assert_int_equal(samples_matching(folded, "^churnkid;_start;(.*;)?main;burn_outer;burn_mid;burn_leaf(;| )"),
+	assert_int_equal(bt_test_samples_matching(folded, "^churnkid;_start;(.*;)?main;burn_outer;burn_mid;burn_leaf(;| )"),
 			 hot);
 }
 

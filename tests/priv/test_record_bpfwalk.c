@@ -25,14 +25,6 @@ static int setup(void **state)
 }
 
 /* Samples of the folded file's lines that match the grep pattern. */
-static int samples_matching(const char *folded, const char *pattern)
-{
-	char out[32];
-	assert_int_equal(bt_test_run(out, sizeof(out), "grep -e '%s' %s > " TMP "/matching; "
-				     "tests/tools/foldtool.py total " TMP "/matching", pattern, folded), 0);
-	return atoi(out);
-}
-
 /* Runs "PROG SECONDS MODE" and profiles it with perf --call-graph dwarf and buildtrace (extra
  * options) for the same 4 seconds, into NAME-perf.folded and NAME.folded. */
 static void profile_both(const char *mode, const char *name, const char *extra, char *summary, size_t len)
@@ -65,14 +57,14 @@ static void bpfwalk__nofp_through_libc__complete_as_often_as_perf_dwarf(void **s
 	const char *leaf = ";cmp ";
 	const char *whole = "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;run;"
 			    "fill_and_sort;sort_block;[^;]*qsort[^;]*;.*cmp ";
-	int bt_leaf = samples_matching(TMP "/qsort.folded", leaf),
-	    bt_whole = samples_matching(TMP "/qsort.folded", whole),
-	    perf_leaf = samples_matching(TMP "/qsort-perf.folded", leaf),
-	    perf_whole = samples_matching(TMP "/qsort-perf.folded", whole);
-	int bt_all = samples_matching(TMP "/qsort.folded", "."),
-	    bt_start = samples_matching(TMP "/qsort.folded", "^nofp;_start;"),
-	    perf_all = samples_matching(TMP "/qsort-perf.folded", "."),
-	    perf_start = samples_matching(TMP "/qsort-perf.folded", "^nofp;_start;");
+	int bt_leaf = bt_test_samples_matching(TMP "/qsort.folded", leaf),
+	    bt_whole = bt_test_samples_matching(TMP "/qsort.folded", whole),
+	    perf_leaf = bt_test_samples_matching(TMP "/qsort-perf.folded", leaf),
+	    perf_whole = bt_test_samples_matching(TMP "/qsort-perf.folded", whole);
+	int bt_all = bt_test_samples_matching(TMP "/qsort.folded", "."),
+	    bt_start = bt_test_samples_matching(TMP "/qsort.folded", "^nofp;_start;"),
+	    perf_all = bt_test_samples_matching(TMP "/qsort-perf.folded", "."),
+	    perf_start = bt_test_samples_matching(TMP "/qsort-perf.folded", "^nofp;_start;");
 	print_message("comparator samples from _start through qsort: buildtrace %d of %d, perf %d of %d; "
 		      "all samples from _start: buildtrace %d of %d, perf %d of %d\n", bt_whole, bt_leaf,
 		      perf_whole, perf_leaf, bt_start, bt_all, perf_start, perf_all);
@@ -83,7 +75,7 @@ static void bpfwalk__nofp_through_libc__complete_as_often_as_perf_dwarf(void **s
 	assert_true((double)bt_start / bt_all >= (double)perf_start / perf_all - 0.03);
 	assert_true(bt_start >= 0.9 * bt_all);
 	/* the frame-pointer function in the middle of code without them is walked through too */
-	assert_true(samples_matching(TMP "/qsort.folded", "^nofp;_start;.*;main;run;fp_layer;nofp_leaf ") >= 1);
+	assert_true(bt_test_samples_matching(TMP "/qsort.folded", "^nofp;_start;.*;main;run;fp_layer;nofp_leaf ") >= 1);
 }
 
 static void bpfwalk__recursion_200_deep__complete_where_perf_copy_is_cut_short(void **state)
@@ -98,10 +90,10 @@ static void bpfwalk__recursion_200_deep__complete_where_perf_copy_is_cut_short(v
 	for (int i = 0; i < 201; i++)
 		n += snprintf(whole + n, sizeof(whole) - (size_t)n, "descend;");
 	snprintf(whole + n, sizeof(whole) - (size_t)n, "nofp_leaf ");
-	int bt_leaf = samples_matching(TMP "/deep.folded", ";nofp_leaf "),
-	    bt_whole = samples_matching(TMP "/deep.folded", whole),
-	    perf_leaf = samples_matching(TMP "/deep-perf.folded", ";nofp_leaf "),
-	    perf_whole = samples_matching(TMP "/deep-perf.folded", "^nofp;_start;");
+	int bt_leaf = bt_test_samples_matching(TMP "/deep.folded", ";nofp_leaf "),
+	    bt_whole = bt_test_samples_matching(TMP "/deep.folded", whole),
+	    perf_leaf = bt_test_samples_matching(TMP "/deep-perf.folded", ";nofp_leaf "),
+	    perf_whole = bt_test_samples_matching(TMP "/deep-perf.folded", "^nofp;_start;");
 	print_message("leaf samples reaching _start through 201 calls: buildtrace %d of %d, perf %d of %d\n",
 		      bt_whole, bt_leaf, perf_whole, perf_leaf);
 	assert_true(bt_leaf >= 100 && perf_leaf >= 100);
@@ -116,8 +108,8 @@ static void as_whole_as_perf(const char *name, const char *pattern, const char *
 	char bt[256], pf[256];
 	snprintf(bt, sizeof(bt), TMP "/%s.folded", name);
 	snprintf(pf, sizeof(pf), TMP "/%s-perf.folded", name);
-	int bt_all = samples_matching(bt, pattern), bt_whole = samples_matching(bt, whole),
-	    perf_all = samples_matching(pf, pattern), perf_whole = samples_matching(pf, whole);
+	int bt_all = bt_test_samples_matching(bt, pattern), bt_whole = bt_test_samples_matching(bt, whole),
+	    perf_all = bt_test_samples_matching(pf, pattern), perf_whole = bt_test_samples_matching(pf, whole);
 	print_message("%s: samples reaching _start: buildtrace %d of %d, perf %d of %d\n", name, bt_whole, bt_all,
 		      perf_whole, perf_all);
 	assert_true(bt_all >= 20 && perf_all >= 20);

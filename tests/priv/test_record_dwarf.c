@@ -94,19 +94,11 @@ static void profile_prog(const char *mode, int hz, const char *callgraph, const 
 }
 
 /* Samples of the folded file's lines that match the grep pattern. */
-static int samples_matching(const char *folded, const char *pattern)
-{
-	char out[32];
-	assert_int_equal(bt_test_run(out, sizeof(out), "grep -e '%s' %s > " TMP "/matching; "
-				     "tests/tools/foldtool.py total " TMP "/matching", pattern, folded), 0);
-	return atoi(out);
-}
-
 /* Of the samples matching pattern (more than min_total of them), at least 80% match whole. */
 static void mostly_whole(const char *folded, const char *pattern, const char *whole, int min_total,
 			 const char *what)
 {
-	int total = samples_matching(folded, pattern), n = samples_matching(folded, whole);
+	int total = bt_test_samples_matching(folded, pattern), n = bt_test_samples_matching(folded, whole);
 	print_message("%d of %d %s\n", n, total, what);
 	assert_true(total > min_total);
 	assert_true(n >= 0.8 * total);
@@ -174,10 +166,10 @@ static void unwind__dwarf__through_plt_entries(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(bt_test_perf_fold(TMP "/plt-perf.data", "", TMP "/plt-perf.folded"), 0);
 	const char *whole = "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;plt_loop;rand@plt";
-	int bt_all = samples_matching(TMP "/plt.folded", "."),
-	    bt_whole = samples_matching(TMP "/plt.folded", whole),
-	    perf_all = samples_matching(TMP "/plt-perf.folded", "."),
-	    perf_whole = samples_matching(TMP "/plt-perf.folded", whole);
+	int bt_all = bt_test_samples_matching(TMP "/plt.folded", "."),
+	    bt_whole = bt_test_samples_matching(TMP "/plt.folded", whole),
+	    perf_all = bt_test_samples_matching(TMP "/plt-perf.folded", "."),
+	    perf_whole = bt_test_samples_matching(TMP "/plt-perf.folded", whole);
 	print_message("samples through rand@plt from _start: buildtrace %d of %d, perf %d of %d\n", bt_whole,
 		      bt_all, perf_whole, perf_all);
 	assert_true(bt_all >= 200 && perf_all >= 200);
@@ -185,7 +177,7 @@ static void unwind__dwarf__through_plt_entries(void **state)
 	/* at least as complete as perf's, give or take the noise of a few samples */
 	assert_true((double)bt_whole / bt_all >= (double)perf_whole / perf_all - 0.02);
 	/* every frame of a file is named: none is [FILE+0xOFFSET] */
-	assert_int_equal(samples_matching(TMP "/plt.folded", "\\[[^];]*+0x"), 0);
+	assert_int_equal(bt_test_samples_matching(TMP "/plt.folded", "\\[[^];]*\\+0x"), 0);
 }
 
 /* A program spinning in a function that realigns its stack and keeps its CFA in rbx: the sampler
@@ -208,10 +200,10 @@ static void unwind__dwarf__cfa_in_rbx(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(bt_test_perf_fold(TMP "/rbx-perf.data", "", TMP "/rbx-perf.folded"), 0);
 	const char *whole = "^nofp;_start;__libc_start_main[^;]*;__libc_start_call_main;main;realign_loop;rbx_spin";
-	int bt_all = samples_matching(TMP "/rbx.folded", ";rbx_spin"),
-	    bt_whole = samples_matching(TMP "/rbx.folded", whole),
-	    perf_all = samples_matching(TMP "/rbx-perf.folded", ";rbx_spin"),
-	    perf_whole = samples_matching(TMP "/rbx-perf.folded", whole);
+	int bt_all = bt_test_samples_matching(TMP "/rbx.folded", ";rbx_spin"),
+	    bt_whole = bt_test_samples_matching(TMP "/rbx.folded", whole),
+	    perf_all = bt_test_samples_matching(TMP "/rbx-perf.folded", ";rbx_spin"),
+	    perf_whole = bt_test_samples_matching(TMP "/rbx-perf.folded", whole);
 	print_message("samples in rbx_spin reaching _start: buildtrace %d of %d, perf %d of %d\n", bt_whole, bt_all,
 		      perf_whole, perf_all);
 	/* the ratios are the point; a loaded machine gives the program a fraction of a CPU */
@@ -229,11 +221,11 @@ static void unwind__dwarf_size__deep_stacks_reach_start(void **state)
 	const char *whole = "^nofp;_start;.*;main;deep_loop;descend;.*;descend;nofp_leaf ";
 	/* 199 Hz and more than 20 samples each: at 99 Hz a heavily loaded machine gave 44-48 */
 	profile_prog("deep", 199, "dwarf-copy", TMP "/deep8.folded");
-	int leaf8 = samples_matching(TMP "/deep8.folded", ";nofp_leaf "),
-	    whole8 = samples_matching(TMP "/deep8.folded", whole);
+	int leaf8 = bt_test_samples_matching(TMP "/deep8.folded", ";nofp_leaf "),
+	    whole8 = bt_test_samples_matching(TMP "/deep8.folded", whole);
 	profile_prog("deep", 199, "dwarf-copy,65536", TMP "/deep64.folded");
-	int leaf64 = samples_matching(TMP "/deep64.folded", ";nofp_leaf "),
-	    whole64 = samples_matching(TMP "/deep64.folded", whole);
+	int leaf64 = bt_test_samples_matching(TMP "/deep64.folded", ";nofp_leaf "),
+	    whole64 = bt_test_samples_matching(TMP "/deep64.folded", whole);
 	print_message("samples in the leaf reaching _start: 8 KiB copied %d of %d, 64 KiB %d of %d\n",
 		      whole8, leaf8, whole64, leaf64);
 	assert_true(leaf8 > 20 && leaf64 > 20);
