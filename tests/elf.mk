@@ -56,6 +56,11 @@ $(FX)/fx-dbgframe: $(FX_PROG_SRCS)
 	$(FX_CC) -fno-asynchronous-unwind-tables -fno-unwind-tables -Wl,--build-id=sha1 -o $@ $^
 	objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr $@
 
+# One FDE of 80,000 rows, refused by the table compiler's bound on what it asks of libdw.
+$(FX)/fx-longfde: $(FX_SRC)/fx_longfde.S
+	@mkdir -p $(@D)
+	$(CC) -shared -nostdlib -Wl,--build-id=sha1 -o $@ $<
+
 $(FX)/libfx.so: $(FX_SRC)/fx_lib.c
 	@mkdir -p $(@D)
 	$(FX_CC) -fPIC -shared -Wl,--build-id=sha1 -o $@ $<
@@ -96,7 +101,7 @@ $(FX)/fx-mips64: $(FX_SRC)/fx_free.c
 
 ELF_FIXTURES := $(addprefix $(FX)/,fx-sha1 fx-md5 fx-hexid fx-none fx-nopie fx-note8 fx-stripped fx-ibtplt \
 	fx-sha1.debug fx-linked libfx.so fx-cxx fx-mod.ko fx-mod.ko.xz fx-mod.ko.zst fx-mod.ko.gz \
-	fx-sha1.xz fx-i386 fx-mips fx-mips64 fx-dbgframe)
+	fx-sha1.xz fx-i386 fx-mips fx-mips64 fx-dbgframe fx-longfde)
 
 fixtures:: $(ELF_FIXTURES)
 

@@ -60,6 +60,7 @@ struct build {
 	size_t n, cap;
 	struct bt_unw_ruleset rules;  /* each distinct rule once, rows name them by index */
 	size_t bad;
+	uint64_t cost;           /* what libdw's runs of the FDEs will take (CFI_MAX_COST) */
 };
 
 /* The FDE address encoding of a CIE: the 'R' entry of its augmentation data ('z' strings only;
@@ -151,6 +152,11 @@ static const struct cie_enc *find_cie(const struct build *b, uint64_t off)
  * states deeper than compilers do, or cannot be read to their end: the file's CFI is malformed. */
 #define CFI_MAX_REG 1023
 #define CFI_MAX_DEPTH 64
+/* libdw runs an FDE's instructions from its start for each of its rows: n rows cost n^2 steps (an
+ * FDE of 80,000 rows: 7 s). An FDE has at most 32,768 rows and a file's sum of n^2 is at most about
+ * fifteen times the largest real one's (cc1: 6.9e7, its longest FDE 6,678 rows, all compiled in a
+ * quarter second), so that no crafted file holds the compiler much longer than cc1 does. */
+#define CFI_MAX_COST (1ull << 30)
 
 static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
@@ -180,15 +186,18 @@ static bool reg_ok(const uint8_t **p, const uint8_t *end)
 	return uleb(p, end, &r) && r <= CFI_MAX_REG;
 }
 
-static bool cfi_insns_sane(struct build *b, const uint8_t *p, const uint8_t *end, uint8_t enc)
+static bool cfi_insns_sane(struct build *b, const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t *rows)
 {
 	unsigned depth = 0;
 	uint64_t v;
+	*rows = 1;
 	while (p < end) {
 		uint8_t op = *p++;
 		bool ok = true;
 		switch (op & 0xc0) {
 		case 0x40:   /* DW_CFA_advance_loc */
+			++*rows;
+			continue;
 		case 0xc0:   /* DW_CFA_restore: register in the low bits */
 			continue;
 		case 0x80:   /* DW_CFA_offset */
@@ -203,11 +212,12 @@ static bool cfi_insns_sane(struct build *b, const uint8_t *p, const uint8_t *end
 			break;
 		case DW_CFA_set_loc:
 			ok = read_encoded(b, &p, end, enc, false, &v);
+			++*rows;
 			break;
-		case DW_CFA_advance_loc1: ok = skip(&p, end, 1); break;
-		case DW_CFA_advance_loc2: ok = skip(&p, end, 2); break;
-		case DW_CFA_advance_loc4: ok = skip(&p, end, 4); break;
-		case DW_CFA_MIPS_advance_loc8: ok = skip(&p, end, 8); break;
+		case DW_CFA_advance_loc1: ok = skip(&p, end, 1); ++*rows; break;
+		case DW_CFA_advance_loc2: ok = skip(&p, end, 2); ++*rows; break;
+		case DW_CFA_advance_loc4: ok = skip(&p, end, 4); ++*rows; break;
+		case DW_CFA_MIPS_advance_loc8: ok = skip(&p, end, 8); ++*rows; break;
 		case DW_CFA_remember_state:
 			ok = ++depth <= CFI_MAX_DEPTH;
 			break;
@@ -271,7 +281,8 @@ static int list_fdes(struct build *b)
 			if (bt_grow((void **)&b->cies, &b->capcies, b->ncies + 1, sizeof(*b->cies), 256))
 				return -ENOMEM;
 			uint8_t enc = b->eh ? cie_encoding(&e.cie) : 0;
-			if (!cfi_insns_sane(b, e.cie.initial_instructions, e.cie.initial_instructions_end, enc))
+			uint64_t rows;
+			if (!cfi_insns_sane(b, e.cie.initial_instructions, e.cie.initial_instructions_end, enc, &rows))
 				return -ENOEXEC;
 			b->cies[b->ncies++] = (struct cie_enc){
 				off, enc, e.cie.augmentation && e.cie.augmentation[0] == 'z'
@@ -292,10 +303,12 @@ static int list_fdes(struct build *b)
 					return -E2BIG;
 				if (bt_grow((void **)&b->fdes, &b->capfdes, b->nfdes + 1, sizeof(*b->fdes), 256))
 					return -ENOMEM;
-				uint64_t auglen = 0;
+				uint64_t auglen = 0, rows;
 				if ((c->z && !(uleb(&p, e.fde.end, &auglen) && skip(&p, e.fde.end, auglen))) ||
-				    !cfi_insns_sane(b, p, e.fde.end, c->enc))
+				    !cfi_insns_sane(b, p, e.fde.end, c->enc, &rows))
 					return -ENOEXEC;
+				if (rows > (1u << 15) || (b->cost += rows * rows) > CFI_MAX_COST)
+					return -E2BIG;
 				b->fdes[b->nfdes++] = (struct range){ lo, lo + len };
 			}
 		}

@@ -375,6 +375,19 @@ static void ehtable__crafted_register_number__refused(void **state)
 	close(fd);
 }
 
+/* One FDE of 80,000 rows would cost libdw 6.4e9 steps (minutes) for one file: refused at once. A
+ * real file's largest (cc1's, 6,678 rows) stays well inside the bound. */
+static void ehtable__fde_of_too_many_rows__refused(void **state)
+{
+	char path[4096];
+	bt_test_fixture(path, sizeof(path), "fx-longfde");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	struct bt_ehtable t;
+	assert_int_equal(bt_ehtable_compile(fd, &t), -E2BIG);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +396,7 @@ int main(void)
 		cmocka_unit_test(ehtable__debug_frame_only__compiled_from_it),
 		cmocka_unit_test(ehtable__no_cfi_or_not_elf__refused),
 		cmocka_unit_test(ehtable__crafted_register_number__refused),
+		cmocka_unit_test(ehtable__fde_of_too_many_rows__refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
