@@ -252,20 +252,32 @@ static int check_profile(struct decoded *d, struct bt_htab *fidx, struct id_ctx 
 /* Bytes of folded text all distinct stacks may come to. */
 #define MAX_TEXT (256ULL << 20)
 
-/* Whether every sample carries a numeric pid label (a profile kept per process): its stacks then
- * stay apart per pid, as folded comm-PID lines. */
-static bool has_pid_labels(const pb_profile *p)
+/* Whether every sample carries a numeric label named key: "pid" (a profile kept per process: its
+ * stacks then stay apart per pid, as folded comm-PID lines), "tid" (and per thread, comm-PID/TID). */
+static bool has_num_labels(const pb_profile *p, const char *key)
 {
 	for (size_t i = 0; i < p->n_sample; i++) {
 		bool has = false;
 		for (size_t j = 0; j < p->sample[i]->n_label && !has; j++) {
 			const pb_label *l = p->sample[i]->label[j];
-			has = str_ok(p, l->key) && !l->str && !strcmp(pstr(p, l->key), "pid");
+			has = str_ok(p, l->key) && !l->str && !strcmp(pstr(p, l->key), key);
 		}
 		if (!has)
 			return false;
 	}
 	return p->n_sample > 0;
+}
+
+/* Whether some sample carries a string label named key. */
+static bool has_str_label(const pb_profile *p, const char *key)
+{
+	for (size_t i = 0; i < p->n_sample; i++)
+		for (size_t j = 0; j < p->sample[i]->n_label; j++) {
+			const pb_label *l = p->sample[i]->label[j];
+			if (str_ok(p, l->key) && l->str && !strcmp(pstr(p, l->key), key))
+				return true;
+		}
+	return false;
 }
 
 /* Whether location li, which has lines and no mapping, is a frame placed by its source line alone
@@ -305,7 +317,10 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 	err = index_ids(&lidx, &lctx, p->n_location);
 	uint32_t *ids = NULL;
 	size_t cap = 0;
-	prof->per_pid = has_pid_labels(p);
+	prof->per_pid = has_num_labels(p, "pid");
+	/* per thread as --per-thread writes it; the agent's sample labels (tid among comm, exe...)
+	 * stay per process */
+	prof->per_tid = prof->per_pid && has_num_labels(p, "tid") && !has_str_label(p, "comm");
 	for (size_t i = 0; i < p->n_sample && !err; i++) {
 		const pb_sample *s = p->sample[i];
 		if (s->n_value <= vi || s->value[vi] < 0) {
@@ -315,7 +330,7 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 		if (s->value[vi] == 0)
 			continue;
 		const char *comm = "";
-		uint32_t pid = 0;
+		uint32_t pid = 0, tid = 0;
 		for (size_t j = 0; j < s->n_label; j++) {
 			const pb_label *l = s->label[j];
 			if (!str_ok(p, l->key) || !str_ok(p, l->str)) {
@@ -326,6 +341,8 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 				comm = pstr(p, l->str);
 			else if (!l->str && !strcmp(pstr(p, l->key), "pid") && l->num >= 0 && l->num <= UINT32_MAX)
 				pid = (uint32_t)l->num;
+			else if (!l->str && !strcmp(pstr(p, l->key), "tid") && l->num >= 0 && l->num <= UINT32_MAX)
+				tid = (uint32_t)l->num;
 		}
 		int64_t comm_id = err ? 0 : bt_strtab_add(&prof->names, comm);
 		if (comm_id < 0)
@@ -377,9 +394,11 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 		}
 		size_t before = prof->nstacks;
 		uint32_t none = 0;
+		struct bt_sample_key k = { .comm_id = (uint32_t)comm_id, .pid = pid, .tid = tid, .exe_file = BT_NAME_UNSET,
+					   .cgroup_id = BT_NAME_UNSET, .series_id = BT_NAME_UNSET,
+					   .kind = BT_VALUE_SAMPLES };
 		if (!err)
-			err = bt_profile_add(prof, (uint32_t)comm_id, pid, ids ? ids : &none, n,
-					     (uint64_t)s->value[vi]);
+			err = bt_profile_add_key(prof, &k, ids ? ids : &none, n, (uint64_t)s->value[vi]);
 		/* each distinct stack becomes a folded line of about this many bytes */
 		if (!err && prof->nstacks > before && (text += bytes) > MAX_TEXT)
 			err = -EFBIG;

@@ -397,6 +397,35 @@ static void pprof__folded_input__round_trips(void **state)
 	assert_string_equal(out, "9 2 1");
 }
 
+/* Stacks kept per thread (--per-thread): pid and tid labels on every sample, read back as the same
+ * comm-PID/TID lines. */
+static void pprof__per_thread__tids_read_back(void **state)
+{
+	static const char text[] = "a-10/11;main;f 3\na-10/12;main;f 2\nb-20/20;main;g 1\n";
+	FILE *in = fmemopen((void *)text, sizeof(text) - 1, "r");
+	struct bt_folded f, got;
+	size_t bad;
+	assert_int_equal(bt_folded_parse(in, &f, &bad), 0);
+	fclose(in);
+	assert_true(f.per_tid);
+	char *pb = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&pb, &len);
+	struct bt_pprof_opts po = { 0 };
+	assert_int_equal(write_from_folded(&f, &po, o), 0);
+	assert_int_equal(fclose(o), 0);
+	assert_int_equal(decode_folded(pb, len, &got), 0);
+	free(pb);
+	assert_true(got.per_tid);
+	assert_int_equal(got.n, f.n);
+	for (size_t i = 0; i < f.n; i++) {
+		assert_string_equal(got.v[i].text, f.v[i].text);
+		assert_int_equal(got.v[i].count, f.v[i].count);
+	}
+	bt_folded_free(&f);
+	bt_folded_free(&got);
+}
+
 /* A profile from another encoder (pprof-format), shaped as other profilers write them: inlined
  * frames, several sample types, addresses and offsets (see tests/outputs/pprof_make.cjs). */
 static void pprof__foreign_profile__decodes_as_pprof_format_reads_it(void **state)
@@ -777,6 +806,7 @@ int main(void)
 		cmocka_unit_test(pprof__offcpu__own_value_type_per_view),
 		cmocka_unit_test(pprof__session__round_trips_to_the_same_folded),
 		cmocka_unit_test(pprof__folded_input__round_trips),
+		cmocka_unit_test(pprof__per_thread__tids_read_back),
 		cmocka_unit_test(pprof__foreign_profile__decodes_as_pprof_format_reads_it),
 		cmocka_unit_test(pprof__decode__valid_mini_profile),
 		cmocka_unit_test(pprof__decode__broken_references_are_einval),
