@@ -268,6 +268,26 @@ static bool has_num_labels(const pb_profile *p, const char *key)
 	return p->n_sample > 0;
 }
 
+/* A sample's thread (its comm), pid and tid labels, where it has them. 0 or -EINVAL (a label naming
+ * no string). */
+static int thread_labels(const pb_profile *p, const pb_sample *s, const char **comm, uint32_t *pid,
+			 uint32_t *tid)
+{
+	for (size_t j = 0; j < s->n_label; j++) {
+		const pb_label *l = s->label[j];
+		if (!str_ok(p, l->key) || !str_ok(p, l->str))
+			return -EINVAL;
+		const char *key = pstr(p, l->key);
+		if (l->str && !strcmp(key, "thread"))
+			*comm = pstr(p, l->str);
+		else if (!l->str && !strcmp(key, "pid") && l->num >= 0 && l->num <= UINT32_MAX)
+			*pid = (uint32_t)l->num;
+		else if (!l->str && !strcmp(key, "tid") && l->num >= 0 && l->num <= UINT32_MAX)
+			*tid = (uint32_t)l->num;
+	}
+	return 0;
+}
+
 /* Whether some sample carries a string label named key. */
 static bool has_str_label(const pb_profile *p, const char *key)
 {
@@ -331,19 +351,7 @@ static int fold_decoded(struct decoded *d, struct bt_profile *prof)
 			continue;
 		const char *comm = "";
 		uint32_t pid = 0, tid = 0;
-		for (size_t j = 0; j < s->n_label; j++) {
-			const pb_label *l = s->label[j];
-			if (!str_ok(p, l->key) || !str_ok(p, l->str)) {
-				err = -EINVAL;
-				break;
-			}
-			if (l->str && !strcmp(pstr(p, l->key), "thread"))
-				comm = pstr(p, l->str);
-			else if (!l->str && !strcmp(pstr(p, l->key), "pid") && l->num >= 0 && l->num <= UINT32_MAX)
-				pid = (uint32_t)l->num;
-			else if (!l->str && !strcmp(pstr(p, l->key), "tid") && l->num >= 0 && l->num <= UINT32_MAX)
-				tid = (uint32_t)l->num;
-		}
+		err = thread_labels(p, s, &comm, &pid, &tid);
 		int64_t comm_id = err ? 0 : bt_strtab_add(&prof->names, comm);
 		if (comm_id < 0)
 			err = (int)comm_id;
