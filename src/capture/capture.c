@@ -614,9 +614,11 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-/* The reader thread stopped and joined: from now on the rings are read in the calling thread. */
+/* The reader thread stopped and joined, for good: from now on the rings are read in the calling
+ * thread. */
 static void stop_reader(struct bt_capture *c)
 {
+	c->reader_ended = true;
 	if (!c->reader_running)
 		return;
 	__atomic_store_n(&c->reader_stop, true, __ATOMIC_RELAXED);
@@ -907,7 +909,6 @@ int bt_capture_settle(struct bt_capture *c, int timeout_ms)
 	/* Read here, to the end of what was written: a reader thread kept from the CPU on a loaded
 	 * machine could still be reading when the queue looks empty (read_now waits a second). */
 	stop_reader(c);
-	c->reader_ended = true;
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {

@@ -763,6 +763,14 @@ static void metrics_text(struct agent *a, char *buf, size_t len)
 		 (unsigned long long)(s->stats.samples_dropped + cs.skipped));
 }
 
+/* The metrics as /metrics answers them until the next call. */
+static void publish_metrics(struct agent *a)
+{
+	char text[8192];
+	metrics_text(a, text, sizeof(text));
+	bt_serve_set_metrics(a->serve, text);
+}
+
 /* The profile of a pull request ends: named, encoded, handed to the request. Samples stop going to
  * it first; the session's profile is the interval's again afterwards. */
 static void finish_pull(struct agent *a)
@@ -827,9 +835,7 @@ static void pull_turn(struct agent *a, double elapsed)
 		bt_serve_job_done(a->serve, NULL, 0);
 	}
 	if (elapsed - a->metrics_at >= 1 || a->metrics_at == 0) {
-		char text[8192];
-		metrics_text(a, text, sizeof(text));
-		bt_serve_set_metrics(a->serve, text);
+		publish_metrics(a);
 		a->metrics_at = elapsed;
 	}
 }
@@ -943,11 +949,8 @@ static int start(struct agent *a)
 	if ((err = bt_live_drop_privileges()))
 		fprintf(stderr, "buildtrace agent: could not drop capabilities: %s\n", strerror(-err));
 	/* /metrics answers from the first request on (the loop refreshes it each second) */
-	if (a->serve) {
-		char text[8192];
-		metrics_text(a, text, sizeof(text));
-		bt_serve_set_metrics(a->serve, text);
-	}
+	if (a->serve)
+		publish_metrics(a);
 	/* Threads keep the capabilities they were created with: the workers start after the drop. */
 	if ((a->push && (err = bt_push_run(a->push, msg, sizeof(msg)))) ||
 	    (a->serve && (err = bt_serve_run(a->serve, msg, sizeof(msg)))))
